@@ -1,0 +1,5 @@
+export * from './workspace/errors.js';
+export { DEFAULT_LIMITS, type WorkspaceLimits } from './workspace/limits.js';
+export { normalizePath } from './workspace/paths.js';
+export type * from './workspace/types.js';
+export { WorkspaceSnapshotSchema } from './snapshots/record.js';

@@ -1,0 +1,122 @@
+/**
+ * One error class per failure, each with a stable Node-style `code` and the normalised workspace path it
+ * concerns (`/` for the root). Messages and `cause` never contain a host path: backends build these from
+ * workspace-relative paths only, and wrap host errors instead of chaining them.
+ */
+export type WorkspaceErrorCode =
+  | 'ENOENT'
+  | 'EISDIR'
+  | 'ENOTDIR'
+  | 'EEXIST'
+  | 'ENOTEMPTY'
+  | 'EACCES'
+  | 'EROFS'
+  | 'EINVAL'
+  | 'EILSEQ'
+  | 'EFBIG'
+  | 'ESNAPSHOT';
+
+export class WorkspaceError extends Error {
+  readonly code: WorkspaceErrorCode;
+  /** Normalised workspace path (`/` for the root, no leading slash otherwise); may be absent for errors about no path. */
+  readonly path: string | undefined;
+
+  constructor(code: WorkspaceErrorCode, message: string, path?: string, options?: { cause?: unknown }) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.name = new.target.name;
+    this.code = code;
+    this.path = path;
+  }
+
+  toJSON(): { name: string; code: WorkspaceErrorCode; message: string; path?: string } {
+    return { name: this.name, code: this.code, message: this.message, ...(this.path === undefined ? {} : { path: this.path }) };
+  }
+}
+
+function describe(path: string | undefined): string {
+  return path === undefined ? '' : `: ${path}`;
+}
+
+export class FileNotFoundError extends WorkspaceError {
+  constructor(path: string, message = `no such file or directory${describe(path)}`) {
+    super('ENOENT', message, path);
+  }
+}
+
+export class IsADirectoryError extends WorkspaceError {
+  constructor(path: string, message = `is a directory${describe(path)}`) {
+    super('EISDIR', message, path);
+  }
+}
+
+export class NotADirectoryError extends WorkspaceError {
+  constructor(path: string, message = `not a directory${describe(path)}`) {
+    super('ENOTDIR', message, path);
+  }
+}
+
+export class FileExistsError extends WorkspaceError {
+  constructor(path: string, message = `already exists${describe(path)}`) {
+    super('EEXIST', message, path);
+  }
+}
+
+export class DirectoryNotEmptyError extends WorkspaceError {
+  constructor(path: string, message = `directory not empty${describe(path)} (pass recursive: true to delete it with its contents)`) {
+    super('ENOTEMPTY', message, path);
+  }
+}
+
+/** A path or symlink that leaves the sandbox, or a host path outside the allowed roots. */
+export class PathEscapeError extends WorkspaceError {
+  constructor(path: string | undefined, message = `path leaves the workspace${describe(path)}`) {
+    super('EACCES', message, path);
+  }
+}
+
+export class ReadOnlyError extends WorkspaceError {
+  constructor(path: string | undefined, message = `the workspace is read-only${describe(path)}`) {
+    super('EROFS', message, path);
+  }
+}
+
+export class InvalidPathError extends WorkspaceError {
+  constructor(path: string | undefined, message = `invalid path${describe(path)}`) {
+    super('EINVAL', message, path);
+  }
+}
+
+export class InvalidArgumentError extends WorkspaceError {
+  constructor(message: string, path?: string) {
+    super('EINVAL', message, path);
+  }
+}
+
+export class InvalidContentError extends WorkspaceError {
+  constructor(path: string, message = `file is not valid UTF-8 text${describe(path)} (use readBytes for binary content)`) {
+    super('EILSEQ', message, path);
+  }
+}
+
+/** Write size, path depth or segment length, or a hydration budget over its limit. */
+export class LimitExceededError extends WorkspaceError {
+  constructor(message: string, path?: string) {
+    super('EFBIG', message, path);
+  }
+}
+
+export class SnapshotError extends WorkspaceError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('ESNAPSHOT', message, undefined, options);
+  }
+}
+
+export class SnapshotRestoreError extends WorkspaceError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('ESNAPSHOT', message, undefined, options);
+  }
+}
+
+export function isWorkspaceError(error: unknown): error is WorkspaceError {
+  return error instanceof WorkspaceError;
+}

@@ -1,0 +1,122 @@
+import { InvalidArgumentError, InvalidPathError, LimitExceededError, PathEscapeError } from './errors.js';
+import type { WorkspaceLimits } from './limits.js';
+
+/**
+ * Workspace paths. Internally a path is its normalised relative form: POSIX segments joined by `/`, no
+ * leading or trailing slash, and `''` for the root. Results show the root as `/` (see {@link displayPath}).
+ *
+ * Every path a caller gives is treated as hostile: control characters and backslashes are refused before
+ * any I/O, and `..` that would climb above the root is refused, never clamped.
+ */
+export type NormalizedPath = string;
+
+// C0 controls, DEL and C1 controls: none of them belongs in a file name a model should see.
+// eslint-disable-next-line no-control-regex
+const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f]/;
+
+export function normalizePath(input: unknown): NormalizedPath {
+  if (typeof input !== 'string') {
+    throw new InvalidArgumentError(`path must be a string, got ${input === null ? 'null' : typeof input}`);
+  }
+  if (CONTROL_CHARACTERS.test(input)) {
+    throw new InvalidPathError(printable(input), `invalid path ${JSON.stringify(input)}: control characters are not allowed`);
+  }
+  if (input.includes('\\')) {
+    throw new InvalidPathError(input, `invalid path ${JSON.stringify(input)}: use '/' as the separator, backslashes are not allowed`);
+  }
+  const segments: string[] = [];
+  for (const segment of input.split('/')) {
+    if (segment === '' || segment === '.') continue;
+    if (segment === '..') {
+      if (segments.length === 0) {
+        throw new PathEscapeError(input, `path ${JSON.stringify(input)} climbs above the workspace root`);
+      }
+      segments.pop();
+      continue;
+    }
+    segments.push(segment);
+  }
+  return segments.join('/');
+}
+
+/** The form results and errors show: `/` for the root, the relative path otherwise. */
+export function displayPath(path: NormalizedPath): string {
+  return path === '' ? '/' : path;
+}
+
+/** Best-effort display of a caller's path for an error raised before it could be normalised. */
+export function displayInput(input: unknown): string | undefined {
+  if (typeof input !== 'string') return undefined;
+  try {
+    return displayPath(normalizePath(input));
+  } catch {
+    return printable(input);
+  }
+}
+
+function printable(input: string): string {
+  // eslint-disable-next-line no-control-regex
+  return JSON.stringify(input).slice(1, -1).replace(/[\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+export function splitPath(path: NormalizedPath): string[] {
+  return path === '' ? [] : path.split('/');
+}
+
+export function joinPath(parent: NormalizedPath, name: string): NormalizedPath {
+  return parent === '' ? name : `${parent}/${name}`;
+}
+
+export function parentPath(path: NormalizedPath): NormalizedPath {
+  const slash = path.lastIndexOf('/');
+  return slash === -1 ? '' : path.slice(0, slash);
+}
+
+export function baseName(path: NormalizedPath): string {
+  return path.slice(path.lastIndexOf('/') + 1);
+}
+
+/** True when `path` is `ancestor` or lies below it. */
+export function isSameOrInside(path: NormalizedPath, ancestor: NormalizedPath): boolean {
+  return ancestor === '' || path === ancestor || path.startsWith(`${ancestor}/`);
+}
+
+/** `path` relative to `base` (which must contain it); `''` when they are equal. */
+export function relativeTo(path: NormalizedPath, base: NormalizedPath): NormalizedPath {
+  if (base === '') return path;
+  return path === base ? '' : path.slice(base.length + 1);
+}
+
+export function pathDepth(path: NormalizedPath): number {
+  return path === '' ? 0 : path.split('/').length;
+}
+
+/**
+ * Creation limits: a path a caller creates (write, mkdir, rename and copy targets, hydration) may have at
+ * most `maxPathDepth` segments, each of at most `maxSegmentLength` code points. `extraDepth` accounts for
+ * the deepest descendant when a directory is moved or copied under `path`.
+ */
+export function assertCreatable(path: NormalizedPath, limits: Readonly<WorkspaceLimits>, extraDepth = 0): void {
+  const segments = splitPath(path);
+  if (segments.length + extraDepth > limits.maxPathDepth) {
+    throw new LimitExceededError(
+      `path is too deep: ${segments.length + extraDepth} segments, the limit is ${limits.maxPathDepth}: ${displayPath(path)}`,
+      displayPath(path),
+    );
+  }
+  for (const segment of segments) {
+    const length = [...segment].length;
+    if (length > limits.maxSegmentLength) {
+      throw new LimitExceededError(
+        `path segment is too long: ${length} characters, the limit is ${limits.maxSegmentLength}: ${displayPath(path)}`,
+        displayPath(path),
+      );
+    }
+  }
+}
+
+/** Whether a path fits the creation limits, for walks that skip rather than fail (hydration). */
+export function fitsLimits(path: NormalizedPath, limits: Readonly<WorkspaceLimits>): boolean {
+  const segments = splitPath(path);
+  return segments.length <= limits.maxPathDepth && segments.every((s) => [...s].length <= limits.maxSegmentLength);
+}

@@ -1,0 +1,202 @@
+import type { WorkspaceLimits } from './limits.js';
+
+/** Which backend a workspace or snapshot belongs to. */
+export type BackendKind = 'memory' | 'host';
+
+export interface ReadOptions {
+  /** 0-based first line. Default 0. */
+  offset?: number;
+  /** Most lines to return; `-1` for all. Default 2000. */
+  limit?: number;
+}
+
+export interface ReadResult {
+  path: string;
+  /** The window's lines joined with `\n`, without a trailing newline. */
+  content: string;
+  /** Lines in the whole file, not counting the empty remainder after a final newline. */
+  totalLines: number;
+  offset: number;
+  /** Lines returned. */
+  limit: number;
+  /** True when lines exist after the window. */
+  truncated: boolean;
+}
+
+export interface ReadBytesOptions {
+  offset?: number;
+  /** Most bytes to return; omitted for all to the end. */
+  limit?: number;
+}
+
+export interface ReadBytesResult {
+  path: string;
+  content: Uint8Array;
+  /** Size of the whole file. */
+  sizeBytes: number;
+  offset: number;
+  /** Bytes returned. */
+  limit: number;
+  truncated: boolean;
+}
+
+export type WriteMode = 'create' | 'overwrite' | 'append';
+
+export interface WriteOptions {
+  /** `create` fails when the path exists; `append` creates a missing file. Default `overwrite`. */
+  mode?: WriteMode;
+  /** Create missing parent directories. Default true. */
+  createParents?: boolean;
+  /** Stored by backends that keep metadata (memory); otherwise guessed from the extension. */
+  mimeType?: string;
+}
+
+export interface WriteResult {
+  path: string;
+  /** Bytes this call wrote. */
+  bytesWritten: number;
+  mode: WriteMode;
+}
+
+export interface StatResult {
+  path: string;
+  isFile: boolean;
+  isDirectory: boolean;
+  /** True when the path itself is a symlink (stat follows it when it stays inside the root). */
+  isSymlink: boolean;
+  /** Bytes for a file; 0 for a directory. */
+  sizeBytes: number;
+  createdAt?: Date;
+  modifiedAt?: Date;
+  mimeType?: string;
+  /** Memory backend: how many writes the file has had. */
+  version?: number;
+}
+
+export interface ListEntry {
+  name: string;
+  path: string;
+  isFile: boolean;
+  isDirectory: boolean;
+  isSymlink: boolean;
+}
+
+export interface GlobOptions {
+  /** Base directory the pattern is relative to. Default the root. */
+  path?: string;
+  /** Let `*` and `**` match names starting with a dot. Default false. */
+  dot?: boolean;
+}
+
+export interface GlobMatch {
+  path: string;
+  isFile: true;
+}
+
+export interface GrepOptions {
+  path?: string;
+  /** Only files matching this glob, relative to `path`, are searched. */
+  glob?: string;
+  /** Default 1000; `0` returns none. */
+  maxMatches?: number;
+  ignoreCase?: boolean;
+}
+
+export interface GrepMatch {
+  path: string;
+  /** 1-based. */
+  lineNumber: number;
+  /** The line without `\n` or a trailing `\r`. */
+  lineContent: string;
+  /** String (UTF-16) indices of the first match in `lineContent`. */
+  matchStart: number;
+  matchEnd: number;
+}
+
+export interface MkdirOptions {
+  /** Create missing parents. Default true. */
+  parents?: boolean;
+  /** Succeed when the directory exists. Default true. */
+  existOk?: boolean;
+}
+
+export interface DeleteOptions {
+  recursive?: boolean;
+}
+
+export interface RenameOptions {
+  /** Replace an existing target of the same kind (a directory target is replaced whole). Default false. */
+  overwrite?: boolean;
+}
+
+export interface CopyOptions extends RenameOptions {
+  /** Required to copy a directory. Default false. */
+  recursive?: boolean;
+}
+
+/** The one protocol every backend implements. Every path is relative to the workspace root. */
+export interface Workspace {
+  readonly backend: BackendKind;
+  /** `/` for memory; the real (symlink-resolved) directory for host. Never show it to a model. */
+  readonly root: string;
+  readonly readOnly: boolean;
+  readonly limits: Readonly<WorkspaceLimits>;
+
+  read(path: string, options?: ReadOptions): Promise<ReadResult>;
+  readBytes(path: string, options?: ReadBytesOptions): Promise<ReadBytesResult>;
+  write(path: string, content: string, options?: WriteOptions): Promise<WriteResult>;
+  writeBytes(path: string, content: Uint8Array, options?: WriteOptions): Promise<WriteResult>;
+  exists(path: string): Promise<boolean>;
+  stat(path: string): Promise<StatResult>;
+  list(path?: string): Promise<ListEntry[]>;
+  glob(pattern: string, options?: GlobOptions): Promise<GlobMatch[]>;
+  grep(pattern: string, options?: GrepOptions): Promise<GrepMatch[]>;
+  mkdir(path: string, options?: MkdirOptions): Promise<void>;
+  delete(path: string, options?: DeleteOptions): Promise<void>;
+  rename(from: string, to: string, options?: RenameOptions): Promise<void>;
+  copy(from: string, to: string, options?: CopyOptions): Promise<void>;
+}
+
+export interface SnapshotOptions {
+  tag?: string;
+}
+
+/** JSON-serialisable snapshot record; validated by `WorkspaceSnapshotSchema`. */
+export interface WorkspaceSnapshot {
+  id: string;
+  backend: BackendKind;
+  ref: string;
+  /** ISO 8601. */
+  createdAt: string;
+  root: string;
+  gitDir?: string;
+  tag?: string;
+}
+
+export interface SkippedPath {
+  path: string;
+  reason: string;
+}
+
+export interface RestoreResult {
+  /** Entries restore left alone, e.g. a snapshot file where an excluded directory still stands (host). */
+  skipped: SkippedPath[];
+}
+
+export type DiffStatus = 'added' | 'modified' | 'deleted';
+
+export interface DiffEntry {
+  path: string;
+  status: DiffStatus;
+}
+
+export interface SnapshotableWorkspace extends Workspace {
+  snapshot(options?: SnapshotOptions): Promise<WorkspaceSnapshot>;
+  restore(snapshot: WorkspaceSnapshot): Promise<RestoreResult>;
+  /** Files and symlinks that differ between `from` and `to` (the live state when omitted), sorted by path. */
+  diff(from: WorkspaceSnapshot, to?: WorkspaceSnapshot): Promise<DiffEntry[]>;
+  /** Makes the workspace read-only from now on (one way). Used to hydrate, then seal. */
+  seal(): void;
+  dispose(): Promise<void>;
+  [Symbol.asyncDispose](): Promise<void>;
+}
