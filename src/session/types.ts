@@ -1,0 +1,69 @@
+import type { z } from 'zod';
+import type { WorkspaceErrorCode } from '../workspace/errors.js';
+import type { SnapshotableWorkspace, WorkspaceSnapshot } from '../workspace/types.js';
+
+/** What a tool handler returns. `success: false` makes `runTool` roll the call back. */
+export interface ToolResult<T = unknown> {
+  success: boolean;
+  /** Human- and model-readable; never contains a host path. */
+  message: string;
+  value?: T;
+}
+
+/** What a tool handler receives besides its parameters. Handlers touch files through `filesystem` only. */
+export interface ToolContext {
+  filesystem: SnapshotableWorkspace;
+  session: Session;
+  signal?: AbortSignal;
+}
+
+export interface ToolDefinition<Schema extends z.ZodType = z.ZodType, T = unknown> {
+  name: string;
+  description: string;
+  parameters: Schema;
+  handler(params: z.output<Schema>, context: ToolContext): Promise<ToolResult<T>> | ToolResult<T>;
+}
+
+/** A defined tool: the definition plus the JSON Schema of its parameters (zod's own converter). */
+export interface Tool<Schema extends z.ZodType = z.ZodType, T = unknown> extends ToolDefinition<Schema, T> {
+  jsonSchema: Record<string, unknown>;
+}
+
+/** What `session.runTool` returns: the handler's result plus what the session did about it. */
+export interface ToolCallResult<T = unknown> extends ToolResult<T> {
+  /** True when the workspace was restored to the snapshot taken before the call. */
+  rolledBack: boolean;
+  /** The `WorkspaceError` code when the call failed with one (`EINVAL` for invalid parameters, `EABORT` for an abort). */
+  code?: WorkspaceErrorCode | 'EABORT' | 'ETOOL';
+}
+
+/** One entry of a session's history. */
+export interface ToolCallRecord {
+  tool: string;
+  params: unknown;
+  /** The snapshot taken before the call (absent on a read-only session or when parameters were invalid). */
+  snapshot?: WorkspaceSnapshot;
+  result: ToolCallResult;
+  startedAt: string;
+  finishedAt: string;
+}
+
+export interface RunToolOptions {
+  signal?: AbortSignal;
+}
+
+export interface Session extends AsyncDisposable {
+  readonly id: string;
+  /** The current workspace; a new object after `reset()`. */
+  readonly filesystem: SnapshotableWorkspace;
+  /** Snapshots taken before each call, oldest first (what `rollbackTo` accepts). */
+  readonly snapshots: readonly WorkspaceSnapshot[];
+  /** Every call: tool, parameters, the snapshot before, outcome. */
+  readonly history: readonly ToolCallRecord[];
+  runTool<Schema extends z.ZodType, T>(tool: ToolDefinition<Schema, T>, rawParams: unknown, options?: RunToolOptions): Promise<ToolCallResult<T>>;
+  /** Restores `snapshot` (undoing every call after it). */
+  rollbackTo(snapshot: WorkspaceSnapshot): Promise<void>;
+  /** A fresh workspace with the mounts replayed; history and snapshots start over. */
+  reset(): Promise<void>;
+  dispose(): Promise<void>;
+}
