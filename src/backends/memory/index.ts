@@ -1,0 +1,1 @@
+export { MemoryWorkspace, type MemoryWorkspaceOptions } from './memory-workspace.js';

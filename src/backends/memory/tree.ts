@@ -1,0 +1,139 @@
+import { FileNotFoundError, NotADirectoryError } from '../../workspace/errors.js';
+import { displayPath, joinPath, type NormalizedPath } from '../../workspace/paths.js';
+import { PersistentMap } from './persistent-map.js';
+
+/**
+ * The memory backend's persistent tree. Nodes are never mutated: a change returns a new root that shares
+ * every untouched node with the old one, so a snapshot is just a reference to a root.
+ */
+export interface FileNode {
+  readonly type: 'file';
+  /** Never mutated and never handed out: readers get copies. */
+  readonly content: Uint8Array;
+  readonly createdAt: number;
+  readonly modifiedAt: number;
+  readonly version: number;
+  readonly mimeType: string;
+}
+
+export interface DirectoryNode {
+  readonly type: 'directory';
+  readonly children: PersistentMap<TreeNode>;
+  readonly createdAt: number;
+  readonly modifiedAt: number;
+}
+
+export type TreeNode = FileNode | DirectoryNode;
+
+export function emptyDirectory(now: number): DirectoryNode {
+  return { type: 'directory', children: PersistentMap.empty(), createdAt: now, modifiedAt: now };
+}
+
+/** The node at `segments`, or `undefined` when it (or a parent) is missing or a parent is a file. */
+export function lookup(root: DirectoryNode, segments: readonly string[]): TreeNode | undefined {
+  let node: TreeNode = root;
+  for (const segment of segments) {
+    if (node.type !== 'directory') return undefined;
+    const child: TreeNode | undefined = node.children.get(segment);
+    if (child === undefined) return undefined;
+    node = child;
+  }
+  return node;
+}
+
+/**
+ * What an update does to the entry at the end of a path: return the node to store there, `undefined` to
+ * remove it, or the existing node unchanged. It may throw, and then nothing has changed.
+ */
+export type EntryUpdate = (existing: TreeNode | undefined) => TreeNode | undefined;
+
+/**
+ * Applies `update` to the entry at `segments` (at least one) and returns the new root, copying only the
+ * directories on the path. Missing parents are created when `createParents`, otherwise ENOENT; a file in
+ * the parent chain is ENOTDIR.
+ */
+export function updateEntry(root: DirectoryNode, segments: readonly string[], update: EntryUpdate, createParents: boolean, now: number): DirectoryNode {
+  return updateBelow(root, '', segments, 0, update, createParents, now);
+}
+
+function updateBelow(
+  directory: DirectoryNode,
+  directoryPath: NormalizedPath,
+  segments: readonly string[],
+  depth: number,
+  update: EntryUpdate,
+  createParents: boolean,
+  now: number,
+): DirectoryNode {
+  const name = segments[depth] as string;
+  const existing = directory.children.get(name);
+  if (depth === segments.length - 1) {
+    const replacement = update(existing);
+    if (replacement === existing) return directory;
+    const children = replacement === undefined ? directory.children.delete(name) : directory.children.set(name, replacement);
+    // A directory's modification time changes when an entry is added or removed, as on a POSIX disk.
+    const membershipChanged = existing === undefined || replacement === undefined;
+    return { ...directory, children, modifiedAt: membershipChanged ? now : directory.modifiedAt };
+  }
+  const childPath = joinPath(directoryPath, name);
+  let child: TreeNode;
+  if (existing === undefined) {
+    if (!createParents) {
+      const target = segments.join('/');
+      throw new FileNotFoundError(displayPath(target), `parent directory does not exist: ${childPath} (for ${target})`);
+    }
+    child = emptyDirectory(now);
+  } else if (existing.type === 'file') {
+    throw new NotADirectoryError(childPath, `not a directory: ${childPath} is a file`);
+  } else {
+    child = existing;
+  }
+  const updated = updateBelow(child, childPath, segments, depth + 1, update, createParents, now);
+  if (updated === existing) return directory;
+  return {
+    ...directory,
+    children: directory.children.set(name, updated),
+    modifiedAt: existing === undefined ? now : directory.modifiedAt,
+  };
+}
+
+/** Every file below `node` (which sits at `path`), for diffs of added or deleted subtrees. */
+export function* filesBelow(node: TreeNode, path: NormalizedPath): Generator<NormalizedPath> {
+  if (node.type === 'file') {
+    yield path;
+    return;
+  }
+  for (const [name, child] of node.children.entries()) yield* filesBelow(child, joinPath(path, name));
+}
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  if (a === b) return true;
+  if (a.byteLength !== b.byteLength) return false;
+  for (let i = 0; i < a.byteLength; i += 1) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+export type DiffCallback = (path: NormalizedPath, status: 'added' | 'modified' | 'deleted') => void;
+
+/**
+ * Files that differ between two trees. Shared nodes are skipped at every level (directories and the
+ * hash-trie nodes inside them), so the cost follows the changes, not the size of the tree.
+ */
+export function diffTrees(before: DirectoryNode, after: DirectoryNode, onChange: DiffCallback, path: NormalizedPath = ''): void {
+  if (before === after) return;
+  PersistentMap.diff(before.children, after.children, (name, a, b) => {
+    const childPath = joinPath(path, name);
+    if (a === undefined) {
+      for (const file of filesBelow(b as TreeNode, childPath)) onChange(file, 'added');
+    } else if (b === undefined) {
+      for (const file of filesBelow(a, childPath)) onChange(file, 'deleted');
+    } else if (a.type === 'file' && b.type === 'file') {
+      if (!sameBytes(a.content, b.content)) onChange(childPath, 'modified');
+    } else if (a.type === 'directory' && b.type === 'directory') {
+      diffTrees(a, b, onChange, childPath);
+    } else {
+      for (const file of filesBelow(a, childPath)) onChange(file, 'deleted');
+      for (const file of filesBelow(b, childPath)) onChange(file, 'added');
+    }
+  });
+}
