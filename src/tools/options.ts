@@ -1,0 +1,63 @@
+import { z } from 'zod';
+
+/** Tool-level limits and policies: what one call may carry or return, separate from the protocol's limits. */
+export interface WorkspaceToolsOptions {
+  /** Most characters (JavaScript string length) `write_file` content or an `edit_file` `new_string` may have. Default 48,000. */
+  maxWriteChars?: number;
+  /** Lines `read_file` returns when no `limit` is given, and the most it returns at all. Default 2,000. */
+  maxReadLines?: number;
+  /** Most characters of file text one `read_file` call returns (whole lines; the rest is read on). Default 60,000. */
+  maxReadChars?: number;
+  /** Lines longer than this are cut in `read_file` and `grep` output. Default 2,000 characters. */
+  maxLineChars?: number;
+  /** Most paths `glob` lists. Default 200. */
+  maxGlobResults?: number;
+  /** Matches `grep` returns when no `max_matches` is given. Default 100. */
+  defaultGrepMatches?: number;
+  /** Most matches `grep` returns whatever `max_matches` says. Default 1,000. */
+  maxGrepMatches?: number;
+  /** Most entries `list_directory` shows. Default 1,000. */
+  maxListEntries?: number;
+  /**
+   * Off by default. When on, an existing file must have been read with `read_file` in the same session
+   * (workspace) before `write_file` or `edit_file` may change it. Files the tools themselves created or
+   * wrote count as read.
+   */
+  readBeforeWrite?: boolean;
+}
+
+export type ResolvedToolsOptions = Required<WorkspaceToolsOptions>;
+
+export const DEFAULT_TOOLS_OPTIONS: Readonly<ResolvedToolsOptions> = Object.freeze({
+  maxWriteChars: 48_000,
+  maxReadLines: 2_000,
+  maxReadChars: 60_000,
+  maxLineChars: 2_000,
+  maxGlobResults: 200,
+  defaultGrepMatches: 100,
+  maxGrepMatches: 1_000,
+  maxListEntries: 1_000,
+  readBeforeWrite: false,
+});
+
+const positive = z.number().int().positive();
+
+export const WorkspaceToolsOptionsSchema = z.object({
+  maxWriteChars: positive.optional(),
+  maxReadLines: positive.optional(),
+  maxReadChars: positive.optional(),
+  maxLineChars: positive.optional(),
+  maxGlobResults: positive.optional(),
+  defaultGrepMatches: positive.optional(),
+  maxGrepMatches: positive.optional(),
+  maxListEntries: positive.optional(),
+  readBeforeWrite: z.boolean().optional(),
+});
+
+export function resolveToolsOptions(options: WorkspaceToolsOptions = {}): Readonly<ResolvedToolsOptions> {
+  const parsed = WorkspaceToolsOptionsSchema.parse(options);
+  const defined = Object.fromEntries(Object.entries(parsed).filter(([, v]) => v !== undefined));
+  const resolved: ResolvedToolsOptions = { ...DEFAULT_TOOLS_OPTIONS, ...defined };
+  resolved.defaultGrepMatches = Math.min(resolved.defaultGrepMatches, resolved.maxGrepMatches);
+  return Object.freeze(resolved);
+}

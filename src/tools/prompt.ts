@@ -1,0 +1,46 @@
+import { resolveToolsOptions, type WorkspaceToolsOptions } from './options.js';
+
+export interface WorkspacePromptOptions extends WorkspaceToolsOptions {
+  /** Whether calls run through `session.runTool`, so that a failed call is rolled back. Default true. */
+  rollback?: boolean;
+  /** Whether the workspace is read-only. Default false. */
+  readOnly?: boolean;
+  /** Extra tools the host offers (for example `snapshot`, `restore`, `diff` over MCP), as name and one line. */
+  extraTools?: readonly { name: string; summary: string }[];
+}
+
+/**
+ * Markdown guidance for a model's system prompt: what the workspace is, the tools, the limits, and that a
+ * failed call is rolled back. Pass the same options as to `workspaceTools()` so the limits match.
+ */
+export function workspacePrompt(options: WorkspacePromptOptions = {}): string {
+  const { rollback = true, readOnly = false, extraTools = [], ...toolOptions } = options;
+  const limits = resolveToolsOptions(toolOptions);
+  const lines = [
+    '## Workspace',
+    '',
+    'You work in a private virtual workspace: a file tree that belongs to this session only. Reach it only through the tools below; nothing you do here touches any other machine or directory.',
+    '',
+    "- Paths are POSIX and relative to the workspace root. `/`, `.` and an empty path are the root, and a leading `/` also means the root (`/src/a.ts` is `src/a.ts`). `..` may not climb above the root; backslashes and control characters are refused.",
+    readOnly ? '- The workspace is **read-only**: you can list, read, search and inspect, but every change is refused.' : '- Files are UTF-8 text for `read_file` and `edit_file`; binary files can be listed, moved, copied and deleted but not read as text.',
+    '',
+    '### Tools',
+    '',
+    '- `list_directory { path? }`: the children of a directory; directories end with `/`, links with `@`.',
+    `- \`read_file { path, offset?, limit? }\`: numbered lines (the numbers are not part of the file). At most ${limits.maxReadLines} lines or ${limits.maxReadChars} characters per call; when more exist the result gives the \`offset\` to read on from (1-based line number).`,
+    `- \`write_file { path, content, mode? }\`: \`overwrite\` (default), \`create\` (fails if it exists) or \`append\`. At most ${limits.maxWriteChars} characters per call: write larger files in parts with \`append\`.`,
+    '- `edit_file { path, old_string, new_string, replace_all? }`: replaces an exact match of `old_string`, which must occur exactly once unless `replace_all` is true. Copy the text from `read_file` without the line numbers and with its exact whitespace.',
+    `- \`glob { pattern, path? }\`: files matching a glob such as \`**/*.ts\`, at most ${limits.maxGlobResults}.`,
+    `- \`grep { pattern, path?, glob?, max_matches?, ignore_case? }\`: lines matching a JavaScript regular expression, as \`path:line: text\`; ${limits.defaultGrepMatches} matches by default, at most ${limits.maxGrepMatches}.`,
+    '- `delete { path, recursive? }`, `mkdir { path }`, `move { source, destination, overwrite? }`, `copy { source, destination, overwrite?, recursive? }`, `stat { path }`.',
+    ...extraTools.map((t) => `- \`${t.name}\`: ${t.summary}`),
+    '',
+    '### When a call fails',
+    '',
+    'A failed call returns a message starting with `Error [CODE]:` (for example `ENOENT` for a missing path, `EEXIST` for an existing one, `EACCES` for a path outside the workspace) that says how to recover. Read it, fix the call and try again.',
+  ];
+  if (rollback) lines.push('', 'A failed call is rolled back: the workspace is exactly as it was before that call, so you never need to clean up after a partial change.');
+  if (limits.readBeforeWrite) lines.push('', 'Read an existing file with `read_file` before you change it with `write_file` or `edit_file`; changing an unread file is refused.');
+  lines.push('', 'Results are capped and say so when more exist: narrow the path, pattern or glob rather than asking for everything.');
+  return `${lines.join('\n')}\n`;
+}
