@@ -242,31 +242,26 @@ export abstract class BaseWorkspace implements Workspace {
   }
 
   /**
-   * Files under `base` whose path relative to `base` matches `pattern` (all files when it is undefined),
-   * sorted. The walk starts at the pattern's literal prefix, so `src/**` never visits `node_modules/`.
+   * Files under `base` whose path relative to `base` matches `pattern`, sorted. Without a pattern every file
+   * matches except those under dot segments (as ripgrep skips hidden files), but a `base` that names a file
+   * always matches. The walk starts at the pattern's literal prefix, so `src/**` never visits `node_modules/`.
    */
   protected async matchFiles(base: NormalizedPath, pattern: string | undefined, dot: boolean): Promise<string[]> {
+    const relativePattern = (pattern ?? '**').replace(/^(?:\.?\/)+/, '');
+    const matcher = picomatch(relativePattern, { dot });
+    const literalPrefix = picomatch.scan(relativePattern).base;
     let start = base;
-    let isMatch: (relative: string) => boolean = () => true;
-    if (pattern !== undefined) {
-      const relativePattern = pattern.replace(/^(?:\.?\/)+/, '');
-      const matcher = picomatch(relativePattern, { dot });
-      isMatch = (relative) => matcher(relative);
-      const literalPrefix = picomatch.scan(relativePattern).base;
-      if (literalPrefix !== '' && !literalPrefix.split('/').includes('..') && !literalPrefix.includes('\\')) {
-        try {
-          start = normalizePath(joinPath(base, literalPrefix));
-        } catch {
-          start = base;
-        }
+    if (literalPrefix !== '' && !literalPrefix.split('/').includes('..') && !literalPrefix.includes('\\')) {
+      try {
+        start = normalizePath(joinPath(base, literalPrefix));
+      } catch {
+        start = base;
       }
     }
     const found: string[] = [];
     for await (const entry of this.walk(start)) {
       if (!entry.isFile) continue;
-      // A base that is itself a file is matched by its name.
-      const relative = entry.path === base ? baseName(base) : relativeTo(entry.path, base);
-      if (isMatch(relative)) found.push(entry.path);
+      if (entry.path === base ? pattern === undefined || matcher(baseName(base)) : matcher(relativeTo(entry.path, base))) found.push(entry.path);
     }
     return found.sort(compareStrings);
   }
@@ -364,7 +359,8 @@ export abstract class BaseWorkspace implements Workspace {
       if (verb === 'move') return undefined;
       throw new FileExistsError(displayPath(target), `cannot copy a path onto itself: ${displayPath(target)}`);
     }
-    if (sourceKind === 'directory' && isSameOrInside(target, source)) {
+    if (isSameOrInside(target, source)) {
+      if (sourceKind !== 'directory') throw new NotADirectoryError(displayPath(source), `not a directory: ${displayPath(source)} is a file`);
       throw new InvalidArgumentError(`cannot ${verb} a directory into itself: ${displayPath(source)} -> ${displayPath(target)}`, displayPath(target));
     }
     const targetKind = await this.entryKind(target);

@@ -55,7 +55,6 @@ export function displayInput(input: unknown): string | undefined {
 }
 
 function printable(input: string): string {
-  // eslint-disable-next-line no-control-regex
   return JSON.stringify(input).slice(1, -1).replace(/[\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
