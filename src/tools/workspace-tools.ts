@@ -71,11 +71,12 @@ export function workspaceTools(options: WorkspaceToolsOptions = {}): WorkspaceTo
       offset: z.number().int().min(0).optional().describe('Line number to start from, 1-based as in the numbered output (0 also means the first line). Default 1.'),
       limit: z.number().int().min(1).optional().describe(`Most lines to return. Default and maximum ${limits.maxReadLines}.`),
     }),
-    handler: guard('read_file', async ({ path, offset, limit }, { filesystem }) => {
+    handler: guard('read_file', async ({ path, offset, limit }, context) => {
+      const { filesystem } = context;
       const first = Math.max(1, offset ?? 1);
       const wanted = Math.min(limit ?? limits.maxReadLines, limits.maxReadLines);
       const result = await filesystem.read(path, { offset: first - 1, limit: wanted });
-      tracker.markRead(filesystem, result.path);
+      tracker.markRead(trackingKey(context), result.path);
       if (result.totalLines === 0) return ok(`${result.path} is empty (0 lines).`, { path: result.path, totalLines: 0, startLine: 1, endLine: 0, truncated: false });
       if (first > result.totalLines) {
         return ok(`${result.path} has ${count(result.totalLines, 'line')}; offset ${first} is past the end. Read from offset 1 to see it.`, {
@@ -124,7 +125,8 @@ export function workspaceTools(options: WorkspaceToolsOptions = {}): WorkspaceTo
       content: z.string().describe('The full text to write (or to append).'),
       mode: z.enum(['overwrite', 'create', 'append']).optional().describe("'overwrite' (default), 'create' or 'append'."),
     }),
-    handler: guard('write_file', async ({ path, content, mode }, { filesystem }) => {
+    handler: guard('write_file', async ({ path, content, mode }, context) => {
+      const { filesystem } = context;
       const writeMode: WriteMode = mode ?? 'overwrite';
       const target = displayPath(normalizePath(path));
       if (content.length > limits.maxWriteChars) {
@@ -137,11 +139,11 @@ export function workspaceTools(options: WorkspaceToolsOptions = {}): WorkspaceTo
       }
       const existed = await filesystem.exists(path);
       if (existed && writeMode !== 'create') {
-        const refused = tracker.refuseUnread(filesystem, target, 'write_file');
+        const refused = tracker.refuseUnread(trackingKey(context), target, 'write_file');
         if (refused !== undefined) return refused;
       }
       const result = await filesystem.write(path, content, { mode: writeMode });
-      tracker.markRead(filesystem, result.path);
+      tracker.markRead(trackingKey(context), result.path);
       const size = count(result.bytesWritten, 'byte');
       const message =
         writeMode === 'append' ? `Appended ${size} to ${result.path}${existed ? '' : ' (new file)'}.` : `${existed ? 'Overwrote' : 'Created'} ${result.path} (${size}).`;
@@ -159,7 +161,8 @@ export function workspaceTools(options: WorkspaceToolsOptions = {}): WorkspaceTo
       new_string: z.string().describe('The text to put in its place.'),
       replace_all: z.boolean().optional().describe('Replace every occurrence instead of requiring exactly one. Default false.'),
     }),
-    handler: guard('edit_file', async ({ path, old_string: oldString, new_string: newString, replace_all: replaceAll }, { filesystem }) => {
+    handler: guard('edit_file', async ({ path, old_string: oldString, new_string: newString, replace_all: replaceAll }, context) => {
+      const { filesystem } = context;
       const target = displayPath(normalizePath(path));
       if (oldString === '') {
         return failure('EINVAL', 'old_string is empty. To create a file or replace its whole content, use write_file.', { path: target, reason: 'no_match' });
@@ -176,7 +179,7 @@ export function workspaceTools(options: WorkspaceToolsOptions = {}): WorkspaceTo
       const bytes = await filesystem.readBytes(path);
       const text = decodeUtf8(bytes.content);
       if (text === undefined) throw new InvalidContentError(bytes.path);
-      const refused = tracker.refuseUnread(filesystem, bytes.path, 'edit_file');
+      const refused = tracker.refuseUnread(trackingKey(context), bytes.path, 'edit_file');
       if (refused !== undefined) return refused;
 
       const positions = occurrences(text, oldString);
@@ -193,7 +196,7 @@ export function workspaceTools(options: WorkspaceToolsOptions = {}): WorkspaceTo
       }
       const updated = text.split(oldString).join(newString);
       await filesystem.write(path, updated, { mode: 'overwrite' });
-      tracker.markRead(filesystem, bytes.path);
+      tracker.markRead(trackingKey(context), bytes.path);
       const first = lineAt(text, positions[0] as number);
       const message =
         positions.length === 1
@@ -278,11 +281,12 @@ export function workspaceTools(options: WorkspaceToolsOptions = {}): WorkspaceTo
       path: pathParam('File or directory to delete'),
       recursive: z.boolean().optional().describe('Delete a directory with everything in it. Default false.'),
     }),
-    handler: guard('delete', async ({ path, recursive }, { filesystem }) => {
+    handler: guard('delete', async ({ path, recursive }, context) => {
+      const { filesystem } = context;
       const stat = await filesystem.stat(path).catch(() => undefined);
       await filesystem.delete(path, { recursive: recursive === true });
       const target = displayPath(normalizePath(path));
-      tracker.forget(filesystem, target);
+      tracker.forget(trackingKey(context), target);
       return ok(`Deleted ${stat?.isDirectory === true ? 'directory ' : ''}${target}.`, { path: target });
     }),
   });
@@ -309,11 +313,12 @@ export function workspaceTools(options: WorkspaceToolsOptions = {}): WorkspaceTo
     name: 'move',
     description: 'Move or rename a file, directory or link. destination is the full new path; it must not exist unless overwrite is true.',
     parameters: z.object(transferParams),
-    handler: guard('move', async ({ source, destination, overwrite }, { filesystem }) => {
+    handler: guard('move', async ({ source, destination, overwrite }, context) => {
+      const { filesystem } = context;
       await filesystem.rename(source, destination, { overwrite: overwrite === true });
       const from = displayPath(normalizePath(source));
       const to = displayPath(normalizePath(destination));
-      tracker.move(filesystem, from, to);
+      tracker.move(trackingKey(context), from, to);
       return ok(`Moved ${from} to ${to}.`, { source: from, destination: to });
     }),
   });
@@ -437,6 +442,17 @@ function noMatchMessage(path: string, text: string, oldString: string): string {
 
 function squash(text: string): string {
   return text.replace(/\s+/g, ' ').trim();
+}
+
+/**
+ * What read-before-write state is kept per: the session's current workspace (stable across calls, new after
+ * `reset()`). `context.filesystem` may be a per-call view of it, so it is only the fallback, for handlers
+ * called without a session.
+ */
+function trackingKey(context: ToolContext): Workspace {
+  const session = context.session as Partial<ToolContext['session']> | undefined;
+  const current = typeof session === 'object' && session !== null ? session.filesystem : undefined;
+  return current ?? context.filesystem;
 }
 
 /** Which files a model has read, per workspace object (a session's `reset()` gives a new one). */
