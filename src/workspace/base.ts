@@ -298,7 +298,7 @@ export abstract class BaseWorkspace implements Workspace {
     this.assertWritable(path);
     const target = this.resolvePath(path);
     const existOk = options.existOk !== false;
-    const kind = await this.entryKind(target === '' ? '' : target);
+    const kind = await this.entryKind(target);
     if (target === '' || kind === 'directory') {
       if (existOk) return;
       throw new FileExistsError(displayPath(target));
