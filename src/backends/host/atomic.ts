@@ -1,0 +1,106 @@
+import { randomBytes } from 'node:crypto';
+import * as fs from 'node:fs';
+
+/**
+ * Atomic writes: content goes to a temp file in the target's own directory and is renamed over the
+ * target, so a reader (or a crash) sees the old bytes or the new ones, never a torn file. `create` links
+ * the temp file to the target (`link(2)` fails with EEXIST atomically, the O_EXCL of renames), so it is
+ * both exclusive and atomic.
+ *
+ * Temp names have a fixed shape that list, glob, grep, snapshots and restore never show or capture. A host
+ * file that happens to have exactly that shape is hidden too (documented).
+ */
+const TEMP_PREFIX = '.sessionfs-tmp-';
+const TEMP_NAME = /^\.sessionfs-tmp-[0-9a-f]{16}$/;
+
+export function isTempName(name: string): boolean {
+  return name.length === TEMP_PREFIX.length + 16 && TEMP_NAME.test(name);
+}
+
+export function tempPathIn(dirAbs: string): string {
+  return `${dirAbs}/${TEMP_PREFIX}${randomBytes(8).toString('hex')}`;
+}
+
+/** Writes `content` to a fresh temp file (O_EXCL) in `dirAbs` with `mode`, returns its path. */
+export async function writeTemp(dirAbs: string, content: Uint8Array, mode: number): Promise<string> {
+  const temp = tempPathIn(dirAbs);
+  const handle = await fs.promises.open(temp, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW, mode);
+  try {
+    await handle.writeFile(content);
+    // The process umask must not decide the executable bit.
+    await handle.chmod(mode);
+  } catch (error) {
+    await handle.close().catch(() => undefined);
+    await fs.promises.rm(temp, { force: true });
+    throw error;
+  }
+  await handle.close();
+  return temp;
+}
+
+/** Replaces `targetAbs` (a file or a link, never followed) with `content`. */
+export async function replaceFile(dirAbs: string, targetAbs: string, content: Uint8Array, mode: number): Promise<void> {
+  const temp = await writeTemp(dirAbs, content, mode);
+  try {
+    await fs.promises.rename(temp, targetAbs);
+  } catch (error) {
+    await fs.promises.rm(temp, { force: true });
+    throw error;
+  }
+}
+
+/** Creates `targetAbs` exclusively and atomically. EEXIST when anything (even a dangling link) is there. */
+export async function createFileExclusive(dirAbs: string, targetAbs: string, content: Uint8Array, mode: number): Promise<void> {
+  const temp = await writeTemp(dirAbs, content, mode);
+  try {
+    await fs.promises.link(temp, targetAbs);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EPERM' || code === 'ENOTSUP' || code === 'EXDEV') {
+      // A filesystem without hard links: fall back to an exclusive open of the target itself.
+      await fs.promises.rm(temp, { force: true });
+      await fs.promises.writeFile(targetAbs, content, { flag: 'wx', mode });
+      return;
+    }
+    await fs.promises.rm(temp, { force: true });
+    throw error;
+  }
+  await fs.promises.rm(temp, { force: true });
+}
+
+/** Replaces `targetAbs` with a symlink whose target text is `linkTarget` (temp link + rename). */
+export async function replaceSymlink(dirAbs: string, targetAbs: string, linkTarget: string | Buffer): Promise<void> {
+  const temp = tempPathIn(dirAbs);
+  await fs.promises.symlink(linkTarget, temp);
+  try {
+    await fs.promises.rename(temp, targetAbs);
+  } catch (error) {
+    await fs.promises.rm(temp, { force: true });
+    throw error;
+  }
+}
+
+/**
+ * Serialises async work per key (a path): concurrent writes and appends to one file run one after the
+ * other, so none is lost; different paths run in parallel.
+ */
+export class KeyedMutex {
+  readonly #tails = new Map<string, Promise<void>>();
+
+  async run<T>(key: string, task: () => Promise<T>): Promise<T> {
+    const previous = this.#tails.get(key) ?? Promise.resolve();
+    let release!: () => void;
+    const current = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const tail = previous.then(() => current);
+    this.#tails.set(key, tail);
+    await previous;
+    try {
+      return await task();
+    } finally {
+      release();
+      if (this.#tails.get(key) === tail) this.#tails.delete(key);
+    }
+  }
+}

@@ -1,0 +1,1 @@
+export { HostWorkspace, type HostWorkspaceOptions, type ChangeDetection } from './workspace.js';

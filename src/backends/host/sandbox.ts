@@ -1,0 +1,222 @@
+import * as fs from 'node:fs';
+import { isAbsolute } from 'node:path';
+import {
+  DirectoryNotEmptyError,
+  FileExistsError,
+  FileNotFoundError,
+  IsADirectoryError,
+  NotADirectoryError,
+  PathEscapeError,
+  WorkspaceError,
+} from '../../workspace/errors.js';
+import { displayPath, type NormalizedPath } from '../../workspace/paths.js';
+
+/**
+ * The host sandbox: every workspace path is resolved component by component against the real root, with
+ * `lstat` on each one. A symlink met on the way (or at the end, when asked to follow) has its target read
+ * and resolved the same way; a target that leaves the root — absolute or relative, existing or dangling —
+ * is a `PathEscapeError`. The result is the entry's real path inside the root, so every operation acts on
+ * a path made only of real directories.
+ *
+ * Reads additionally verify the opened descriptor (see `verifyDescriptor`), closing the window in which a
+ * component could be swapped for a link between this check and the open.
+ */
+
+/** Most links followed while resolving one path (Linux's own limit). */
+const MAX_LINK_HOPS = 40;
+
+export interface Resolved {
+  /** Real path relative to the root ('' for the root). */
+  rel: NormalizedPath;
+  abs: string;
+  /** lstat of the final entry; undefined when it does not exist. */
+  stat: fs.Stats | undefined;
+}
+
+export class Sandbox {
+  readonly root: string;
+
+  constructor(root: string) {
+    this.root = root;
+  }
+
+  abs(rel: NormalizedPath): string {
+    return rel === '' ? this.root : `${this.root}/${rel}`;
+  }
+
+  /** Workspace-relative form of an absolute host path inside the root; undefined when outside. */
+  relativeOf(absolute: string): NormalizedPath | undefined {
+    if (absolute === this.root) return '';
+    if (absolute.startsWith(`${this.root}/`)) return absolute.slice(this.root.length + 1);
+    return undefined;
+  }
+
+  /**
+   * Resolves `path` to its real location. Intermediate links are always followed (inside the root only);
+   * the final component is followed when `followFinal`. Missing components end the resolution: the rest
+   * of the path is appended lexically (a `..` climbing out of the root from a link target is an escape).
+   */
+  async resolve(path: NormalizedPath, followFinal: boolean): Promise<Resolved> {
+    return this.#resolve(path, followFinal, (p) => fs.promises.lstat(p), (p) => fs.promises.readlink(p));
+  }
+
+  resolveSync(path: NormalizedPath, followFinal: boolean): Resolved {
+    // The resolver is written once, as a generator; run it with synchronous primitives.
+    const run = this.#resolveGen(path, followFinal);
+    let step = run.next();
+    while (!step.done) {
+      const request = step.value;
+      let reply: { stat?: fs.Stats; link?: string; error?: unknown };
+      try {
+        reply = request.op === 'lstat' ? { stat: fs.lstatSync(request.path) } : { link: fs.readlinkSync(request.path) };
+      } catch (error) {
+        reply = { error };
+      }
+      step = run.next(reply);
+    }
+    return step.value;
+  }
+
+  async #resolve(
+    path: NormalizedPath,
+    followFinal: boolean,
+    lstat: (p: string) => Promise<fs.Stats>,
+    readlink: (p: string) => Promise<string>,
+  ): Promise<Resolved> {
+    const run = this.#resolveGen(path, followFinal);
+    let step = run.next();
+    while (!step.done) {
+      const request = step.value;
+      let reply: { stat?: fs.Stats; link?: string; error?: unknown };
+      try {
+        reply = request.op === 'lstat' ? { stat: await lstat(request.path) } : { link: await readlink(request.path) };
+      } catch (error) {
+        reply = { error };
+      }
+      step = run.next(reply);
+    }
+    return step.value;
+  }
+
+  *#resolveGen(
+    path: NormalizedPath,
+    followFinal: boolean,
+  ): Generator<{ op: 'lstat' | 'readlink'; path: string }, Resolved, { stat?: fs.Stats; link?: string; error?: unknown }> {
+    const shown = displayPath(path);
+    const real: string[] = [];
+    const queue = path === '' ? [] : path.split('/');
+    let hops = 0;
+    let lastStat: fs.Stats | undefined = undefined;
+    if (queue.length === 0) {
+      const reply = yield { op: 'lstat', path: this.root };
+      if (reply.error !== undefined) throw hostError(reply.error, '');
+      return { rel: '', abs: this.root, stat: reply.stat };
+    }
+    while (queue.length > 0) {
+      const segment = queue.shift() as string;
+      if (segment === '' || segment === '.') continue;
+      if (segment === '..') {
+        if (real.length === 0) throw new PathEscapeError(shown, `a symlink leaves the workspace: ${shown}`);
+        real.pop();
+        continue;
+      }
+      const candidate = [...real, segment];
+      const candidateAbs = `${this.root}/${candidate.join('/')}`;
+      const isLast = queue.every((s) => s === '' || s === '.');
+      const reply = yield { op: 'lstat', path: candidateAbs };
+      if (reply.error !== undefined) {
+        const code = (reply.error as NodeJS.ErrnoException).code;
+        if (code === 'ENOENT') {
+          // Missing: the rest is appended lexically.
+          const rest = [...candidate];
+          for (const s of queue) {
+            if (s === '' || s === '.') continue;
+            if (s === '..') {
+              if (rest.length === 0) throw new PathEscapeError(shown, `a symlink leaves the workspace: ${shown}`);
+              rest.pop();
+            } else rest.push(s);
+          }
+          const rel = rest.join('/');
+          return { rel, abs: rel === '' ? this.root : `${this.root}/${rel}`, stat: undefined };
+        }
+        if (code === 'ENOTDIR') throw new NotADirectoryError(shown);
+        throw hostError(reply.error, path);
+      }
+      const stat = reply.stat as fs.Stats;
+      if (stat.isSymbolicLink() && (!isLast || followFinal)) {
+        hops += 1;
+        if (hops > MAX_LINK_HOPS) throw new PathEscapeError(shown, `too many levels of symbolic links: ${shown}`);
+        const linkReply = yield { op: 'readlink', path: candidateAbs };
+        if (linkReply.error !== undefined) throw hostError(linkReply.error, path);
+        const target = linkReply.link as string;
+        if (isAbsolute(target)) {
+          const inside = this.relativeOf(target.replace(/\/+$/, '') || '/');
+          if (inside === undefined) throw new PathEscapeError(shown, `a symlink leaves the workspace: ${shown}`);
+          real.length = 0;
+          queue.unshift(...inside.split('/'));
+        } else {
+          queue.unshift(...target.split('/'));
+        }
+        continue;
+      }
+      if (!isLast && !stat.isDirectory()) throw new NotADirectoryError(shown);
+      real.push(segment);
+      lastStat = stat;
+    }
+    const rel = real.join('/');
+    if (rel === '') {
+      const reply = yield { op: 'lstat', path: this.root };
+      lastStat = reply.stat;
+    }
+    return { rel, abs: rel === '' ? this.root : `${this.root}/${rel}`, stat: lastStat };
+  }
+
+  /**
+   * Confirms an open descriptor is the expected entry inside the root. On Linux the kernel's view of the
+   * descriptor (`/proc/self/fd`) is compared with the expected path, which defeats a component swapped
+   * for an escaping link after resolution; elsewhere the check is skipped (documented limitation).
+   */
+  async verifyDescriptor(fd: number, expectedAbs: string, shown: string): Promise<void> {
+    if (process.platform !== 'linux') return;
+    let actual: string;
+    try {
+      actual = await fs.promises.readlink(`/proc/self/fd/${fd}`);
+    } catch {
+      return;
+    }
+    if (actual !== expectedAbs) throw new PathEscapeError(shown, `the path changed while it was being opened: ${shown}`);
+  }
+}
+
+/**
+ * Maps a Node fs error to the protocol's error for a workspace path. The original error is never chained:
+ * its message and `path` hold host absolute paths.
+ */
+export function hostError(error: unknown, path: NormalizedPath): WorkspaceError {
+  if (error instanceof WorkspaceError) return error;
+  const shown = displayPath(path);
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  switch (code) {
+    case 'ENOENT':
+      return new FileNotFoundError(shown);
+    case 'EISDIR':
+      return new IsADirectoryError(shown);
+    case 'ENOTDIR':
+      return new NotADirectoryError(shown);
+    case 'EEXIST':
+      return new FileExistsError(shown);
+    case 'ENOTEMPTY':
+      return new DirectoryNotEmptyError(shown);
+    case 'ELOOP':
+      return new PathEscapeError(shown, `too many levels of symbolic links: ${shown}`);
+    case 'EACCES':
+    case 'EPERM':
+      return new WorkspaceError('EACCES', `permission denied by the host: ${shown}`, shown);
+    case 'EFBIG':
+    case 'ENOSPC':
+    case 'EDQUOT':
+      return new WorkspaceError('EFBIG', `the host is out of space or over a size limit (${code}): ${shown}`, shown);
+    default:
+      return new WorkspaceError('EINVAL', `host filesystem error${typeof code === 'string' ? ` (${code})` : ''}: ${shown}`, shown);
+  }
+}
