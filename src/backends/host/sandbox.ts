@@ -5,6 +5,7 @@ import {
   FileExistsError,
   FileNotFoundError,
   IsADirectoryError,
+  LimitExceededError,
   NotADirectoryError,
   PathEscapeError,
   WorkspaceError,
@@ -207,6 +208,8 @@ export function hostError(error: unknown, path: NormalizedPath): WorkspaceError 
       return new FileExistsError(shown);
     case 'ENOTEMPTY':
       return new DirectoryNotEmptyError(shown);
+    case 'ENAMETOOLONG':
+      return new LimitExceededError(`a name is longer than the host filesystem allows: ${shown}`, shown);
     case 'ELOOP':
       return new PathEscapeError(shown, `too many levels of symbolic links: ${shown}`);
     case 'EACCES':

@@ -273,7 +273,14 @@ export class HostWorkspace extends BaseWorkspace implements SnapshotableWorkspac
   }
 
   protected async entryKind(path: NormalizedPath): Promise<EntryKind | undefined> {
-    const target = await this.#resolve(path, false);
+    let target: Resolved;
+    try {
+      target = await this.#resolve(path, false);
+    } catch (error) {
+      // A file in the parent chain: the path does not exist (the operation reports ENOTDIR itself).
+      if (error instanceof NotADirectoryError) return undefined;
+      throw error;
+    }
     const st = target.stat;
     if (st === undefined) return undefined;
     if (st.isSymbolicLink()) return 'symlink';
@@ -287,8 +294,8 @@ export class HostWorkspace extends BaseWorkspace implements SnapshotableWorkspac
     if (entry.stat === undefined) throw new FileNotFoundError(shown);
     const isSymlink = entry.stat.isSymbolicLink();
     const target = isSymlink ? await this.#resolve(path, true) : entry;
-    const st = target.stat;
-    if (st === undefined) throw new FileNotFoundError(shown, `symlink target does not exist: ${shown}`);
+    // A dangling link (inside the root) is reported as the link itself.
+    const st = target.stat ?? entry.stat;
     const isFile = st.isFile();
     const result: StatResult = {
       path: shown,
