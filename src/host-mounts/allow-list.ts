@@ -1,0 +1,37 @@
+import { realpath } from 'node:fs/promises';
+import { isAbsolute, resolve, sep } from 'node:path';
+import { InvalidArgumentError, PathEscapeError } from '../workspace/errors.js';
+
+/**
+ * The allow-list: host directories, resolved to their real paths (symlinks and `..` resolved by the
+ * kernel), that mounts may read from. A root that does not exist allows nothing.
+ */
+export class AllowedRoots {
+  private constructor(readonly roots: readonly string[]) {}
+
+  static async resolve(input: unknown): Promise<AllowedRoots> {
+    if (input === undefined || input === null || (Array.isArray(input) && input.length === 0)) {
+      throw new PathEscapeError(undefined, 'hydration refused: no allowedHostRoots were given, so no host path may be mounted');
+    }
+    if (!Array.isArray(input) || !input.every((root) => typeof root === 'string' && root !== '' && !root.includes('\0'))) {
+      throw new InvalidArgumentError('allowedHostRoots must be a list of non-empty host paths');
+    }
+    const roots: string[] = [];
+    for (const root of input as string[]) {
+      try {
+        roots.push(await realpath(isAbsolute(root) ? root : resolve(root)));
+      } catch {
+        // A missing or unreadable root allows nothing.
+      }
+    }
+    if (roots.length === 0) {
+      throw new PathEscapeError(undefined, 'hydration refused: none of the allowedHostRoots exists');
+    }
+    return new AllowedRoots(roots);
+  }
+
+  /** Whether a real (already resolved) host path is one of the roots or lies below one. */
+  contains(realPath: string): boolean {
+    return this.roots.some((root) => realPath === root || realPath.startsWith(root.endsWith(sep) ? root : `${root}${sep}`));
+  }
+}

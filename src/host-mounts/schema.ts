@@ -1,0 +1,52 @@
+import { z } from 'zod';
+
+/**
+ * One host folder (or file) to copy into a workspace. Unknown keys are refused: a misspelt `exclude` must
+ * not silently pull in what it meant to leave out.
+ */
+export const HostMountSchema = z.strictObject({
+  /** A host path, absolute or relative to the working directory. It must resolve inside an allowed root. */
+  hostPath: z
+    .string()
+    .min(1, 'hostPath must not be empty')
+    .refine((value) => !value.includes('\0'), 'hostPath must not contain NUL'),
+  /** Where the mount lands in the workspace; default the base name of `hostPath` as given. `/` is the root. */
+  mountPath: z.string().optional(),
+  /** picomatch globs (`dot: true`) against the path relative to the mount source; only matching files are copied. */
+  include: z.array(z.string().min(1)).optional(),
+  /** picomatch globs (`dot: true`) against the path relative to the mount source; exclude wins over include. */
+  exclude: z.array(z.string().min(1)).optional(),
+  /** Most bytes this mount may pull in; over it the whole hydration fails and nothing is written. */
+  maxBytes: z.number().int().nonnegative().optional(),
+  /** Follow symlinks whose targets lie inside the allowed roots. Default false: links are skipped. */
+  followSymlinks: z.boolean().optional(),
+});
+
+export type HostMount = z.input<typeof HostMountSchema>;
+
+export interface HydrateProgress {
+  /** Files written so far. */
+  files: number;
+  /** Bytes written so far. */
+  bytes: number;
+  /** The workspace path just written. */
+  path: string;
+}
+
+export interface HydrateOptions {
+  /** Host directories mounts may read from. Required: with none, hydration refuses. */
+  allowedHostRoots: readonly string[];
+  /** Called after each file is written. A throw fails the hydration (and rolls it back). */
+  onProgress?: (progress: HydrateProgress) => void;
+  /** Aborting fails the hydration and rolls it back. */
+  signal?: AbortSignal;
+}
+
+export interface HydrateResult {
+  /** Files written. A path written by several mounts counts once. */
+  files: number;
+  /** Bytes written. */
+  bytes: number;
+  /** What was left out, with why (workspace paths only). Excluded paths are not listed. */
+  skipped: { path: string; reason: string }[];
+}

@@ -1,0 +1,469 @@
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { appendFileSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { HostMountSchema, hydrate, type HydrateProgress } from '../../src/host-mounts/index.js';
+import { BACKENDS, caught, contentsOf, hostTrees, workspaceFactory } from './backends.js';
+
+describe.each(BACKENDS)('hydrate on $name', (backend) => {
+  const create = workspaceFactory(backend);
+  const host = hostTrees();
+
+  /** An allowed root holding `project/` and, next to it, a forbidden `secret/` outside the allowed root. */
+  function layout(project: Parameters<typeof host.tree>[0] = { 'a.txt': 'a' }) {
+    const base = host.dir();
+    host.tree({ 'secret/key.pem': 'TOP SECRET', 'secret/dir/inner.txt': 'inner secret' }, base);
+    const allowed = join(base, 'allowed');
+    mkdirSync(allowed);
+    host.tree(project, join(allowed, 'project'));
+    return { base, allowed, project: join(allowed, 'project'), secret: join(base, 'secret') };
+  }
+
+  function expectNoHostPath(error: Error, ...paths: string[]): void {
+    for (const path of paths) expect(`${error.message} ${JSON.stringify(error)}`).not.toContain(path);
+  }
+
+  describe('allow-list', () => {
+    it('refuses without allowed roots, before touching anything', async () => {
+      const { project } = layout();
+      const workspace = await create();
+      for (const allowedHostRoots of [undefined, []]) {
+        const error = await caught(() => hydrate(workspace, [{ hostPath: project }], { allowedHostRoots } as never));
+        expect(error).toMatchObject({ name: 'PathEscapeError', code: 'EACCES' });
+      }
+      expect(await workspace.list('/')).toEqual([]);
+    });
+
+    it('refuses a host path outside every allowed root, naming no host path', async () => {
+      const { allowed, secret, base } = layout();
+      const workspace = await create();
+      const error = await caught(() => hydrate(workspace, [{ hostPath: secret }], { allowedHostRoots: [allowed] }));
+      expect(error).toMatchObject({ name: 'PathEscapeError', code: 'EACCES', path: 'secret' });
+      expectNoHostPath(error, base);
+      expect(await workspace.list('/')).toEqual([]);
+    });
+
+    it('resolves `..` before checking: allowed/project/../../secret escapes', async () => {
+      const { allowed, project, base } = layout();
+      const workspace = await create();
+      const error = await caught(() => hydrate(workspace, [{ hostPath: `${project}/../../secret`, mountPath: 'x' }], { allowedHostRoots: [allowed] }));
+      expect(error).toMatchObject({ name: 'PathEscapeError', code: 'EACCES' });
+      expectNoHostPath(error, base);
+      // The same `..` staying inside is fine.
+      await hydrate(workspace, [{ hostPath: `${project}/../project`, mountPath: 'ok' }], { allowedHostRoots: [allowed] });
+      expect(await contentsOf(workspace)).toEqual({ 'ok/': '', 'ok/a.txt': 'a' });
+    });
+
+    it('resolves `..` physically: through a directory link, `..` lands next to the link target', async () => {
+      const { allowed, base } = layout();
+      // allowed/jump -> base/secret/dir; allowed/jump/.. is base/secret, outside.
+      symlinkSync(join(base, 'secret', 'dir'), join(allowed, 'jump'));
+      const workspace = await create();
+      const error = await caught(() => hydrate(workspace, [{ hostPath: `${allowed}/jump/..`, mountPath: 'x', followSymlinks: true }], { allowedHostRoots: [allowed] }));
+      expect(error).toMatchObject({ name: 'PathEscapeError' });
+      expect(await workspace.list('/')).toEqual([]);
+    });
+
+    it('a host path that is itself a link: skipped unless followed, and followed only inside the allowed roots', async () => {
+      const { allowed, project, secret } = layout({ 'a.txt': 'a' });
+      symlinkSync(secret, join(allowed, 'out'));
+      symlinkSync(project, join(allowed, 'in'));
+      const workspace = await create();
+
+      const notFollowed = await hydrate(workspace, [{ hostPath: join(allowed, 'in') }], { allowedHostRoots: [allowed] });
+      expect(notFollowed.files).toBe(0);
+      expect(notFollowed.skipped).toEqual([{ path: 'in', reason: expect.stringContaining('symlink') }]);
+      expect(await workspace.list('/')).toEqual([]);
+
+      const escape = await caught(() => hydrate(workspace, [{ hostPath: join(allowed, 'out'), followSymlinks: true }], { allowedHostRoots: [allowed] }));
+      expect(escape).toMatchObject({ name: 'PathEscapeError', path: 'out' });
+      expect(await workspace.list('/')).toEqual([]);
+
+      // Followed inside the roots; mountPath is the base name as given (the link's), not the target's.
+      const followed = await hydrate(workspace, [{ hostPath: join(allowed, 'in'), followSymlinks: true }], { allowedHostRoots: [allowed] });
+      expect(followed.files).toBe(1);
+      expect(await contentsOf(workspace)).toEqual({ 'in/': '', 'in/a.txt': 'a' });
+    });
+
+    it('an allowed root given through a link is resolved, and anything inside its real path is allowed', async () => {
+      const { allowed, base } = layout();
+      symlinkSync(allowed, join(base, 'allowed-link'));
+      const workspace = await create();
+      await hydrate(workspace, [{ hostPath: join(allowed, 'project') }], { allowedHostRoots: [join(base, 'allowed-link')] });
+      expect(await contentsOf(workspace)).toEqual({ 'project/': '', 'project/a.txt': 'a' });
+    });
+
+    it('an allowed root does not allow its sibling with a common prefix', async () => {
+      const base = host.dir();
+      host.tree({ 'root/a': 'a', 'root2/b': 'b' }, base);
+      const workspace = await create();
+      await expect(hydrate(workspace, [{ hostPath: join(base, 'root2') }], { allowedHostRoots: [join(base, 'root')] })).rejects.toMatchObject({ code: 'EACCES' });
+    });
+
+    it('a missing host path is ENOENT without the host path', async () => {
+      const { allowed, base } = layout();
+      const workspace = await create();
+      const error = await caught(() => hydrate(workspace, [{ hostPath: join(allowed, 'nope') }], { allowedHostRoots: [allowed] }));
+      expect(error).toMatchObject({ name: 'FileNotFoundError', code: 'ENOENT', path: 'nope' });
+      expectNoHostPath(error, base);
+    });
+  });
+
+  describe('symlinks inside the tree', () => {
+    function linkedTree() {
+      const paths = layout({ 'real.txt': 'real', 'sub/file.txt': 'sub' });
+      const { project, secret, allowed } = paths;
+      symlinkSync(join(secret, 'key.pem'), join(project, 'abs-out-file'));
+      symlinkSync(secret, join(project, 'abs-out-dir'));
+      symlinkSync('../../secret/key.pem', join(project, 'rel-out-file'));
+      symlinkSync('../../secret', join(project, 'rel-out-dir'));
+      symlinkSync('real.txt', join(project, 'in-file'));
+      symlinkSync('sub', join(project, 'in-dir'));
+      symlinkSync('missing', join(project, 'broken'));
+      symlinkSync('..', join(project, 'sub', 'loop'));
+      // Inside the allowed root but outside the mount: allowed (the rule is the allowed roots).
+      writeFileSync(join(allowed, 'neighbour.txt'), 'neighbour');
+      symlinkSync('../neighbour.txt', join(project, 'neighbour'));
+      return paths;
+    }
+
+    it('are all skipped and reported unless followSymlinks', async () => {
+      const { allowed } = linkedTree();
+      const workspace = await create();
+      const result = await hydrate(workspace, [{ hostPath: join(allowed, 'project') }], { allowedHostRoots: [allowed] });
+      expect(await contentsOf(workspace)).toEqual({ 'project/': '', 'project/real.txt': 'real', 'project/sub/': '', 'project/sub/file.txt': 'sub' });
+      expect(result.skipped.map((s) => s.path)).toEqual([
+        'project/abs-out-dir',
+        'project/abs-out-file',
+        'project/broken',
+        'project/in-dir',
+        'project/in-file',
+        'project/neighbour',
+        'project/rel-out-dir',
+        'project/rel-out-file',
+        'project/sub/loop',
+      ]);
+      expect(result.skipped.every((s) => s.reason.includes('symlink'))).toBe(true);
+    });
+
+    it('with followSymlinks, only targets inside the allowed roots are copied (as regular files and directories)', async () => {
+      const { allowed, base } = linkedTree();
+      const workspace = await create();
+      const result = await hydrate(workspace, [{ hostPath: join(allowed, 'project'), followSymlinks: true }], { allowedHostRoots: [allowed] });
+      expect(await contentsOf(workspace)).toEqual({
+        'project/': '',
+        'project/in-dir/': '',
+        'project/in-dir/file.txt': 'sub',
+        'project/in-file': 'real',
+        'project/neighbour': 'neighbour',
+        'project/real.txt': 'real',
+        'project/sub/': '',
+        'project/sub/file.txt': 'sub',
+      });
+      expect(Object.fromEntries(result.skipped.map((s) => [s.path, s.reason]))).toEqual({
+        'project/abs-out-dir': 'symlink target outside the allowed roots',
+        'project/abs-out-file': 'symlink target outside the allowed roots',
+        'project/rel-out-dir': 'symlink target outside the allowed roots',
+        'project/rel-out-file': 'symlink target outside the allowed roots',
+        'project/broken': 'broken symlink',
+        'project/in-dir/loop': 'symlink cycle',
+        'project/sub/loop': 'symlink cycle',
+      });
+      expect(JSON.stringify(result)).not.toContain(base);
+      expect(JSON.stringify(await contentsOf(workspace))).not.toContain('SECRET');
+    });
+  });
+
+  describe('include and exclude', () => {
+    const tree = {
+      'src/index.ts': 'index',
+      'src/deep/nested/util.ts': 'util',
+      'src/deep/readme.md': 'readme',
+      'src/node_modules/pkg/index.ts': 'dep',
+      'node_modules/pkg/index.js': 'dep',
+      '.env': 'SECRET=1',
+      '.github/workflows/ci.yml': 'ci',
+      'build.log': 'log',
+      'logs/old.log': 'log',
+      'empty/': null,
+    } as const;
+
+    it('match paths relative to the mount source with dot: true, and exclude wins', async () => {
+      const { allowed, project } = layout(tree as never);
+      const workspace = await create();
+      await hydrate(workspace, [{ hostPath: project, mountPath: 'p', include: ['**/*.ts', '.github/**'], exclude: ['**/node_modules/**', 'src/deep/nested/**'] }], {
+        allowedHostRoots: [allowed],
+      });
+      expect(Object.keys(await contentsOf(workspace)).filter((p) => !p.endsWith('/'))).toEqual(['p/.github/workflows/ci.yml', 'p/src/index.ts']);
+    });
+
+    it('exclude alone keeps dotfiles unless named, prunes whole directories, and keeps empty directories', async () => {
+      const { allowed, project } = layout(tree as never);
+      const workspace = await create();
+      await hydrate(workspace, [{ hostPath: project, mountPath: '/', exclude: ['node_modules', '**/*.log', '.env'] }], { allowedHostRoots: [allowed] });
+      expect(Object.keys(await contentsOf(workspace))).toEqual([
+        '.github/',
+        '.github/workflows/',
+        '.github/workflows/ci.yml',
+        'empty/',
+        'logs/',
+        'src/',
+        'src/deep/',
+        'src/deep/nested/',
+        'src/deep/nested/util.ts',
+        'src/deep/readme.md',
+        'src/index.ts',
+        'src/node_modules/',
+        'src/node_modules/pkg/',
+        'src/node_modules/pkg/index.ts',
+      ]);
+    });
+
+    it('include on a file that is also excluded: exclude wins', async () => {
+      const { allowed, project } = layout({ 'a.ts': 'a', 'b.ts': 'b' });
+      const workspace = await create();
+      const result = await hydrate(workspace, [{ hostPath: project, include: ['*.ts'], exclude: ['b.ts'] }], { allowedHostRoots: [allowed] });
+      expect(result.files).toBe(1);
+      expect(await contentsOf(workspace)).toEqual({ 'project/': '', 'project/a.ts': 'a' });
+    });
+  });
+
+  describe('mount paths', () => {
+    it('default to the base name as given, accept nested targets and the root, and mount single files', async () => {
+      const { allowed, project } = layout({ 'a.txt': 'a', 'sub/b.txt': 'b' });
+      const workspace = await create();
+      const cwd = process.cwd();
+      process.chdir(allowed);
+      try {
+        await hydrate(workspace, [{ hostPath: './project/' }], { allowedHostRoots: [allowed] });
+      } finally {
+        process.chdir(cwd);
+      }
+      await hydrate(
+        workspace,
+        [
+          { hostPath: join(project, 'sub'), mountPath: 'x/y' },
+          { hostPath: join(project, 'sub'), mountPath: '/' },
+          { hostPath: join(project, 'a.txt'), mountPath: 'single/renamed.txt' },
+          { hostPath: join(project, 'a.txt') },
+        ],
+        { allowedHostRoots: [allowed] },
+      );
+      expect(await contentsOf(workspace)).toEqual({
+        'a.txt': 'a',
+        'b.txt': 'b',
+        'project/': '',
+        'project/a.txt': 'a',
+        'project/sub/': '',
+        'project/sub/b.txt': 'b',
+        'single/': '',
+        'single/renamed.txt': 'a',
+        'x/': '',
+        'x/y/': '',
+        'x/y/b.txt': 'b',
+      });
+    });
+
+    it('refuses a mountPath that climbs above the root, and unknown mount keys', async () => {
+      const { allowed, project } = layout();
+      const workspace = await create();
+      await expect(hydrate(workspace, [{ hostPath: project, mountPath: '../up' }], { allowedHostRoots: [allowed] })).rejects.toMatchObject({ code: 'EACCES' });
+      await expect(hydrate(workspace, [{ hostPath: project, exlude: ['x'] } as never], { allowedHostRoots: [allowed] })).rejects.toMatchObject({ code: 'EINVAL' });
+      expect(HostMountSchema.safeParse({ hostPath: '' }).success).toBe(false);
+      expect(await workspace.list('/')).toEqual([]);
+    });
+  });
+
+  describe('all or nothing', () => {
+    it('a mount over maxBytes fails the whole hydration, before anything is written', async () => {
+      const { allowed, project } = layout({ 'a.bin': new Uint8Array(600), 'b.bin': new Uint8Array(600) });
+      const other = host.tree({ 'small.txt': 'small' }, join(allowed, 'other'));
+      const workspace = await create();
+      await workspace.write('keep.txt', 'kept');
+      const before = await contentsOf(workspace);
+      const error = await caught(() =>
+        hydrate(workspace, [{ hostPath: other }, { hostPath: project, maxBytes: 1000 }], { allowedHostRoots: [allowed] }),
+      );
+      expect(error).toMatchObject({ name: 'LimitExceededError', code: 'EFBIG' });
+      expect(error.message).toContain('maxBytes');
+      expect(await contentsOf(workspace)).toEqual(before);
+      // Exactly at the budget is fine.
+      const result = await hydrate(workspace, [{ hostPath: project, maxBytes: 1200 }], { allowedHostRoots: [allowed] });
+      expect(result).toMatchObject({ files: 2, bytes: 1200 });
+    });
+
+    it('a failure in the middle of the copy restores the workspace exactly', async () => {
+      const { allowed, project } = layout({ 'a.txt': 'a', 'b.txt': 'new b', 'c/d.txt': 'd' });
+      const workspace = await create();
+      await workspace.write('project/b.txt', 'old b');
+      await workspace.write('project/c/d.txt/blocker', 'a directory where the mount has a file');
+      const before = await contentsOf(workspace);
+      const error = await caught(() => hydrate(workspace, [{ hostPath: project }], { allowedHostRoots: [allowed] }));
+      expect(error).toMatchObject({ code: 'EISDIR' });
+      expect(await contentsOf(workspace)).toEqual(before);
+    });
+
+    it('a throwing onProgress and an abort mid-copy roll back too', async () => {
+      const { allowed, project } = layout({ 'a.txt': 'a', 'b.txt': 'b', 'c.txt': 'c' });
+      const workspace = await create();
+      await workspace.write('keep.txt', 'kept');
+      const before = await contentsOf(workspace);
+      const thrown = await caught(() =>
+        hydrate(workspace, [{ hostPath: project }], {
+          allowedHostRoots: [allowed],
+          onProgress: (progress) => {
+            if (progress.files === 2) throw new Error('stop');
+          },
+        }),
+      );
+      expect(thrown.message).toBe('stop');
+      expect(await contentsOf(workspace)).toEqual(before);
+
+      const controller = new AbortController();
+      const aborted = await caught(() =>
+        hydrate(workspace, [{ hostPath: project }], {
+          allowedHostRoots: [allowed],
+          signal: controller.signal,
+          onProgress: (progress) => {
+            if (progress.files === 1) controller.abort();
+          },
+        }),
+      );
+      expect(aborted.name).toBe('AbortError');
+      expect(await contentsOf(workspace)).toEqual(before);
+
+      await expect(hydrate(workspace, [{ hostPath: project }], { allowedHostRoots: [allowed], signal: AbortSignal.abort() })).rejects.toMatchObject({ name: 'AbortError' });
+      expect(await contentsOf(workspace)).toEqual(before);
+    });
+
+    it('a file that grows past the budget between the walk and the copy fails and rolls back', async () => {
+      const { allowed, project } = layout({ 'a.txt': 'aaaa', 'b.txt': 'bbbb' });
+      const workspace = await create();
+      // The snapshot is taken after the walk and before the copy: grow a file right then.
+      const growing = new Proxy(workspace, {
+        get(target, property) {
+          const value = Reflect.get(target, property, target) as unknown;
+          if (property === 'snapshot') {
+            return async (...args: unknown[]) => {
+              appendFileSync(join(project, 'b.txt'), 'grown past the budget');
+              return (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+            };
+          }
+          return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+        },
+      });
+      const error = await caught(() => hydrate(growing, [{ hostPath: project, maxBytes: 10 }], { allowedHostRoots: [allowed] }));
+      expect(error).toMatchObject({ code: 'EFBIG' });
+      expect(error.message).toContain('grew');
+      expect(await workspace.list('/')).toEqual([]);
+    });
+
+    it('overlapping mounts: later files win, directories merge; a file/directory clash fails with nothing written', async () => {
+      const base = host.dir();
+      host.tree({ 'one/shared.txt': 'from one', 'one/only-one.txt': '1', 'one/dir/x.txt': 'x', 'two/shared.txt': 'from two', 'two/dir/y.txt': 'y', 'three/shared.txt/': null }, base);
+      const workspace = await create();
+      const result = await hydrate(
+        workspace,
+        [
+          { hostPath: join(base, 'one'), mountPath: 'm' },
+          { hostPath: join(base, 'two'), mountPath: 'm' },
+        ],
+        { allowedHostRoots: [base] },
+      );
+      expect(await contentsOf(workspace)).toEqual({ 'm/': '', 'm/dir/': '', 'm/dir/x.txt': 'x', 'm/dir/y.txt': 'y', 'm/only-one.txt': '1', 'm/shared.txt': 'from two' });
+      expect(result.files).toBe(4);
+
+      const fresh = await create();
+      const clash = await caught(() =>
+        hydrate(
+          fresh,
+          [
+            { hostPath: join(base, 'one'), mountPath: 'm' },
+            { hostPath: join(base, 'three'), mountPath: 'm' },
+          ],
+          { allowedHostRoots: [base] },
+        ),
+      );
+      expect(clash).toMatchObject({ path: 'm/shared.txt' });
+      expect(['EISDIR', 'ENOTDIR']).toContain(clash.code);
+      expect(await fresh.list('/')).toEqual([]);
+      // A single-file mount onto a mounted directory's path clashes too.
+      await expect(
+        hydrate(fresh, [{ hostPath: join(base, 'one') , mountPath: 'm' }, { hostPath: join(base, 'two', 'shared.txt'), mountPath: 'm/dir' }], { allowedHostRoots: [base] }),
+      ).rejects.toMatchObject({ code: 'EISDIR', path: 'm/dir' });
+      expect(await fresh.list('/')).toEqual([]);
+    });
+  });
+
+  describe('content and reporting', () => {
+    it('copies binary files byte for byte, including empty and large ones, and keeps empty directories', async () => {
+      const random = randomBytes(3 * 1024 * 1024 + 7);
+      const invalidUtf8 = Uint8Array.from([0xff, 0xfe, 0x00, 0xc3, 0x28, 0x80, 0x0a, 0x0d]);
+      const { allowed, project } = layout({ 'bin/random.dat': random, 'bin/bad.bin': invalidUtf8, 'bin/empty.dat': new Uint8Array(0), 'crlf.txt': 'a\r\nb\r\n', 'keep/': null, 'keep/nested/empty/': null });
+      const workspace = await create();
+      const result = await hydrate(workspace, [{ hostPath: project, mountPath: '/' }], { allowedHostRoots: [allowed] });
+      expect(result).toEqual({ files: 4, bytes: random.byteLength + invalidUtf8.byteLength + 6, skipped: [] });
+      expect(Buffer.from((await workspace.readBytes('bin/random.dat')).content).equals(random)).toBe(true);
+      expect(Array.from((await workspace.readBytes('bin/bad.bin')).content)).toEqual(Array.from(invalidUtf8));
+      expect((await workspace.stat('bin/empty.dat')).sizeBytes).toBe(0);
+      expect((await workspace.read('crlf.txt')).content).toBe('a\r\nb\r');
+      expect(await workspace.list('keep')).toMatchObject([{ name: 'nested', isDirectory: true }]);
+      expect(await workspace.list('keep/nested/empty')).toEqual([]);
+    });
+
+    it('reports progress per file, in path order, with running totals', async () => {
+      const { allowed, project } = layout({ 'b.txt': 'bb', 'a.txt': 'a', 'c/d.txt': 'ddd' });
+      const workspace = await create();
+      const seen: HydrateProgress[] = [];
+      const result = await hydrate(workspace, [{ hostPath: project }], { allowedHostRoots: [allowed], onProgress: (p) => seen.push({ ...p }) });
+      expect(seen).toEqual([
+        { files: 1, bytes: 1, path: 'project/a.txt' },
+        { files: 2, bytes: 3, path: 'project/b.txt' },
+        { files: 3, bytes: 6, path: 'project/c/d.txt' },
+      ]);
+      expect(result).toMatchObject({ files: 3, bytes: 6 });
+    });
+
+    it('skips and reports paths over the creation limits and names that cannot be workspace paths', async () => {
+      const long = 'n'.repeat(30);
+      const { allowed, project } = layout({ 'ok/a.txt': 'a', 'd1/d2/d3/deep.txt': 'deep', 'd1/d2/d3/d4/': null, [`${long}.txt`]: 'long', 'back\\slash.txt': 'x', 'new\nline.txt': 'y' });
+      const workspace = await create({ limits: { maxPathDepth: 4, maxSegmentLength: 20 } });
+      const result = await hydrate(workspace, [{ hostPath: project }], { allowedHostRoots: [allowed] });
+      expect(await contentsOf(workspace)).toEqual({ 'project/': '', 'project/d1/': '', 'project/d1/d2/': '', 'project/d1/d2/d3/': '', 'project/ok/': '', 'project/ok/a.txt': 'a' });
+      expect(result.skipped).toEqual([
+        { path: 'project/back\\\\slash.txt', reason: expect.stringContaining('cannot be a workspace path') },
+        { path: 'project/d1/d2/d3/d4', reason: expect.stringContaining('limits') },
+        { path: 'project/d1/d2/d3/deep.txt', reason: expect.stringContaining('limits') },
+        { path: 'project/new\\nline.txt', reason: expect.stringContaining('cannot be a workspace path') },
+        { path: `project/${long}.txt`, reason: expect.stringContaining('limits') },
+      ]);
+    });
+
+    it('skips FIFOs and other special files', async () => {
+      const { allowed, project } = layout({ 'a.txt': 'a' });
+      try {
+        execFileSync('mkfifo', [join(project, 'pipe')]);
+      } catch {
+        return; // no mkfifo on this system
+      }
+      const workspace = await create();
+      const result = await hydrate(workspace, [{ hostPath: project }], { allowedHostRoots: [allowed] });
+      expect(result.skipped).toEqual([{ path: 'project/pipe', reason: 'not a regular file or directory' }]);
+      expect(result.files).toBe(1);
+    });
+
+    it('a read-only workspace is refused first, before any other check', async () => {
+      const workspace = await create({ readOnly: true });
+      await expect(hydrate(workspace, [{ hostPath: '/nonexistent' }], {} as never)).rejects.toMatchObject({ name: 'ReadOnlyError', code: 'EROFS' });
+    });
+
+    it('hydrating nothing writes nothing and takes no snapshot', async () => {
+      const { allowed, project } = layout({ 'a.txt': 'a' });
+      const workspace = await create();
+      const result = await hydrate(workspace, [{ hostPath: project, include: ['*.none'], mountPath: '/' }], { allowedHostRoots: [allowed] });
+      expect(result).toEqual({ files: 0, bytes: 0, skipped: [] });
+      expect(await workspace.list('/')).toEqual([]);
+    });
+  });
+});
