@@ -185,8 +185,9 @@ export function workspaceTools(options: WorkspaceToolsOptions = {}): WorkspaceTo
       const positions = occurrences(text, oldString);
       if (positions.length === 0) return failure('EINVAL', noMatchMessage(bytes.path, text, oldString), { path: bytes.path, reason: 'no_match' });
       if (positions.length > 1 && replaceAll !== true) {
-        const lines = positions.slice(0, 10).map((p) => lineAt(text, p));
-        const where = `line${lines.length > 1 ? 's' : ''} ${lines.join(', ')}${positions.length > 10 ? ', ...' : ''}`;
+        const allLines = [...new Set(positions.map((p) => lineAt(text, p)))];
+        const lines = allLines.slice(0, 10);
+        const where = `line${allLines.length > 1 ? 's' : ''} ${lines.join(', ')}${allLines.length > lines.length ? ', ...' : ''}`;
         return failure(
           'EINVAL',
           `old_string occurs ${positions.length} times in ${bytes.path} (at ${where}), so the edit is ambiguous. Nothing was changed. ` +

@@ -1,6 +1,9 @@
+import { symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { MemoryWorkspace } from '../../src/backends/memory/index.js';
+import { HostWorkspace } from '../../src/backends/host/index.js';
 import type { SnapshotableWorkspace } from '../../src/workspace/types.js';
 import { WORKSPACE_TOOL_NAMES, workspacePrompt, workspaceTools } from '../../src/tools/index.js';
 import type { ToolResult } from '../../src/session/types.js';
@@ -11,7 +14,10 @@ interface Backend {
   create(options?: { readOnly?: boolean }): Promise<SnapshotableWorkspace> | SnapshotableWorkspace;
 }
 
-const backends: Backend[] = [{ name: 'memory', create: (options) => new MemoryWorkspace(options) }];
+const backends: Backend[] = [
+  { name: 'memory', create: (options) => new MemoryWorkspace(options) },
+  { name: 'host', create: (options) => new HostWorkspace(options) },
+];
 
 async function seed(ws: SnapshotableWorkspace): Promise<void> {
   await ws.write('src/main.ts', 'import { greet } from "./greet";\n\nconsole.log(greet("world"));\n');
@@ -396,6 +402,34 @@ for (const backend of backends) {
     });
   });
 }
+
+describe('workspace tools on host: links that leave the root', () => {
+  it('lists such a link by name and refuses to follow it, without a host path', async () => {
+    const ws = new HostWorkspace();
+    try {
+      await seed(ws);
+      symlinkSync(tmpdir(), join(ws.root, 'outside'));
+      symlinkSync('README.md', join(ws.root, 'readme-link'));
+      const call = toolCaller(ws);
+      const listing = await call('list_directory', {});
+      expect(listing.message).toContain('outside@ (link leading outside the workspace)');
+      expect(listing.message).toContain('readme-link@');
+      expect((await call('read_file', { path: 'readme-link' })).message).toContain('# Demo');
+      for (const result of [
+        await call('read_file', { path: 'outside/anything' }),
+        await call('list_directory', { path: 'outside' }),
+        await call('write_file', { path: 'outside/planted.txt', content: 'x' }),
+      ]) {
+        expect(result.success).toBe(false);
+        expect(['EACCES', 'ENOENT']).toContain(codeOf(result));
+        expect(result.message).not.toContain(ws.root);
+        expect(result.message).not.toContain(tmpdir());
+      }
+    } finally {
+      await ws.dispose();
+    }
+  });
+});
 
 describe('tool definitions', () => {
   it('has the eleven tools with snake_case JSON Schemas', () => {
