@@ -42,7 +42,11 @@ export function failureFromError(tool: HintedTool, error: unknown, workspace?: W
     const name = error instanceof Error && /^[A-Za-z]+$/.test(error.name) ? ` (${error.name})` : '';
     return failure('ETOOL', `${tool} hit an unexpected internal error${name}. Nothing was changed. Retry once; if it fails again, try a different approach.`, { reason: 'internal' });
   }
-  const message = redactHostPaths(`${sentence(messageFor(tool, error))} ${hintFor(tool, error)}`.trim(), workspace);
+  let hint = hintFor(tool, error);
+  if (error.code === 'ENOENT' && error.path !== undefined && /^(?:tmp|var|home|Users|usr|etc|opt|private|mnt|root|srv|work)\//.test(error.path)) {
+    hint += " A leading '/' means the workspace root, not the host's: host paths do not exist here.";
+  }
+  const message = redactHostPaths(`${sentence(messageFor(tool, error))} ${hint}`.trim(), workspace);
   return failure(error.code, message, error.path === undefined ? {} : { path: error.path });
 }
 
@@ -65,7 +69,7 @@ function hintFor(tool: HintedTool, error: WorkspaceError): string {
     case 'ENOENT':
       return FIND_PATH;
     case 'EISDIR':
-      if (tool === 'read_file' || tool === 'edit_file') return 'It is a directory: use list_directory to see what it contains, then pick a file.';
+      if (tool === 'read_file' || tool === 'edit_file') return 'Use list_directory to see what it contains, then pick a file.';
       if (tool === 'write_file') return 'Choose a file path, for example one inside that directory.';
       return '';
     case 'ENOTDIR':
@@ -89,7 +93,7 @@ function hintFor(tool: HintedTool, error: WorkspaceError): string {
     case 'EILSEQ':
       return tool === 'read_file' || tool === 'edit_file' ? 'Use stat to see its size and type.' : '';
     case 'EFBIG':
-      return 'Use a shallower path with shorter names, or smaller content.';
+      return /\bpath\b/.test(error.message) ? 'Use a shallower path with shorter names.' : 'Write less content in one call.';
     case 'ESNAPSHOT':
       return 'Use a snapshot id returned by the snapshot tool.';
     default:
@@ -100,7 +104,7 @@ function hintFor(tool: HintedTool, error: WorkspaceError): string {
 function sentence(text: string): string {
   // Not capitalised: messages often start with a path, which must stay exactly as it is.
   const trimmed = text.trim();
-  return /[.!?)]$/.test(trimmed) ? trimmed : `${trimmed}.`;
+  return /[.!?]$/.test(trimmed) ? trimmed : `${trimmed}.`;
 }
 
 /**
@@ -111,7 +115,9 @@ export function redactHostPaths(text: string, workspace?: Pick<Workspace, 'root'
   const secrets = [...extra];
   if (workspace !== undefined && workspace.root !== '/' && workspace.root !== '') secrets.push(workspace.root);
   let result = text;
-  for (const secret of secrets.filter((s) => s.length > 1).sort((a, b) => b.length - a.length)) {
+  // Longest first; each also without its leading slash, the form a workspace path normalised from it takes.
+  const forms = secrets.filter((s) => s.length > 1).flatMap((s) => (s.startsWith('/') && s.length > 2 ? [s, s.slice(1)] : [s]));
+  for (const secret of forms.sort((a, b) => b.length - a.length)) {
     result = result.split(secret).join('<host path>');
   }
   return result;

@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { MemoryWorkspace } from '../../src/backends/memory/index.js';
 import { HostWorkspace } from '../../src/backends/host/index.js';
 import type { SnapshotableWorkspace } from '../../src/workspace/types.js';
-import { WORKSPACE_TOOL_NAMES, workspacePrompt, workspaceTools } from '../../src/tools/index.js';
+import { redactHostPaths, WORKSPACE_TOOL_NAMES, workspacePrompt, workspaceTools } from '../../src/tools/index.js';
 import type { ToolResult } from '../../src/session/types.js';
 import { codeOf, toolCaller } from './helpers.js';
 
@@ -141,6 +141,8 @@ for (const backend of backends) {
         expect(binary.message).not.toContain('readBytes');
         const escape = await call('read_file', { path: '../../../etc/passwd' });
         expect(codeOf(escape)).toBe('EACCES');
+        const hostLooking = await call('read_file', { path: '/home/someone/project/a.ts' });
+        expect(hostLooking.message).toContain("A leading '/' means the workspace root, not the host's");
         const bad = await call('read_file', { path: 'src\\main.ts' });
         expect(codeOf(bad)).toBe('EINVAL');
         expect(bad.message).toContain("'/' as the separator");
@@ -428,6 +430,14 @@ describe('workspace tools on host: links that leave the root', () => {
     } finally {
       await ws.dispose();
     }
+  });
+});
+
+describe('redactHostPaths', () => {
+  it('hides host directories, with or without their leading slash', () => {
+    expect(redactHostPaths('at /srv/data/x and srv/data/y', { root: '/' }, ['/srv/data'])).toBe('at <host path>/x and <host path>/y');
+    expect(redactHostPaths('in /tmp/ws/a.ts', { root: '/tmp/ws' })).toBe('in <host path>/a.ts');
+    expect(redactHostPaths('src/a.ts', { root: '/' })).toBe('src/a.ts');
   });
 });
 

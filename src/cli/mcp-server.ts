@@ -1,0 +1,155 @@
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import type { Session, Tool, ToolCallResult, ToolResult } from '../session/types.js';
+import type { WorkspaceSnapshot } from '../workspace/types.js';
+import { SnapshotRestoreError } from '../workspace/errors.js';
+import { workspacePrompt, workspaceTools, type WorkspaceToolsOptions } from '../tools/index.js';
+import { failure, failureFromError, redactHostPaths } from '../tools/failure.js';
+import { defineWorkspaceTool } from '../tools/define.js';
+
+export interface McpServerOptions {
+  /** Options of the tool suite (limits, read-before-write). */
+  tools?: WorkspaceToolsOptions;
+  /** Host paths (mount sources, allowed roots) that must never appear in what the model sees. */
+  redact?: readonly string[];
+  /** Server name and version reported to the client. */
+  name?: string;
+  version?: string;
+}
+
+/** What a model sees of a snapshot: never the record itself, which carries the host root. */
+interface SnapshotSummary {
+  id: string;
+  tag?: string;
+  createdAt: string;
+}
+
+const INITIAL = 'initial';
+
+/**
+ * The workspace tools plus `snapshot`, `restore` and `diff`, served over MCP. Every call goes through
+ * `session.runTool`, so a failed call is rolled back. Snapshot records stay here, by id; a model only ever
+ * sees `{ id, tag, createdAt }`. The snapshot `initial` is the workspace as the server started.
+ */
+export async function createMcpServer(session: Session, options: McpServerOptions = {}): Promise<Server> {
+  const records = new Map<string, WorkspaceSnapshot>();
+  records.set(INITIAL, await session.filesystem.snapshot({ tag: INITIAL }));
+
+  const lookup = (id: string): WorkspaceSnapshot => {
+    const record = records.get(id);
+    if (record === undefined) {
+      const known = [...records.keys()];
+      throw new SnapshotRestoreError(`unknown snapshot id ${JSON.stringify(id)}; known ids: ${known.join(', ')}`);
+    }
+    return record;
+  };
+  const summary = (id: string, record: WorkspaceSnapshot): SnapshotSummary => ({
+    id,
+    ...(record.tag === undefined ? {} : { tag: record.tag }),
+    createdAt: record.createdAt,
+  });
+
+  const snapshotTool = defineWorkspaceTool({
+    name: 'snapshot',
+    description: `Save the current state of the workspace and return its id, to restore or diff against later. The id "${INITIAL}" is the workspace as the session started.`,
+    parameters: z.object({ tag: z.string().max(200).optional().describe('A short label to remember the snapshot by.') }),
+    handler: async ({ tag }, { filesystem }): Promise<ToolResult> => {
+      try {
+        const record = await filesystem.snapshot(tag === undefined ? {} : { tag });
+        records.set(record.id, record);
+        return { success: true, message: `Snapshot ${record.id}${tag === undefined ? '' : ` (${tag})`} saved.`, value: summary(record.id, record) };
+      } catch (error) {
+        return failureFromError('snapshot', error, filesystem);
+      }
+    },
+  });
+
+  const restoreTool = defineWorkspaceTool({
+    name: 'restore',
+    description: `Put the workspace back exactly as it was at a snapshot (an id from the snapshot tool, or "${INITIAL}"). Everything changed since is undone.`,
+    parameters: z.object({ id: z.string().min(1).describe('Snapshot id.') }),
+    handler: async ({ id }, { filesystem }): Promise<ToolResult> => {
+      try {
+        const result = await filesystem.restore(lookup(id));
+        const skipped = result.skipped.length === 0 ? '' : ` ${result.skipped.length} entries were left alone: ${result.skipped.map((s) => `${s.path} (${s.reason})`).join(', ')}.`;
+        return { success: true, message: `Restored snapshot ${id}.${skipped}`, value: { id, skipped: result.skipped } };
+      } catch (error) {
+        return failureFromError('restore', error, filesystem);
+      }
+    },
+  });
+
+  const diffTool = defineWorkspaceTool({
+    name: 'diff',
+    description: `List the files added, modified and deleted between two snapshots, or between a snapshot and now. from defaults to "${INITIAL}"; to defaults to the current state.`,
+    parameters: z.object({
+      from: z.string().min(1).optional().describe(`Snapshot id to compare from (default "${INITIAL}").`),
+      to: z.string().min(1).optional().describe('Snapshot id to compare to (default: the current state).'),
+    }),
+    handler: async ({ from, to }, { filesystem }): Promise<ToolResult> => {
+      try {
+        const fromId = from ?? INITIAL;
+        const entries = await filesystem.diff(lookup(fromId), to === undefined ? undefined : lookup(to));
+        const against = to === undefined ? 'now' : to;
+        if (entries.length === 0) return { success: true, message: `No changes between ${fromId} and ${against}.`, value: { changes: [] } };
+        const lines = entries.map((e) => `${e.status === 'added' ? 'A' : e.status === 'deleted' ? 'D' : 'M'} ${e.path}`);
+        return { success: true, message: `${entries.length} changed between ${fromId} and ${against} (A added, M modified, D deleted):\n${lines.join('\n')}`, value: { changes: entries } };
+      } catch (error) {
+        return failureFromError('diff', error, filesystem);
+      }
+    },
+  });
+
+  const tools: Tool[] = [...workspaceTools(options.tools), snapshotTool, restoreTool, diffTool];
+  const byName = new Map(tools.map((tool) => [tool.name, tool]));
+  const redact = (text: string): string => redactHostPaths(text, session.filesystem, options.redact ?? []);
+
+  const server = new Server(
+    { name: options.name ?? 'sessionfs', version: options.version ?? '0.0.0' },
+    {
+      capabilities: { tools: {} },
+      instructions: workspacePrompt({
+        ...options.tools,
+        readOnly: session.filesystem.readOnly,
+        extraTools: [
+          { name: 'snapshot { tag? }', summary: 'save the current state; returns an id.' },
+          { name: 'restore { id }', summary: `go back to a snapshot ("${INITIAL}" is the starting state).` },
+          { name: 'diff { from?, to? }', summary: 'files added, modified and deleted between snapshots or since one.' },
+        ],
+      }),
+    },
+  );
+
+  server.setRequestHandler(ListToolsRequestSchema, () => ({
+    tools: tools.map((tool) => ({ name: tool.name, description: tool.description, inputSchema: tool.jsonSchema as { type: 'object' } })),
+  }));
+
+  server.setRequestHandler(CallToolRequestSchema, async (request): Promise<CallToolResult> => {
+    const tool = byName.get(request.params.name);
+    if (tool === undefined) {
+      const unknown = failure('EINVAL', `there is no tool named ${JSON.stringify(request.params.name)}. Available tools: ${[...byName.keys()].join(', ')}.`);
+      return { content: [{ type: 'text', text: unknown.message }], isError: true };
+    }
+    let result: ToolCallResult;
+    try {
+      result = await session.runTool(tool, request.params.arguments ?? {});
+    } catch (error) {
+      const failed = failureFromError(tool.name, error, session.filesystem);
+      return { content: [{ type: 'text', text: redact(failed.message) }], isError: true };
+    }
+    return toCallToolResult(result, redact);
+  });
+
+  return server;
+}
+
+function toCallToolResult(result: ToolCallResult, redact: (text: string) => string): CallToolResult {
+  let text = result.message;
+  if (!result.success) {
+    const code = result.code ?? (result.value as { code?: string } | undefined)?.code;
+    if (code !== undefined && !text.startsWith('Error [')) text = `Error [${code}]: ${text}`;
+    if (result.rolledBack) text += '\n(This call was rolled back: the workspace is exactly as it was before it.)';
+  }
+  return { content: [{ type: 'text', text: redact(text) }], isError: !result.success };
+}

@@ -1,0 +1,76 @@
+import { realpath } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { createSession } from '../session/index.js';
+import type { Session } from '../session/types.js';
+import { redactHostPaths } from '../tools/failure.js';
+import { createMcpServer } from './mcp-server.js';
+
+export interface ServeOptions {
+  backend: 'memory' | 'host';
+  mounts: readonly string[];
+  allow: readonly string[];
+  readOnly: boolean;
+  readBeforeWrite: boolean;
+  version?: string;
+}
+
+/**
+ * `sessionfs mcp`: one session for the life of the process, served over stdio. Resolves when the client
+ * closes the connection (stdin ends) or the process is told to stop, after disposing the session (a host
+ * backend's temp directory and git dir are removed).
+ */
+export async function serveMcp(options: ServeOptions): Promise<void> {
+  const hostPaths = await hostPathsToHide([...options.mounts, ...options.allow]);
+  let session: Session;
+  try {
+    session = await createSession({
+      backend: options.backend,
+      mounts: options.mounts.map((hostPath) => ({ hostPath })),
+      allowedHostRoots: [...options.allow],
+      readOnly: options.readOnly,
+    });
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    throw new Error(`could not start the session: ${redactHostPaths(message, undefined, hostPaths)}`);
+  }
+  const server = await createMcpServer(session, {
+    tools: { readBeforeWrite: options.readBeforeWrite },
+    redact: hostPaths,
+    ...(options.version === undefined ? {} : { version: options.version }),
+  });
+  const transport = new StdioServerTransport();
+
+  await new Promise<void>((done) => {
+    let closing = false;
+    const shutdown = () => {
+      if (closing) return;
+      closing = true;
+      void server
+        .close()
+        .catch(() => undefined)
+        .then(() => session.dispose())
+        .catch(() => undefined)
+        .then(() => done());
+    };
+    server.onclose = shutdown;
+    process.stdin.once('end', shutdown);
+    process.once('SIGINT', shutdown);
+    process.once('SIGTERM', shutdown);
+    void server.connect(transport).catch(shutdown);
+  });
+}
+
+/** The given host paths, absolute and symlink-resolved, longest first: none may appear in any output. */
+async function hostPathsToHide(paths: readonly string[]): Promise<string[]> {
+  const found = new Set<string>([process.cwd()]);
+  for (const path of paths) {
+    found.add(resolve(path));
+    try {
+      found.add(await realpath(path));
+    } catch {
+      // a missing path is reported by createSession
+    }
+  }
+  return [...found].filter((p) => p.length > 1);
+}

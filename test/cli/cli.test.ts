@@ -1,0 +1,92 @@
+import { mkdtemp, realpath, rm, mkdir, writeFile } from 'node:fs/promises';
+import { tmpdir, homedir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseCommandLine, UsageError } from '../../src/cli/args.js';
+import { assertBuilt, REPO, runCli } from './support.js';
+
+describe('command line parsing', () => {
+  it('parses mcp flags, repeatable', () => {
+    expect(parseCommandLine(['mcp', '--backend', 'host', '--mount', 'a', '--mount', 'b', '--allow', '.'])).toEqual({
+      command: 'mcp',
+      backend: 'host',
+      mounts: ['a', 'b'],
+      allow: ['.'],
+      readOnly: false,
+      readBeforeWrite: false,
+    });
+    expect(parseCommandLine(['mcp'])).toMatchObject({ backend: 'memory', mounts: [], allow: [] });
+    expect(parseCommandLine(['demo'])).toEqual({ command: 'demo' });
+    expect(parseCommandLine(['--help'])).toEqual({ command: 'help' });
+  });
+
+  it.each([
+    [['mcp', '--bogus'], /Unknown option '--bogus'/],
+    [['mcp', '--backend', 'cloud'], /--backend must be memory or host/],
+    [['mcp', '--backend'], /argument missing/],
+    [['mcp', '--mount', 'x'], /--mount needs at least one --allow/],
+    [['demo', '--mount', 'x'], /option of the mcp command/],
+    [['serve'], /unknown command "serve"/],
+    [[], /missing command/],
+    [['demo', 'extra'], /unexpected argument "extra"/],
+  ])('refuses %j', (argv, message) => {
+    expect(() => parseCommandLine(argv)).toThrow(UsageError);
+    expect(() => parseCommandLine(argv)).toThrow(message);
+  });
+});
+
+describe('the sessionfs binary', () => {
+  let hostDir: string;
+  beforeAll(async () => {
+    assertBuilt();
+    hostDir = await realpath(await mkdtemp(join(tmpdir(), 'sessionfs-cli-')));
+  });
+  afterAll(async () => {
+    await rm(hostDir, { recursive: true, force: true });
+  });
+
+  it('prints help and the version', async () => {
+    const help = await runCli(['--help']);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain('Usage: sessionfs <command>');
+    const version = await runCli(['--version']);
+    expect(version.stdout.trim()).toMatch(/^\d+\.\d+\.\d+/);
+  });
+
+  it('exits non-zero with a clear message on a bad flag or command', async () => {
+    for (const argv of [['mcp', '--bogus'], ['mcp', '--backend', 'cloud'], ['launch'], []]) {
+      const result = await runCli(argv);
+      expect(result.code, argv.join(' ')).toBe(2);
+      expect(result.stderr).toMatch(/^sessionfs: .+\nRun 'sessionfs --help' for usage\.\n$/);
+      expect(result.stdout).toBe('');
+    }
+  });
+
+  it('refuses a mount outside the allowed roots without printing host paths', async () => {
+    const allowed = join(hostDir, 'allowed');
+    const secret = join(hostDir, 'secret');
+    await mkdir(allowed, { recursive: true });
+    await mkdir(secret, { recursive: true });
+    await writeFile(join(secret, 'key.txt'), 'hunter2');
+    const result = await runCli(['mcp', '--mount', secret, '--allow', allowed]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/^sessionfs: could not start the session: /);
+    expect(result.stderr).not.toContain(hostDir);
+  });
+
+  it('runs the demo: a narrated session with a rollback and a diff, and no host path', async () => {
+    const result = await runCli(['demo']);
+    expect(result.code).toBe(0);
+    expect(result.stderr).toBe('');
+    const out = result.stdout;
+    expect(out).toContain('1. Mount a host project');
+    expect(out).toMatch(/> read_file \{"path":"app\/src\/greet\.ts"\}/);
+    expect(out).toContain('rolled back');
+    expect(out).toContain('Error [EINVAL]: old_string occurs 3 times in app/src/main.ts (at lines 1, 3)');
+    expect(out).toContain('Error [EACCES]');
+    expect(out).toMatch(/diff\(hydrated, task-done\): \d+ files changed/);
+    expect(out).toMatch(/added\s+app\/test\/unicode\.test\.ts/);
+    expect(out).toMatch(/modified\s+app\/src\/greet\.ts/);
+    for (const hostPath of [tmpdir(), REPO.replace(/\/$/, ''), homedir()]) expect(out).not.toContain(hostPath);
+  });
+});

@@ -1,0 +1,123 @@
+import { mkdtemp, mkdir, readFile, realpath, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WORKSPACE_TOOL_NAMES } from '../../src/tools/index.js';
+import { assertBuilt, CLI, REPO } from './support.js';
+
+interface TextResult {
+  text: string;
+  isError: boolean;
+}
+
+const backends = ['memory', 'host'] as const;
+
+for (const backend of backends) {
+  describe(`sessionfs mcp --backend ${backend}, driven by the SDK's Client over stdio`, () => {
+    let hostDir: string;
+    let client: Client;
+    let transport: StdioClientTransport;
+    let stderr = '';
+    const seen: string[] = [];
+
+    const call = async (name: string, args: Record<string, unknown>): Promise<TextResult> => {
+      const result = await client.callTool({ name, arguments: args });
+      const content = result.content as { type: string; text: string }[];
+      const text = content.map((c) => c.text).join('\n');
+      seen.push(text);
+      return { text, isError: result.isError === true };
+    };
+
+    beforeAll(async () => {
+      assertBuilt();
+      hostDir = await realpath(await mkdtemp(join(tmpdir(), 'sessionfs-mcp-')));
+      const project = join(hostDir, 'project');
+      await mkdir(join(project, 'src'), { recursive: true });
+      await writeFile(join(project, 'src/app.ts'), 'export const answer = 41;\nexport const name = "app";\n');
+      await writeFile(join(project, 'notes.md'), 'todo\ntodo\n');
+      transport = new StdioClientTransport({
+        command: process.execPath,
+        args: [CLI, 'mcp', '--backend', backend, '--mount', project, '--allow', hostDir],
+        cwd: REPO,
+        stderr: 'pipe',
+      });
+      transport.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      client = new Client({ name: 'sessionfs-test', version: '1.0.0' });
+      await client.connect(transport);
+    });
+
+    afterAll(async () => {
+      await client?.close();
+      for (const text of [...seen, stderr]) expect(text).not.toContain(hostDir);
+      await rm(hostDir, { recursive: true, force: true });
+    });
+
+    it('lists the tool suite plus snapshot, restore and diff, with JSON Schemas', async () => {
+      const { tools } = await client.listTools();
+      expect(tools.map((t) => t.name)).toEqual([...WORKSPACE_TOOL_NAMES, 'snapshot', 'restore', 'diff']);
+      const edit = tools.find((t) => t.name === 'edit_file');
+      expect(edit?.inputSchema).toMatchObject({ type: 'object', required: ['path', 'old_string', 'new_string'] });
+      expect(client.getInstructions()).toContain('rolled back');
+    });
+
+    it('reads a mounted file', async () => {
+      const result = await call('read_file', { path: 'project/src/app.ts' });
+      expect(result).toEqual({ isError: false, text: '     1\texport const answer = 41;\n     2\texport const name = "app";' });
+    });
+
+    it('writes a file, without touching the host', async () => {
+      expect(await call('write_file', { path: 'project/src/new.ts', content: 'export {};\n' })).toEqual({ isError: false, text: 'Created project/src/new.ts (11 bytes).' });
+      expect((await call('edit_file', { path: 'project/src/app.ts', old_string: '41', new_string: '42' })).text).toBe('Replaced 1 occurrence in project/src/app.ts (at line 1).');
+      expect((await call('read_file', { path: 'project/src/app.ts', limit: 1 })).text).toContain('answer = 42');
+      expect(await readFile(join(hostDir, 'project/src/app.ts'), 'utf8')).toContain('answer = 41');
+    });
+
+    it('rolls back a failing edit and says so', async () => {
+      const failed = await call('edit_file', { path: 'project/notes.md', old_string: 'todo', new_string: 'done' });
+      expect(failed.isError).toBe(true);
+      expect(failed.text).toMatch(/^Error \[EINVAL\]: old_string occurs 2 times in project\/notes\.md/);
+      expect(failed.text).toContain('rolled back');
+      expect((await call('read_file', { path: 'project/notes.md' })).text).toBe('     1\ttodo\n     2\ttodo');
+    });
+
+    it('refuses an escape without leaking a host path', async () => {
+      for (const path of ['../../../etc/passwd', '/../secret']) {
+        const result = await call('read_file', { path });
+        expect(result.isError).toBe(true);
+        expect(result.text).toMatch(/^Error \[EACCES\]/);
+        expect(result.text).not.toContain(hostDir);
+      }
+      const copy = await call('copy', { source: 'project/notes.md', destination: '../notes.md' });
+      expect(copy.text).toMatch(/^Error \[EACCES\]/);
+    });
+
+    it('reports invalid parameters and unknown tools as errors', async () => {
+      const invalid = await call('read_file', {});
+      expect(invalid.isError).toBe(true);
+      expect(invalid.text).toMatch(/EINVAL/);
+      const unknown = await call('format_disk', {});
+      expect(unknown).toMatchObject({ isError: true });
+      expect(unknown.text).toContain('no tool named "format_disk"');
+    });
+
+    it('snapshots, diffs and restores by id, never showing a snapshot record', async () => {
+      const snap = await call('snapshot', { tag: 'before-cleanup' });
+      const id = /Snapshot (\S+) \(before-cleanup\) saved\./.exec(snap.text)?.[1];
+      expect(id).toBeDefined();
+      await call('delete', { path: 'project/src', recursive: true });
+      expect((await call('diff', { from: id })).text).toContain('D project/src/app.ts');
+      const sinceStart = await call('diff', {});
+      expect(sinceStart.text).toMatch(/between initial and now/);
+      expect(sinceStart.text).toContain('D project/src/app.ts');
+      expect((await call('restore', { id })).text).toBe(`Restored snapshot ${id}.`);
+      expect((await call('read_file', { path: 'project/src/new.ts' })).isError).toBe(false);
+      const unknown = await call('restore', { id: 'nope' });
+      expect(unknown.text).toMatch(/^Error \[ESNAPSHOT\]: unknown snapshot id "nope"/);
+      expect((await call('restore', { id: 'initial' })).isError).toBe(false);
+      expect((await call('read_file', { path: 'project/src/new.ts' })).text).toMatch(/^Error \[ENOENT\]/);
+      expect((await call('read_file', { path: 'project/src/app.ts' })).text).toContain('answer = 41');
+    });
+  });
+}

@@ -1,0 +1,43 @@
+import { execFile } from 'node:child_process';
+import { readdirSync, statSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+
+export const REPO = fileURLToPath(new URL('../../', import.meta.url));
+export const CLI = join(REPO, 'dist/src/cli/main.js');
+
+/** The CLI tests spawn the built CLI: `npm test` builds first. Fail clearly when dist is missing or stale. */
+export function assertBuilt(): void {
+  let built: number;
+  try {
+    built = statSync(CLI).mtimeMs;
+  } catch {
+    throw new Error('dist/src/cli/main.js is missing: run `npm run build` (npm test does it) before these tests');
+  }
+  const newest = newestMtime(join(REPO, 'src'));
+  if (newest > built) throw new Error('dist is older than src: run `npm run build` (npm test does it) before these tests');
+}
+
+function newestMtime(dir: string): number {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    newest = Math.max(newest, entry.isDirectory() ? newestMtime(path) : statSync(path).mtimeMs);
+  }
+  return newest;
+}
+
+export interface RunResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+export function runCli(args: readonly string[], options: { cwd?: string } = {}): Promise<RunResult> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [CLI, ...args], { cwd: options.cwd ?? REPO, timeout: 60_000 }, (error, stdout, stderr) => {
+      const code = error === null ? 0 : typeof error.code === 'number' ? error.code : 1;
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
