@@ -424,7 +424,6 @@ export function defaultMountPath(hostPath: string): string {
 }
 
 function printable(name: string): string {
-  // eslint-disable-next-line no-control-regex
   return JSON.stringify(name).slice(1, -1).replace(/[\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 

@@ -1,0 +1,4 @@
+export { createSession, type CreateSessionOptions, type HydratedSession } from './session.js';
+export { defineTool } from './define-tool.js';
+export { scrubHostPaths, type ScrubOptions } from './scrub.js';
+export type * from './types.js';

@@ -1,0 +1,78 @@
+/**
+ * Removes host paths from a message before it can reach a model.
+ *
+ * - A path under the workspace `root` becomes its workspace form (`<root>/src/a.ts` → `/src/a.ts`).
+ * - A path under any of `hostDirs` (the git dir, allowed roots, the temp dir, home, the working
+ *   directory…) becomes `<host path>`, whole.
+ * - With `allAbsolute` (messages of errors that are not `WorkspaceError`s, e.g. Node's
+ *   `ENOENT: no such file or directory, open '/…'`), every other absolute-looking path becomes `<path>` too.
+ */
+export interface ScrubOptions {
+  root?: string | undefined;
+  hostDirs?: readonly string[];
+  allAbsolute?: boolean;
+}
+
+interface Segment {
+  text: string;
+  /** Already scrubbed: later passes leave it alone. */
+  done: boolean;
+}
+
+/** Characters that end a path inside a message. */
+const PATH_END = /[\s'"`,;()<>[\]{}]/;
+const NAME_CHAR = /[\w.-]/;
+const ABSOLUTE = /(^|[\s'"`(=<[{,:])((?:[A-Za-z]:)?[\\/][^\s'"`,;()<>[\]{}]+)/g;
+
+export function scrubHostPaths(message: string, options: ScrubOptions): string {
+  let segments: Segment[] = [{ text: message, done: false }];
+  const root = options.root !== undefined && options.root !== '/' && options.root !== '' ? stripSlash(options.root) : undefined;
+  if (root !== undefined) segments = replacePrefix(segments, root, (rest) => (rest === '' ? '/' : rest));
+  const dirs = [...new Set((options.hostDirs ?? []).filter((dir) => dir.length > 1).map(stripSlash))].sort((a, b) => b.length - a.length);
+  for (const dir of dirs) segments = replacePrefix(segments, dir, () => '<host path>');
+  if (options.allAbsolute === true) {
+    segments = segments.map((segment) =>
+      segment.done ? segment : { text: segment.text.replace(ABSOLUTE, (_match, lead: string) => `${lead}<path>`), done: true },
+    );
+  }
+  return segments.map((segment) => segment.text).join('');
+}
+
+function stripSlash(path: string): string {
+  return path.length > 1 && (path.endsWith('/') || path.endsWith('\\')) ? path.slice(0, -1) : path;
+}
+
+/** Replaces every occurrence of `prefix` (as a whole path prefix) plus the rest of that path. */
+function replacePrefix(segments: Segment[], prefix: string, replace: (rest: string) => string): Segment[] {
+  const out: Segment[] = [];
+  for (const segment of segments) {
+    if (segment.done) {
+      out.push(segment);
+      continue;
+    }
+    const text = segment.text;
+    let from = 0;
+    let search = 0;
+    while (search <= text.length) {
+      const index = text.indexOf(prefix, search);
+      if (index === -1) break;
+      const after = index + prefix.length;
+      const next = text[after];
+      // A whole prefix: `/tmp/ws` must not match inside `/tmp/ws2`.
+      if (next !== undefined && next !== '/' && next !== '\\' && NAME_CHAR.test(next) && !(next === '.' && (after + 1 === text.length || /\s/.test(text[after + 1] as string)))) {
+        search = index + 1;
+        continue;
+      }
+      let end = after;
+      while (end < text.length && !PATH_END.test(text[end] as string)) end += 1;
+      // A sentence's final dot is not part of the path.
+      while (end > after && /[.:]/.test(text[end - 1] as string)) end -= 1;
+      if (index > from) out.push({ text: text.slice(from, index), done: false });
+      out.push({ text: replace(text.slice(after, end)), done: true });
+      from = end;
+      search = end;
+    }
+    if (from < text.length) out.push({ text: text.slice(from), done: false });
+  }
+  return out;
+}

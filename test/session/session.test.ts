@@ -1,0 +1,351 @@
+import { existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { FileNotFoundError } from '../../src/workspace/errors.js';
+import { createSession, defineTool, type CreateSessionOptions, type HydratedSession } from '../../src/session/index.js';
+import type { ToolContext } from '../../src/session/types.js';
+import { BACKENDS, contentsOf, hostTrees } from '../host-mounts/backends.js';
+
+const writeTool = defineTool({
+  name: 'write',
+  description: 'Writes files',
+  parameters: z.object({ files: z.record(z.string(), z.string()) }),
+  async handler({ files }, { filesystem }) {
+    for (const [path, content] of Object.entries(files)) await filesystem.write(path, content);
+    return { success: true, message: `wrote ${Object.keys(files).length} files`, value: Object.keys(files) };
+  },
+});
+
+/** Writes, then fails in the way `how` says. */
+const failingTool = defineTool({
+  name: 'fail_after_write',
+  description: 'Writes a file, then fails',
+  parameters: z.object({ path: z.string(), how: z.enum(['workspace-error', 'host-error', 'result', 'result-with-code', 'string']) }),
+  async handler({ path, how }, { filesystem }) {
+    await filesystem.write(path, 'half done');
+    await filesystem.delete('keep.txt');
+    switch (how) {
+      case 'workspace-error':
+        await filesystem.read('missing.txt');
+        break;
+      case 'host-error':
+        throw new Error(`EACCES: permission denied, open '${filesystem.root === '/' ? '/srv/secret/data.txt' : join(filesystem.root, 'x.txt')}' and '/home/someone/.ssh/id_rsa'`);
+      case 'result':
+        return { success: false, message: 'the tool gave up' };
+      case 'result-with-code':
+        return { success: false, message: 'not found', value: { code: 'ENOENT' } };
+      case 'string':
+        throw 'a bare string';
+    }
+    return { success: true, message: 'unreachable' };
+  },
+});
+
+describe.each(BACKENDS)('sessions on $name', ({ name: backend }) => {
+  const host = hostTrees();
+  const sessions: HydratedSession[] = [];
+  afterEach(async () => {
+    for (const session of sessions.splice(0)) await session.dispose();
+  });
+  async function open(options: Partial<CreateSessionOptions> = {}): Promise<HydratedSession> {
+    const session = await createSession({ backend, ...options });
+    sessions.push(session);
+    return session;
+  }
+
+  it('defineTool adds the JSON Schema of the input side of the parameters', () => {
+    const tool = defineTool({
+      name: 'demo',
+      description: 'demo',
+      parameters: z.object({ path: z.string().describe('a path'), limit: z.number().int().default(10) }),
+      handler: () => ({ success: true, message: 'ok' }),
+    });
+    expect(tool.jsonSchema).toMatchObject({ type: 'object', properties: { path: { type: 'string', description: 'a path' }, limit: { type: 'integer', default: 10 } }, required: ['path'] });
+    expect(() => defineTool({ ...tool, name: 'has space' })).toThrow(/tool name/);
+  });
+
+  it('hydrates the mounts at creation, and a successful call keeps its changes and is recorded', async () => {
+    const source = host.tree({ 'src/a.ts': 'export const a = 1;\n' });
+    const session = await open({ id: 'one', mounts: [{ hostPath: source, mountPath: 'project' }], allowedHostRoots: [source] });
+    expect(session.id).toBe('one');
+    expect(session.hydration).toMatchObject({ files: 1 });
+    const result = await session.runTool(writeTool, { files: { 'project/b.ts': 'b' } });
+    expect(result).toEqual({ success: true, message: 'wrote 1 files', value: ['project/b.ts'], rolledBack: false });
+    expect(await contentsOf(session.filesystem)).toEqual({ 'project/': '', 'project/b.ts': 'b', 'project/src/': '', 'project/src/a.ts': 'export const a = 1;\n' });
+    expect(session.history).toHaveLength(1);
+    expect(session.history[0]).toMatchObject({ tool: 'write', params: { files: { 'project/b.ts': 'b' } }, result: { success: true } });
+    expect(session.snapshots).toEqual([session.history[0]?.snapshot]);
+  });
+
+  it.each([
+    ['workspace-error', 'ENOENT'],
+    ['host-error', 'ETOOL'],
+    ['result', 'ETOOL'],
+    ['result-with-code', 'ENOENT'],
+    ['string', 'ETOOL'],
+  ] as const)('a call failing with %s is rolled back and reports %s', async (how, code) => {
+    const session = await open();
+    await session.filesystem.write('keep.txt', 'kept');
+    const result = await session.runTool(failingTool, { path: 'new/file.txt', how });
+    expect(result).toMatchObject({ success: false, rolledBack: true, code });
+    expect(await contentsOf(session.filesystem)).toEqual({ 'keep.txt': 'kept' });
+    expect(session.history[0]).toMatchObject({ tool: 'fail_after_write', result: { rolledBack: true, code } });
+    expect(session.history[0]?.snapshot).toBeDefined();
+  });
+
+  it('a thrown host error reaches the result with no host path in it', async () => {
+    const session = await open();
+    await session.filesystem.write('keep.txt', 'kept');
+    const result = await session.runTool(failingTool, { path: 'f.txt', how: 'host-error' });
+    expect(result.message).toMatch(/^fail_after_write failed: EACCES: permission denied/);
+    expect(result.message).not.toMatch(/\/srv|\/home|\.ssh/);
+    if (session.filesystem.root !== '/') expect(result.message).not.toContain(session.filesystem.root);
+  });
+
+  it('invalid parameters: a failed result, nothing run, nothing touched, no snapshot', async () => {
+    const session = await open();
+    let ran = false;
+    const tool = defineTool({
+      name: 'strict',
+      description: 'strict',
+      parameters: z.object({ count: z.number().int().positive() }),
+      handler: () => {
+        ran = true;
+        return { success: true, message: 'ran' };
+      },
+    });
+    for (const params of [{ count: -1 }, { count: 'three' }, undefined, null]) {
+      const result = await session.runTool(tool, params);
+      expect(result).toMatchObject({ success: false, rolledBack: false, code: 'EINVAL' });
+      expect(result.message).toContain('invalid parameters for strict');
+    }
+    expect(ran).toBe(false);
+    expect(session.snapshots).toEqual([]);
+    expect(session.history).toHaveLength(4);
+    expect(session.history.every((entry) => entry.snapshot === undefined)).toBe(true);
+  });
+
+  it('an abort rolls back, even when the handler ignores the signal, and the handler cannot write afterwards', async () => {
+    const session = await open();
+    await session.filesystem.write('keep.txt', 'kept');
+    let lateWrite: Promise<unknown> | undefined;
+    let release!: () => void;
+    const stuck = new Promise<void>((resolve) => (release = resolve));
+    const tool = defineTool({
+      name: 'slow',
+      description: 'ignores its signal',
+      parameters: z.object({}),
+      async handler(_params, { filesystem }) {
+        await filesystem.write('partial.txt', 'partial');
+        await stuck;
+        lateWrite = filesystem.write('late.txt', 'after the abort');
+        await lateWrite.catch(() => undefined);
+        return { success: true, message: 'finished late' };
+      },
+    });
+    const controller = new AbortController();
+    const pending = session.runTool(tool, {}, { signal: controller.signal });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    controller.abort();
+    const result = await pending;
+    expect(result).toMatchObject({ success: false, rolledBack: true, code: 'EABORT' });
+    expect(await contentsOf(session.filesystem)).toEqual({ 'keep.txt': 'kept' });
+
+    release();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    await expect(lateWrite).rejects.toThrow(/has ended/);
+    expect(await contentsOf(session.filesystem)).toEqual({ 'keep.txt': 'kept' });
+
+    // Aborted before it starts: nothing runs and nothing is snapshotted.
+    const before = session.snapshots.length;
+    const early = await session.runTool(writeTool, { files: { 'x.txt': 'x' } }, { signal: AbortSignal.abort() });
+    expect(early).toMatchObject({ success: false, rolledBack: false, code: 'EABORT' });
+    expect(session.snapshots).toHaveLength(before);
+    expect(await session.filesystem.exists('x.txt')).toBe(false);
+  });
+
+  it('an abort waits for the operation in flight, so it cannot land after the rollback', async () => {
+    const session = await open();
+    // A slow write: it lands 50 ms after the abort unless the session waits for it.
+    const workspace = session.filesystem as unknown as Record<string, unknown>;
+    const original = session.filesystem.writeBytes;
+    workspace.writeBytes = async (...args: Parameters<typeof original>) => {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      return original.apply(session.filesystem, args);
+    };
+    const controller = new AbortController();
+    const tool = defineTool({
+      name: 'big_write',
+      description: 'aborts itself in the middle of a write',
+      parameters: z.object({}),
+      async handler(_params, { filesystem }) {
+        const writing = filesystem.writeBytes('big.bin', new Uint8Array(4 * 1024 * 1024));
+        controller.abort();
+        await writing;
+        await new Promise(() => undefined);
+        return { success: true, message: 'never' };
+      },
+    });
+    const result = await session.runTool(tool, {}, { signal: controller.signal });
+    expect(result).toMatchObject({ rolledBack: true, code: 'EABORT' });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(await session.filesystem.exists('big.bin')).toBe(false);
+  });
+
+  it('concurrent calls are serialised: none interleaves inside another, and a rollback undoes only its own call', async () => {
+    const session = await open();
+    const events: string[] = [];
+    const tool = defineTool({
+      name: 'step',
+      description: 'writes, waits, maybe fails',
+      parameters: z.object({ id: z.string(), fail: z.boolean() }),
+      async handler({ id, fail }, { filesystem }) {
+        events.push(`start ${id}`);
+        await filesystem.write(`${id}.txt`, id);
+        await new Promise((resolve) => setTimeout(resolve, 10));
+        const seen = (await filesystem.list('/')).map((entry) => entry.name).join(',');
+        events.push(`end ${id} saw ${seen}`);
+        return { success: !fail, message: id };
+      },
+    });
+    const results = await Promise.all([
+      session.runTool(tool, { id: 'a', fail: false }),
+      session.runTool(tool, { id: 'b', fail: true }),
+      session.runTool(tool, { id: 'c', fail: false }),
+    ]);
+    expect(events).toEqual(['start a', 'end a saw a.txt', 'start b', 'end b saw a.txt,b.txt', 'start c', 'end c saw a.txt,c.txt']);
+    expect(results.map((r) => r.rolledBack)).toEqual([false, true, false]);
+    expect(await contentsOf(session.filesystem)).toEqual({ 'a.txt': 'a', 'c.txt': 'c' });
+    expect(session.history.map((entry) => entry.result.message)).toEqual(['a', 'b', 'c']);
+  });
+
+  it('a tool cannot call back into its own session (it would deadlock), dispose or seal the workspace', async () => {
+    const session = await open();
+    const tool = defineTool({
+      name: 'reentrant',
+      description: 'misbehaves',
+      parameters: z.object({ what: z.enum(['runTool', 'dispose', 'seal']) }),
+      async handler({ what }, context: ToolContext) {
+        if (what === 'runTool') await context.session.runTool(writeTool, { files: { 'x.txt': 'x' } });
+        if (what === 'dispose') await context.filesystem.dispose();
+        if (what === 'seal') context.filesystem.seal();
+        return { success: true, message: 'should not get here' };
+      },
+    });
+    for (const what of ['runTool', 'dispose', 'seal'] as const) {
+      const result = await session.runTool(tool, { what });
+      expect(result).toMatchObject({ success: false, code: 'EINVAL', rolledBack: true });
+    }
+    expect(session.filesystem.readOnly).toBe(false);
+    expect(await session.filesystem.list('/')).toEqual([]);
+  });
+
+  it('rollbackTo undoes several calls at once', async () => {
+    const session = await open();
+    for (const id of ['1', '2', '3']) await session.runTool(writeTool, { files: { [`${id}.txt`]: id } });
+    expect(session.snapshots).toHaveLength(3);
+    await session.rollbackTo(session.snapshots[1]!);
+    expect(await contentsOf(session.filesystem)).toEqual({ '1.txt': '1' });
+    // Later snapshots stay valid (redo).
+    await session.rollbackTo(session.snapshots[2]!);
+    expect(await contentsOf(session.filesystem)).toEqual({ '1.txt': '1', '2.txt': '2' });
+    await session.rollbackTo(session.snapshots[0]!);
+    expect(await session.filesystem.list('/')).toEqual([]);
+  });
+
+  it('reset gives a fresh workspace with the mounts replayed (picking up host changes) and empty history', async () => {
+    const source = host.tree({ 'a.txt': 'one' });
+    const session = await open({ mounts: [{ hostPath: source, mountPath: 'm' }], allowedHostRoots: [source] });
+    const first = session.filesystem;
+    await session.runTool(writeTool, { files: { 'm/a.txt': 'changed', 'extra.txt': 'x' } });
+    writeFileSync(join(source, 'b.txt'), 'two');
+    await session.reset();
+    expect(session.filesystem).not.toBe(first);
+    expect(await contentsOf(session.filesystem)).toEqual({ 'm/': '', 'm/a.txt': 'one', 'm/b.txt': 'two' });
+    expect(session.history).toEqual([]);
+    expect(session.snapshots).toEqual([]);
+    expect(session.hydration).toMatchObject({ files: 2 });
+  });
+
+  it('dispose removes what the session created, is idempotent, and ends the session', async () => {
+    const session = await createSession({ backend });
+    const root = session.filesystem.root;
+    const gitDir = (session.filesystem as { gitDir?: string }).gitDir;
+    await session.filesystem.write('a.txt', 'a');
+    await session[Symbol.asyncDispose]();
+    await session.dispose();
+    if (backend === 'host') {
+      expect(existsSync(root)).toBe(false);
+      expect(existsSync(gitDir as string)).toBe(false);
+    }
+    expect(() => session.filesystem).toThrow(/disposed/);
+    await expect(session.runTool(writeTool, { files: {} })).rejects.toThrow(/disposed/);
+    await expect(session.reset()).rejects.toThrow(/disposed/);
+  });
+
+  it('a read-only session hydrates then seals: writes fail with EROFS and calls take no snapshot', async () => {
+    const source = host.tree({ 'a.txt': 'a' });
+    const session = await open({ readOnly: true, mounts: [{ hostPath: source, mountPath: '/' }], allowedHostRoots: [source] });
+    expect(session.filesystem.readOnly).toBe(true);
+    const result = await session.runTool(writeTool, { files: { 'b.txt': 'b' } });
+    expect(result).toMatchObject({ success: false, rolledBack: false, code: 'EROFS' });
+    const read = defineTool({
+      name: 'read',
+      description: 'read',
+      parameters: z.object({ path: z.string() }),
+      handler: async ({ path }, { filesystem }) => ({ success: true, message: (await filesystem.read(path)).content }),
+    });
+    expect(await session.runTool(read, { path: 'a.txt' })).toEqual({ success: true, message: 'a', rolledBack: false });
+    expect(session.snapshots).toEqual([]);
+    await session.reset();
+    expect(session.filesystem.readOnly).toBe(true);
+    expect(await contentsOf(session.filesystem)).toEqual({ 'a.txt': 'a' });
+  });
+
+  it('refuses mounts without allowed roots, and a failed hydration leaves nothing behind', async () => {
+    const source = host.tree({ 'a.txt': 'a' });
+    await expect(createSession({ backend, mounts: [{ hostPath: source }] })).rejects.toMatchObject({ name: 'PathEscapeError' });
+    await expect(createSession({ backend, mounts: [{ hostPath: source, maxBytes: 0 }], allowedHostRoots: [source] })).rejects.toMatchObject({ code: 'EFBIG' });
+    await expect(createSession({ backend: 'nope' as never })).rejects.toMatchObject({ code: 'EINVAL' });
+  });
+
+  it('a failure the handler catches itself does not roll back', async () => {
+    const session = await open();
+    const tool = defineTool({
+      name: 'tolerant',
+      description: 'tolerant',
+      parameters: z.object({}),
+      async handler(_params, { filesystem }) {
+        await filesystem.write('a.txt', 'a');
+        await filesystem.read('missing').catch((error: unknown) => expect(error).toBeInstanceOf(FileNotFoundError));
+        return { success: true, message: 'fine' };
+      },
+    });
+    expect(await session.runTool(tool, {})).toMatchObject({ success: true, rolledBack: false });
+    expect(await session.filesystem.exists('a.txt')).toBe(true);
+  });
+});
+
+describe('host sessions on a given root', () => {
+  const host = hostTrees();
+
+  it('keep the root on dispose, and reset puts it back as it was before hydration', async () => {
+    const root = host.tree({ 'own.txt': 'the user file' });
+    const gitDir = host.dir();
+    const source = host.tree({ 'm.txt': 'mounted' });
+    const session = await createSession({ backend: 'host', root, gitDir, mounts: [{ hostPath: source, mountPath: 'mnt' }], allowedHostRoots: [source] });
+    try {
+      await session.runTool(writeTool, { files: { 'new.txt': 'n', 'own.txt': 'changed' } });
+      await session.reset();
+      expect(await contentsOf(session.filesystem)).toEqual({ 'mnt/': '', 'mnt/m.txt': 'mounted', 'own.txt': 'the user file' });
+    } finally {
+      await session.dispose();
+    }
+    expect(existsSync(join(root, 'own.txt'))).toBe(true);
+  });
+
+  it('a memory session refuses host-only options', async () => {
+    await expect(createSession({ backend: 'memory', root: '/tmp/x' })).rejects.toMatchObject({ code: 'EINVAL' });
+  });
+});
