@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import { join } from 'node:path';
+import * as zlib from 'node:zlib';
 import { deflateSync, inflateSync } from 'node:zlib';
 import git from 'isomorphic-git';
 
@@ -38,11 +39,18 @@ export interface CommitInfo {
 
 export const AUTHOR = 'sessionfs <sessionfs@localhost>';
 
+/** Bytes a batch holds before it is flushed as one packfile (keeps every offset far below 2 GiB). */
+const PACK_FLUSH_BYTES = 256 * 1024 * 1024;
+const PACK_TYPES: Record<GitObjectType, number> = { commit: 1, tree: 2, blob: 3 };
+
 export class GitStore {
   readonly gitDir: string;
   readonly #objects: string;
   readonly #knownDirs = new Set<string>();
   readonly #treeCache = new Map<string, TreeEntry[]>();
+  /** isomorphic-git's pack cache, kept across reads so a packfile is parsed once. */
+  readonly #gitCache: object = {};
+  #batch: PackBatch | undefined;
 
   constructor(gitDir: string) {
     this.gitDir = gitDir;
@@ -83,9 +91,33 @@ export class GitStore {
     return fs.existsSync(this.#objectPath(oid));
   }
 
+  /**
+   * Collects every object written until `endBatch` into one packfile instead of thousands of loose files:
+   * used for full hashes (a first snapshot, a fresh instance), where it measured roughly twice as fast as
+   * loose objects. Objects already stored may be written again; git tolerates duplicates across packs.
+   */
+  beginBatch(): void {
+    this.#batch ??= new PackBatch();
+  }
+
+  /** Writes the batch's pack and index (pack first: git ignores a pack without its index). */
+  endBatch(): void {
+    const batch = this.#batch;
+    this.#batch = undefined;
+    if (batch !== undefined && batch.count > 0) batch.write(join(this.#objects, 'pack'));
+  }
+
   /** Hashes and stores an object; returns its id. Skips the write when the object is already loose. */
   writeObject(type: GitObjectType, content: Uint8Array): string {
     const oid = GitStore.hash(type, content);
+    if (this.#batch !== undefined) {
+      this.#batch.add(oid, type, content);
+      if (this.#batch.bytes > PACK_FLUSH_BYTES) {
+        this.endBatch();
+        this.beginBatch();
+      }
+      return oid;
+    }
     const path = this.#objectPath(oid);
     if (fs.existsSync(path)) return oid;
     const dir = join(this.#objects, oid.slice(0, 2));
@@ -123,7 +155,8 @@ export class GitStore {
   async readObject(oid: string): Promise<{ type: string; content: Buffer }> {
     let raw: Buffer | undefined;
     try {
-      raw = inflateSync(await fs.promises.readFile(this.#objectPath(oid)));
+      // Synchronous: a loose object is one small read, cheaper than a thread-pool round trip.
+      raw = inflateSync(fs.readFileSync(this.#objectPath(oid)));
     } catch {
       raw = undefined;
     }
@@ -133,7 +166,7 @@ export class GitStore {
       return { type: header.slice(0, header.indexOf(' ')), content: raw.subarray(nul + 1) };
     }
     // Packed (after a `git gc`): isomorphic-git reads packfiles.
-    const result = await git.readObject({ fs, gitdir: this.gitDir, oid, format: 'content' });
+    const result = await git.readObject({ fs, gitdir: this.gitDir, oid, format: 'content', cache: this.#gitCache });
     return { type: result.type, content: Buffer.from(result.object as Uint8Array) };
   }
 
@@ -223,4 +256,94 @@ export function parseTree(content: Buffer): TreeEntry[] {
     index = nul + 21;
   }
   return entries;
+}
+
+/** Objects waiting to be written as one version-2 packfile with its version-2 index. */
+class PackBatch {
+  readonly #entries: Array<{ oid: string; offset: number; crc: number }> = [];
+  readonly #chunks: Buffer[] = [];
+  readonly #seen = new Set<string>();
+  bytes = 12;
+
+  get count(): number {
+    return this.#entries.length;
+  }
+
+  add(oid: string, type: GitObjectType, content: Uint8Array): void {
+    if (this.#seen.has(oid)) return;
+    this.#seen.add(oid);
+    const header: number[] = [];
+    let size = content.byteLength;
+    let byte = (PACK_TYPES[type] << 4) | (size & 0x0f);
+    size = Math.floor(size / 16);
+    while (size > 0) {
+      header.push(byte | 0x80);
+      byte = size & 0x7f;
+      size = Math.floor(size / 128);
+    }
+    header.push(byte);
+    const record = Buffer.concat([Buffer.from(header), deflateSync(content, { level: 1 })]);
+    this.#entries.push({ oid, offset: this.bytes, crc: crc32(record) });
+    this.#chunks.push(record);
+    this.bytes += record.length;
+  }
+
+  write(packDir: string): void {
+    fs.mkdirSync(packDir, { recursive: true });
+    const head = Buffer.alloc(12);
+    head.write('PACK', 0, 'latin1');
+    head.writeUInt32BE(2, 4);
+    head.writeUInt32BE(this.#entries.length, 8);
+    const packHash = createHash('sha1').update(head);
+    for (const chunk of this.#chunks) packHash.update(chunk);
+    const packSum = packHash.digest();
+    const name = `pack-${packSum.toString('hex')}`;
+
+    const sorted = [...this.#entries].sort((a, b) => (a.oid < b.oid ? -1 : a.oid > b.oid ? 1 : 0));
+    const fanout = Buffer.alloc(256 * 4);
+    const counts = new Uint32Array(256);
+    for (const entry of sorted) counts[parseInt(entry.oid.slice(0, 2), 16)]! += 1;
+    let running = 0;
+    for (let i = 0; i < 256; i += 1) {
+      running += counts[i] as number;
+      fanout.writeUInt32BE(running, i * 4);
+    }
+    const ids = Buffer.alloc(sorted.length * 20);
+    const crcs = Buffer.alloc(sorted.length * 4);
+    const offsets = Buffer.alloc(sorted.length * 4);
+    sorted.forEach((entry, i) => {
+      ids.write(entry.oid, i * 20, 'hex');
+      crcs.writeUInt32BE(entry.crc, i * 4);
+      offsets.writeUInt32BE(entry.offset, i * 4);
+    });
+    const idxBody = Buffer.concat([Buffer.from([0xff, 0x74, 0x4f, 0x63, 0, 0, 0, 2]), fanout, ids, crcs, offsets, packSum]);
+    const idx = Buffer.concat([idxBody, createHash('sha1').update(idxBody).digest()]);
+
+    const suffix = randomBytes(6).toString('hex');
+    const packTemp = join(packDir, `tmp_pack_${suffix}`);
+    fs.writeFileSync(packTemp, Buffer.concat([head, ...this.#chunks, packSum]), { mode: 0o444 });
+    fs.renameSync(packTemp, join(packDir, `${name}.pack`));
+    const idxTemp = join(packDir, `tmp_idx_${suffix}`);
+    fs.writeFileSync(idxTemp, idx, { mode: 0o444 });
+    fs.renameSync(idxTemp, join(packDir, `${name}.idx`));
+  }
+}
+
+let crcTable: Uint32Array | undefined;
+
+/** CRC-32 (zlib's), from node:zlib when this Node has it. */
+function crc32(data: Uint8Array): number {
+  const native = (zlib as unknown as { crc32?: (d: Uint8Array) => number }).crc32;
+  if (typeof native === 'function') return native(data) >>> 0;
+  if (crcTable === undefined) {
+    crcTable = new Uint32Array(256);
+    for (let n = 0; n < 256; n += 1) {
+      let c = n;
+      for (let k = 0; k < 8; k += 1) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+      crcTable[n] = c >>> 0;
+    }
+  }
+  let crc = 0xffffffff;
+  for (const byte of data) crc = (crcTable[(crc ^ byte) & 0xff] as number) ^ (crc >>> 8);
+  return (crc ^ 0xffffffff) >>> 0;
 }

@@ -80,6 +80,38 @@ export async function replaceSymlink(dirAbs: string, targetAbs: string, linkTarg
   }
 }
 
+/** Synchronous `replaceFile`, for restore's tight loop (no thread-pool round trips per file). */
+export function replaceFileSync(dirAbs: string, targetAbs: string, content: Uint8Array, mode: number): void {
+  const temp = tempPathIn(dirAbs);
+  const fd = fs.openSync(temp, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW, mode);
+  try {
+    fs.writeFileSync(fd, content);
+    fs.fchmodSync(fd, mode);
+    fs.closeSync(fd);
+    fs.renameSync(temp, targetAbs);
+  } catch (error) {
+    try {
+      fs.closeSync(fd);
+    } catch {
+      // already closed
+    }
+    fs.rmSync(temp, { force: true });
+    throw error;
+  }
+}
+
+/** Synchronous `replaceSymlink`. */
+export function replaceSymlinkSync(dirAbs: string, targetAbs: string, linkTarget: string | Buffer): void {
+  const temp = tempPathIn(dirAbs);
+  fs.symlinkSync(linkTarget, temp);
+  try {
+    fs.renameSync(temp, targetAbs);
+  } catch (error) {
+    fs.rmSync(temp, { force: true });
+    throw error;
+  }
+}
+
 /**
  * Serialises async work per key (a path): concurrent writes and appends to one file run one after the
  * other, so none is lost; different paths run in parallel.

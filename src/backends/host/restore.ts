@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import { EMPTY_DIR_MARKER, unescapeName } from '../../snapshots/git-names.js';
 import type { GitStore, TreeEntry } from '../../snapshots/git-store.js';
 import type { SkippedPath } from '../../workspace/types.js';
-import { isTempName, replaceFile, replaceSymlink } from './atomic.js';
+import { isTempName, replaceFileSync, replaceSymlinkSync } from './atomic.js';
 import { isVisibleName } from './names.js';
 import { newDir, statKey, type DirNode, type SnapshotState } from './state.js';
 
@@ -47,8 +47,8 @@ export class TreeApplier {
       const st = lstatOrUndefined(dirAbs);
       if (st === undefined || !st.isDirectory()) {
         // Missing, or a link planted since: replace it with a real directory.
-        if (st !== undefined) await fs.promises.rm(dirAbs, { force: true });
-        await fs.promises.mkdir(dirAbs);
+        if (st !== undefined) fs.rmSync(dirAbs, { force: true });
+        fs.mkdirSync(dirAbs);
         node.children.clear();
       }
     }
@@ -116,9 +116,12 @@ export class TreeApplier {
   }
 
   async #writeLeaf(dirAbs: string, abs: string, rel: string, entry: TreeEntry, content: Buffer): Promise<void> {
-    const write = () => (entry.mode === '120000' ? replaceSymlink(dirAbs, abs, content) : replaceFile(dirAbs, abs, content, entry.mode === '100755' ? 0o755 : 0o644));
+    const write = (): void => {
+      if (entry.mode === '120000') replaceSymlinkSync(dirAbs, abs, content);
+      else replaceFileSync(dirAbs, abs, content, entry.mode === '100755' ? 0o755 : 0o644);
+    };
     try {
-      await write();
+      write();
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       if (code !== 'EISDIR' && code !== 'ENOTEMPTY' && code !== 'EEXIST') throw error;
@@ -127,14 +130,14 @@ export class TreeApplier {
         this.skipped.push({ path: rel, reason: 'a directory holding excluded content stands here' });
         return;
       }
-      await write();
+      write();
     }
   }
 
   async #removeLeaf(rel: string): Promise<boolean> {
     const abs = this.#abs(rel);
     try {
-      await fs.promises.unlink(abs);
+      fs.unlinkSync(abs);
       return true;
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
@@ -150,11 +153,11 @@ export class TreeApplier {
     const st = lstatOrUndefined(abs);
     if (st === undefined) return true;
     if (!st.isDirectory()) {
-      await fs.promises.unlink(abs);
+      fs.unlinkSync(abs);
       return true;
     }
     let kept = false;
-    for (const dirent of await fs.promises.readdir(abs, { withFileTypes: true })) {
+    for (const dirent of fs.readdirSync(abs, { withFileTypes: true })) {
       const name = dirent.name;
       const childRel = join(rel, name);
       if ((!isVisibleName(name) && !isTempName(name)) || this.#state.isExcluded(childRel)) {
@@ -164,11 +167,11 @@ export class TreeApplier {
       if (dirent.isDirectory()) {
         if (!(await this.#removeTree(childRel))) kept = true;
       } else {
-        await fs.promises.rm(`${abs}/${name}`, { force: true });
+        fs.rmSync(`${abs}/${name}`, { force: true });
       }
     }
     if (kept) return false;
-    await fs.promises.rmdir(abs);
+    fs.rmdirSync(abs);
     return true;
   }
 }

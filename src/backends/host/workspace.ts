@@ -462,11 +462,18 @@ export class HostWorkspace extends BaseWorkspace implements SnapshotableWorkspac
     const full = this.#fullScan;
     this.#dirty = new Set();
     this.#fullScan = false;
+    // Hashing everything (first snapshot, fresh instance): one packfile instead of a loose file per object.
+    const bulk = this.#state.tree === undefined;
+    if (bulk) this.#store.beginBatch();
     try {
       if (this.changeDetection === 'scan' || full || this.#state.tree === undefined) this.#state.scan(dirty);
       else this.#state.refresh(dirty);
-      return this.#state.buildTree();
+      const tree = this.#state.buildTree();
+      if (bulk) this.#store.endBatch();
+      return tree;
     } catch (error) {
+      if (bulk) this.#store.endBatch();
+      this.#state.tree = undefined;
       this.#fullScan = true;
       for (const path of dirty) this.#dirty.add(path);
       throw new SnapshotError(`cannot read the workspace for a snapshot (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
