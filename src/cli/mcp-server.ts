@@ -1,12 +1,12 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
+import { defineTool } from '../session/define-tool.js';
 import type { Session, Tool, ToolCallResult, ToolResult } from '../session/types.js';
 import type { WorkspaceSnapshot } from '../workspace/types.js';
 import { SnapshotRestoreError } from '../workspace/errors.js';
 import { workspacePrompt, workspaceTools, type WorkspaceToolsOptions } from '../tools/index.js';
 import { failure, failureFromError, redactHostPaths } from '../tools/failure.js';
-import { defineWorkspaceTool } from '../tools/define.js';
 
 export interface McpServerOptions {
   /** Options of the tool suite (limits, read-before-write). */
@@ -50,7 +50,7 @@ export async function createMcpServer(session: Session, options: McpServerOption
     createdAt: record.createdAt,
   });
 
-  const snapshotTool = defineWorkspaceTool({
+  const snapshotTool = defineTool({
     name: 'snapshot',
     description: `Save the current state of the workspace and return its id, to restore or diff against later. The id "${INITIAL}" is the workspace as the session started.`,
     parameters: z.object({ tag: z.string().max(200).optional().describe('A short label to remember the snapshot by.') }),
@@ -65,7 +65,7 @@ export async function createMcpServer(session: Session, options: McpServerOption
     },
   });
 
-  const restoreTool = defineWorkspaceTool({
+  const restoreTool = defineTool({
     name: 'restore',
     description: `Put the workspace back exactly as it was at a snapshot (an id from the snapshot tool, or "${INITIAL}"). Everything changed since is undone.`,
     parameters: z.object({ id: z.string().min(1).describe('Snapshot id.') }),
@@ -80,7 +80,7 @@ export async function createMcpServer(session: Session, options: McpServerOption
     },
   });
 
-  const diffTool = defineWorkspaceTool({
+  const diffTool = defineTool({
     name: 'diff',
     description: `List the files added, modified and deleted between two snapshots, or between a snapshot and now. from defaults to "${INITIAL}"; to defaults to the current state.`,
     parameters: z.object({

@@ -1,5 +1,6 @@
 import { InvalidPathError, isWorkspaceError, type WorkspaceError, type WorkspaceErrorCode } from '../workspace/errors.js';
 import type { Workspace } from '../workspace/types.js';
+import { scrubHostPaths } from '../session/scrub.js';
 import type { ToolResult } from '../session/types.js';
 
 /**
@@ -108,17 +109,17 @@ function sentence(text: string): string {
 }
 
 /**
- * Defence in depth: replaces any occurrence of a host directory (the workspace root of a host backend, or
- * any extra path given) with a neutral marker. Workspace errors never carry one; this guards the rest.
+ * Defence in depth: hides host directories (the workspace root of a host backend, shown in its workspace
+ * form, and any `extra` directory, shown as `<host path>`) using the session's scrubber, then also the
+ * slash-less form a workspace path normalised from a host path takes. Workspace errors never carry one.
  */
 export function redactHostPaths(text: string, workspace?: Pick<Workspace, 'root'>, extra: readonly string[] = []): string {
-  const secrets = [...extra];
-  if (workspace !== undefined && workspace.root !== '/' && workspace.root !== '') secrets.push(workspace.root);
-  let result = text;
-  // Longest first; each also without its leading slash, the form a workspace path normalised from it takes.
-  const forms = secrets.filter((s) => s.length > 1).flatMap((s) => (s.startsWith('/') && s.length > 2 ? [s, s.slice(1)] : [s]));
-  for (const secret of forms.sort((a, b) => b.length - a.length)) {
-    result = result.split(secret).join('<host path>');
-  }
+  const root = workspace !== undefined && workspace.root !== '/' && workspace.root !== '' ? workspace.root : undefined;
+  let result = scrubHostPaths(text, { root, hostDirs: extra });
+  const bare = [root, ...extra]
+    .filter((dir): dir is string => dir !== undefined && dir.startsWith('/') && dir.length > 2)
+    .map((dir) => dir.slice(1).replace(/\/$/, ''))
+    .sort((a, b) => b.length - a.length);
+  for (const dir of bare) result = result.split(dir).join('<host path>');
   return result;
 }

@@ -3,10 +3,10 @@ import { normalizePath, displayPath } from '../workspace/paths.js';
 import { decodeUtf8 } from '../workspace/text.js';
 import { InvalidContentError } from '../workspace/errors.js';
 import type { ListEntry, Workspace, WriteMode } from '../workspace/types.js';
+import { defineTool } from '../session/define-tool.js';
 import type { Tool, ToolContext, ToolResult } from '../session/types.js';
 import { failure, failureFromError, type ToolFailure } from './failure.js';
 import { resolveToolsOptions, type WorkspaceToolsOptions } from './options.js';
-import { defineWorkspaceTool } from './define.js';
 
 /** The names of the tools `workspaceTools()` returns, in order. */
 export const WORKSPACE_TOOL_NAMES = [
@@ -40,7 +40,7 @@ export function workspaceTools(options: WorkspaceToolsOptions = {}): WorkspaceTo
   const limits = resolveToolsOptions(options);
   const tracker = new ReadTracker(limits.readBeforeWrite);
 
-  const listDirectory = defineWorkspaceTool({
+  const listDirectory = defineTool({
     name: 'list_directory',
     description: 'List the immediate children of a directory, sorted by name. Directories end with "/", symbolic links with "@".',
     parameters: z.object({ path: pathParam('Directory to list').optional() }),
@@ -61,7 +61,7 @@ export function workspaceTools(options: WorkspaceToolsOptions = {}): WorkspaceTo
     }),
   });
 
-  const readFile = defineWorkspaceTool({
+  const readFile = defineTool({
     name: 'read_file',
     description:
       `Read a text file. Returns its lines numbered from 1 ("   12\\tline text"); the numbers are not part of the file. ` +
@@ -115,7 +115,7 @@ export function workspaceTools(options: WorkspaceToolsOptions = {}): WorkspaceTo
     }),
   });
 
-  const writeFile = defineWorkspaceTool({
+  const writeFile = defineTool({
     name: 'write_file',
     description:
       `Write a text file, creating missing parent directories. mode 'overwrite' (default) replaces the file, 'create' fails if it exists, 'append' adds to the end. ` +
@@ -151,7 +151,7 @@ export function workspaceTools(options: WorkspaceToolsOptions = {}): WorkspaceTo
     }),
   });
 
-  const editFile = defineWorkspaceTool({
+  const editFile = defineTool({
     name: 'edit_file',
     description:
       'Replace an exact piece of text in a file. old_string must match the file exactly (whitespace and indentation included) and, unless replace_all is true, occur exactly once: include enough surrounding lines to make it unique. Read the file first to copy the exact text.',
@@ -207,7 +207,7 @@ export function workspaceTools(options: WorkspaceToolsOptions = {}): WorkspaceTo
     }),
   });
 
-  const glob = defineWorkspaceTool({
+  const glob = defineTool({
     name: 'glob',
     description:
       `Find files by glob pattern (picomatch: "**/*.ts" matches at any depth, "*" stays within one directory, {a,b} alternatives). ` +
@@ -233,7 +233,7 @@ export function workspaceTools(options: WorkspaceToolsOptions = {}): WorkspaceTo
     }),
   });
 
-  const grep = defineWorkspaceTool({
+  const grep = defineTool({
     name: 'grep',
     description:
       'Search file contents with a JavaScript regular expression (Unicode mode). Returns "path:line: text" for the first match on each matching line, sorted by path and line. ' +
@@ -275,7 +275,7 @@ export function workspaceTools(options: WorkspaceToolsOptions = {}): WorkspaceTo
     }),
   });
 
-  const deleteTool = defineWorkspaceTool({
+  const deleteTool = defineTool({
     name: 'delete',
     description: 'Delete a file, a symbolic link (never its target) or a directory. A non-empty directory needs recursive: true.',
     parameters: z.object({
@@ -292,7 +292,7 @@ export function workspaceTools(options: WorkspaceToolsOptions = {}): WorkspaceTo
     }),
   });
 
-  const mkdir = defineWorkspaceTool({
+  const mkdir = defineTool({
     name: 'mkdir',
     description: 'Create a directory and any missing parents. Succeeds if it already exists.',
     parameters: z.object({ path: pathParam('Directory to create') }),
@@ -310,7 +310,7 @@ export function workspaceTools(options: WorkspaceToolsOptions = {}): WorkspaceTo
     overwrite: z.boolean().optional().describe('Replace an existing destination of the same kind. Default false.'),
   };
 
-  const move = defineWorkspaceTool({
+  const move = defineTool({
     name: 'move',
     description: 'Move or rename a file, directory or link. destination is the full new path; it must not exist unless overwrite is true.',
     parameters: z.object(transferParams),
@@ -324,7 +324,7 @@ export function workspaceTools(options: WorkspaceToolsOptions = {}): WorkspaceTo
     }),
   });
 
-  const copy = defineWorkspaceTool({
+  const copy = defineTool({
     name: 'copy',
     description: 'Copy a file, link or (with recursive: true) a directory. destination is the full new path; it must not exist unless overwrite is true.',
     parameters: z.object({
@@ -339,7 +339,7 @@ export function workspaceTools(options: WorkspaceToolsOptions = {}): WorkspaceTo
     }),
   });
 
-  const stat = defineWorkspaceTool({
+  const stat = defineTool({
     name: 'stat',
     description: 'Show what a path is: file, directory or link, its size in bytes, modification time and MIME type when known.',
     parameters: z.object({ path: pathParam('Path to inspect') }),
