@@ -2,8 +2,8 @@ import { mkdtemp, mkdir, rm, writeFile, realpath } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { z } from 'zod';
-import { createSession, defineTool } from '../session/index.js';
-import type { Session, ToolCallResult, ToolDefinition } from '../session/types.js';
+import { createSession, defineTool, type HydratedSession } from '../session/index.js';
+import type { ToolCallResult, ToolDefinition } from '../session/types.js';
 import { workspaceTools, type WorkspaceToolName } from '../tools/index.js';
 import { redactHostPaths } from '../tools/failure.js';
 
@@ -27,7 +27,7 @@ type Print = (line?: string) => void;
 export async function runDemo(out: Print = (line = '') => process.stdout.write(`${line}\n`)): Promise<void> {
   const hostDir = await realpath(await mkdtemp(join(tmpdir(), 'sessionfs-demo-')));
   const print: Print = (line = '') => out(redactHostPaths(line, undefined, [hostDir]));
-  let session: Session | undefined;
+  let session: HydratedSession | undefined;
   try {
     const projectDir = join(hostDir, 'acme-greeter');
     for (const [path, content] of Object.entries(PROJECT)) {
@@ -42,8 +42,8 @@ export async function runDemo(out: Print = (line = '') => process.stdout.write(`
     print(`   A small project (${Object.keys(PROJECT).length} files) was generated in a temporary host directory, the only one allowed.`);
     print("   createSession({ backend: 'memory', mounts: [{ hostPath: <tmp>/acme-greeter, mountPath: 'app' }], allowedHostRoots: [<tmp>] })");
     session = await createSession({ backend: 'memory', mounts: [{ hostPath: projectDir, mountPath: 'app' }], allowedHostRoots: [hostDir] });
-    const files = await session.filesystem.glob('**/*');
-    print(`   -> session ${session.id.slice(0, 8)}: ${files.length} files hydrated under /app, in memory. The host copy is never touched.`);
+    const hydrated = session.hydration;
+    print(`   -> session ${session.id.slice(0, 8)}: ${hydrated?.files ?? 0} files (${hydrated?.bytes ?? 0} bytes) hydrated under /app, in memory. The host copy is never touched.`);
     const baseline = await session.filesystem.snapshot({ tag: 'hydrated' });
     print();
 

@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { mkdtemp, mkdir, readFile, realpath, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -121,3 +122,63 @@ for (const backend of backends) {
     });
   });
 }
+
+describe('sessionfs mcp options', () => {
+  let hostDir: string;
+  beforeAll(async () => {
+    assertBuilt();
+    hostDir = await realpath(await mkdtemp(join(tmpdir(), 'sessionfs-mcp-opts-')));
+    await mkdir(join(hostDir, 'docs'), { recursive: true });
+    await writeFile(join(hostDir, 'docs/guide.md'), '# Guide\n');
+  });
+  afterAll(async () => {
+    await rm(hostDir, { recursive: true, force: true });
+  });
+
+  async function connect(extra: string[]): Promise<Client> {
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [CLI, 'mcp', '--mount', join(hostDir, 'docs'), '--allow', hostDir, ...extra],
+      cwd: REPO,
+      stderr: 'pipe',
+    });
+    const client = new Client({ name: 'sessionfs-test', version: '1.0.0' });
+    await client.connect(transport);
+    return client;
+  }
+
+  const text = (result: Awaited<ReturnType<Client['callTool']>>) => (result.content as { text: string }[]).map((c) => c.text).join('\n');
+
+  it('--read-only serves reads and refuses changes with EROFS', async () => {
+    const client = await connect(['--read-only']);
+    try {
+      expect(text(await client.callTool({ name: 'read_file', arguments: { path: 'docs/guide.md' } }))).toBe('     1\t# Guide');
+      const write = await client.callTool({ name: 'write_file', arguments: { path: 'docs/new.md', content: 'x' } });
+      expect(write.isError).toBe(true);
+      expect(text(write)).toMatch(/^Error \[EROFS\]: the workspace is read-only/);
+      expect(client.getInstructions()).toContain('read-only');
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('--read-before-write refuses to change a file the model has not read', async () => {
+    const client = await connect(['--read-before-write']);
+    try {
+      const args = { path: 'docs/guide.md', old_string: '# Guide', new_string: '# Handbook' };
+      const refused = await client.callTool({ name: 'edit_file', arguments: args });
+      expect(text(refused)).toMatch(/^Error \[ETOOL\]: docs\/guide\.md exists and has not been read in this session/);
+      await client.callTool({ name: 'read_file', arguments: { path: 'docs/guide.md' } });
+      expect(text(await client.callTool({ name: 'edit_file', arguments: args }))).toBe('Replaced 1 occurrence in docs/guide.md (at line 1).');
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('exits cleanly when the client closes stdin', async () => {
+    const child = spawn(process.execPath, [CLI, 'mcp', '--backend', 'host'], { cwd: REPO, stdio: ['pipe', 'pipe', 'pipe'] });
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    child.stdin.end();
+    expect(await exited).toBe(0);
+  });
+});
