@@ -93,8 +93,8 @@ export function workspaceTools(options: WorkspaceToolsOptions = {}): WorkspaceTo
       let cutLines = 0;
       for (const [index, line] of lines.entries()) {
         const shown = cutLine(line, limits.maxLineChars);
-        if (shown !== line) cutLines += 1;
         if (numbered.length > 0 && chars + shown.length > limits.maxReadChars) break;
+        if (shown !== line) cutLines += 1;
         chars += shown.length + 1;
         numbered.push(`${String(first + index).padStart(6)}\t${shown}`);
       }
@@ -288,7 +288,8 @@ export function workspaceTools(options: WorkspaceToolsOptions = {}): WorkspaceTo
       await filesystem.delete(path, { recursive: recursive === true });
       const target = displayPath(normalizePath(path));
       tracker.forget(trackingKey(context), target);
-      return ok(`Deleted ${stat?.isDirectory === true ? 'directory ' : ''}${target}.`, { path: target });
+      const kind = stat === undefined ? '' : stat.isSymlink ? 'link ' : stat.isDirectory ? 'directory ' : '';
+      return ok(`Deleted ${kind}${target}.`, { path: target });
     }),
   });
 

@@ -417,6 +417,8 @@ describe('workspace tools on host: links that leave the root', () => {
       expect(listing.message).toContain('outside@ (link leading outside the workspace)');
       expect(listing.message).toContain('readme-link@');
       expect((await call('read_file', { path: 'readme-link' })).message).toContain('# Demo');
+      expect((await call('delete', { path: 'readme-link' })).message).toBe('Deleted link readme-link.');
+      expect(await ws.exists('README.md')).toBe(true);
       for (const result of [
         await call('read_file', { path: 'outside/anything' }),
         await call('list_directory', { path: 'outside' }),
