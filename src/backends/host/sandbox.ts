@@ -148,7 +148,14 @@ export class Sandbox {
         hops += 1;
         if (hops > MAX_LINK_HOPS) throw new PathEscapeError(shown, `too many levels of symbolic links: ${shown}`);
         const linkReply = yield { op: 'readlink', path: candidateAbs };
-        if (linkReply.error !== undefined) throw hostError(linkReply.error, path);
+        if (linkReply.error !== undefined) {
+          // Replaced by something else since the lstat: look at the component again.
+          if ((linkReply.error as NodeJS.ErrnoException).code === 'EINVAL' || (linkReply.error as NodeJS.ErrnoException).code === 'ENOENT') {
+            queue.unshift(segment);
+            continue;
+          }
+          throw hostError(linkReply.error, path);
+        }
         const target = linkReply.link as string;
         if (isAbsolute(target)) {
           const inside = this.relativeOf(target.replace(/\/+$/, '') || '/');
