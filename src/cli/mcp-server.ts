@@ -31,6 +31,11 @@ const INITIAL = 'initial';
  * The workspace tools plus `snapshot`, `restore` and `diff`, served over MCP. Every call goes through
  * `session.runTool`, so a failed call is rolled back. Snapshot records stay here, by id; a model only ever
  * sees `{ id, tag, createdAt }`. The snapshot `initial` is the workspace as the server started.
+ *
+ * Built on the SDK's low-level `Server` rather than `McpServer.registerTool` on purpose: the tools' JSON
+ * Schemas come from `defineTool` (one converter for every consumer), and raw arguments go to
+ * `session.runTool`, which validates them with the tool's zod schema and reports failures the same way as
+ * for any other caller.
  */
 export async function createMcpServer(session: Session, options: McpServerOptions = {}): Promise<Server> {
   const records = new Map<string, WorkspaceSnapshot>();
