@@ -122,7 +122,7 @@ export async function runDemo(out: Print = (line = '') => process.stdout.write(`
 
     print('5. Snapshot and diff');
     const done = await session.filesystem.snapshot({ tag: 'task-done' });
-    print(`   snapshot({ tag: 'task-done' }) -> id ${done.id.slice(0, 12)}, taken ${done.createdAt}`);
+    print(`   snapshot({ tag: 'task-done' }) -> id ${done.id.slice(0, 8)}, taken ${done.createdAt}`);
     const diff = await session.filesystem.diff(baseline, done);
     print(`   diff(hydrated, task-done): ${diff.length} files changed`);
     for (const entry of diff) print(`     ${entry.status.padEnd(8)} ${entry.path}`);
