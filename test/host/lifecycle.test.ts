@@ -73,6 +73,7 @@ describe('host workspace lifetime and change detection', () => {
     const snap = await ws.snapshot();
     expect(ws.lastHashedCount).toBe(3);
     // Those three were hashed within a timestamp tick of their last change: re-hashed once more, then trusted.
+    await pause(100);
     await ws.snapshot();
     expect(ws.lastHashedCount).toBe(3);
     await ws.snapshot();
