@@ -1,7 +1,6 @@
 import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
-import { HostWorkspace } from '../../src/backends/host/index.js';
 import { GitStore } from '../../src/snapshots/git-store.js';
 import { expectError, scratch } from './support.js';
 
