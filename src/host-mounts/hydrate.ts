@@ -1,5 +1,5 @@
-import { constants as fsConstants, type Dirent } from 'node:fs';
-import { lstat, open, readdir, readlink, realpath, stat, type FileHandle } from 'node:fs/promises';
+import { closeSync, constants as fsConstants, fstatSync, lstatSync, mkdirSync, openSync, writeSync, readdirSync, readlinkSync, readSync, realpathSync, statSync, type Dirent, type Stats } from 'node:fs';
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { basename, join, posix, resolve } from 'node:path';
 import picomatch from 'picomatch';
 import {
@@ -15,6 +15,7 @@ import {
 } from '../workspace/errors.js';
 import { assertCreatable, displayPath, fitsLimits, joinPath, normalizePath, parentPath, splitPath, type NormalizedPath } from '../workspace/paths.js';
 import type { SnapshotableWorkspace, SkippedPath } from '../workspace/types.js';
+import { HostWorkspace } from '../backends/host/index.js';
 import { AllowedRoots } from './allow-list.js';
 import { HostMountSchema, type HostMount, type HydrateOptions, type HydrateResult } from './schema.js';
 
@@ -58,17 +59,29 @@ export async function hydrate(workspace: SnapshotableWorkspace, mounts: readonly
   const before = await workspace.snapshot({ tag: 'before hydration' });
   let written = 0;
   let bytes = 0;
+  // Writes in flight, oldest first: a window of them runs at once (the host backend's writes are
+  // thread-pool round trips), and progress is reported in path order as each one completes.
+  const window: { path: NormalizedPath; size: number; done: Promise<unknown> }[] = [];
+  const settleOldest = async (): Promise<void> => {
+    const oldest = window.shift() as (typeof window)[number];
+    await oldest.done;
+    written += 1;
+    bytes += oldest.size;
+    options.onProgress?.({ files: written, bytes, path: displayPath(oldest.path) });
+    signal?.throwIfAborted();
+  };
+  const direct = DirectHostWriter.for(workspace);
   try {
     for (const directory of leafDirectories) {
       signal?.throwIfAborted();
       await workspace.mkdir(directory, { parents: true, existOk: true });
     }
-    const reader = new Prefetcher(files, allowed, workspace.limits.maxWriteBytes);
     const mountBytes = new Map<number, number>();
-    for (let index = 0; index < files.length; index += 1) {
-      const [path, file] = files[index] as [NormalizedPath, PlannedFile];
-      const outcome = await reader.take(index);
+    const pacer = new Pacer();
+    for (const [path, file] of files) {
       signal?.throwIfAborted();
+      await pacer.maybeYield();
+      const outcome = readSource(file.source, allowed, workspace.limits.maxWriteBytes);
       if ('skip' in outcome) {
         skipped.push({ path: displayPath(path), reason: outcome.skip });
         continue;
@@ -79,12 +92,19 @@ export async function hydrate(workspace: SnapshotableWorkspace, mounts: readonly
       if (budget !== undefined && total > budget) {
         throw new LimitExceededError(`hydration refused: ${plan.describe(file.mount)} grew past its maxBytes of ${budget} bytes while it was being copied; nothing was written`);
       }
-      await workspace.writeBytes(path, outcome.bytes, { mode: 'overwrite', createParents: true });
-      written += 1;
-      bytes += outcome.bytes.byteLength;
-      options.onProgress?.({ files: written, bytes, path: displayPath(path) });
+      const done =
+        direct?.tryWrite(path, outcome.bytes) === true ? DONE : workspace.writeBytes(path, outcome.bytes, { mode: 'overwrite', createParents: true });
+      // Settled later (in order); mark it handled now so a failure is not reported as unhandled meanwhile.
+      done.catch(() => undefined);
+      window.push({ path, size: outcome.bytes.byteLength, done });
+      if (window.length >= WRITE_WINDOW) await settleOldest();
     }
+    while (window.length > 0) await settleOldest();
+    direct?.flush();
   } catch (error) {
+    // Nothing may land after the restore.
+    await Promise.allSettled(window.map((entry) => entry.done));
+    direct?.flush();
     try {
       await workspace.restore(before);
     } catch (restoreError) {
@@ -139,8 +159,6 @@ const SKIP = {
 
 // eslint-disable-next-line no-control-regex
 const INVALID_NAME = /[\u0000-\u001f\u007f-\u009f\\]/;
-/** How many directory entries are examined at once while walking. */
-const STAT_CONCURRENCY = 32;
 
 class Planner {
   readonly entries = new Map<NormalizedPath, Planned>();
@@ -168,7 +186,7 @@ class Planner {
 
     let link: boolean;
     try {
-      link = (await lstat(mount.hostPath)).isSymbolicLink();
+      link = lstatSync(mount.hostPath).isSymbolicLink();
     } catch {
       throw new FileNotFoundError(displayPath(mountPath), `${label}: the host path does not exist or cannot be read`);
     }
@@ -179,14 +197,14 @@ class Planner {
     }
     let real: string;
     try {
-      real = await realpath(mount.hostPath);
+      real = realpathSync.native(mount.hostPath);
     } catch {
       throw new FileNotFoundError(displayPath(mountPath), `${label}: the host path ${link ? 'is a broken symlink' : 'cannot be resolved'}`);
     }
     if (!this.allowed.contains(real)) {
       throw new PathEscapeError(displayPath(mountPath), `${label}: the host path lies outside the allowed host roots`);
     }
-    const info = await stat(real).catch(() => undefined);
+    const info = statOrUndefined(real);
     const context: MountContext = {
       index,
       mountPath,
@@ -208,25 +226,25 @@ class Planner {
       throw new InvalidArgumentError(`${label}: the host path is not a regular file or directory`, displayPath(mountPath));
     }
     if (mountPath !== '') this.#add(mountPath, { kind: 'directory', mount: index });
-    await this.#walk(context, real, '', new Set([real]));
+    await this.#walk(context, real, '', new Set([real]), new Pacer());
   }
 
   /** Walks one real directory; `relative` is its path relative to the mount source. */
-  async #walk(context: MountContext, realDirectory: string, relative: string, ancestors: Set<string>): Promise<void> {
+  async #walk(context: MountContext, realDirectory: string, relative: string, ancestors: Set<string>, pacer: Pacer): Promise<void> {
     this.signal?.throwIfAborted();
+    await pacer.maybeYield();
     const workspaceDirectory = relative === '' ? context.mountPath : joinPath(context.mountPath, relative);
     let children: Dirent[];
     try {
-      children = await readdir(realDirectory, { withFileTypes: true });
+      children = readdirSync(realDirectory, { withFileTypes: true });
     } catch {
       this.skipped.push({ path: displayPath(workspaceDirectory), reason: `${SKIP.unreadable} directory` });
       return;
     }
     children.sort((a, b) => compare(a.name, b.name));
 
-    // Classify every child first (stat calls run a few at a time), then apply them in name order.
-    const classified = await mapLimit(children, STAT_CONCURRENCY, (child) => this.#classify(context, realDirectory, relative, child, ancestors));
-    for (const item of classified) {
+    for (const child of children) {
+      const item = this.#classify(context, realDirectory, relative, child, ancestors);
       if (item === undefined) continue;
       if (item.kind === 'skip') {
         this.skipped.push({ path: item.path, reason: item.reason });
@@ -242,22 +260,21 @@ class Planner {
         this.#add(workspacePath, { kind: 'directory', mount: context.index });
       }
       const nested = new Set(ancestors).add(item.source);
-      await this.#walk(context, item.source, item.relative, nested);
+      await this.#walk(context, item.source, item.relative, nested, pacer);
     }
   }
 
-  async #classify(
+  #classify(
     context: MountContext,
     realDirectory: string,
     relative: string,
     child: Dirent,
     ancestors: Set<string>,
-  ): Promise<
+  ):
     | undefined
     | { kind: 'skip'; path: string; reason: string }
     | { kind: 'file'; relative: string; source: string; size: number }
-    | { kind: 'directory'; relative: string; source: string }
-  > {
+    | { kind: 'directory'; relative: string; source: string } {
     const name = child.name;
     const workspaceDirectory = relative === '' ? context.mountPath : joinPath(context.mountPath, relative);
     if (INVALID_NAME.test(name)) return { kind: 'skip', path: joinPath(workspaceDirectory, printable(name)), reason: SKIP.invalidName };
@@ -273,12 +290,12 @@ class Planner {
     if (child.isSymbolicLink()) {
       if (!context.followSymlinks) return { kind: 'skip', path: workspacePath, reason: SKIP.symlink };
       try {
-        source = await realpath(hostPath);
+        source = realpathSync.native(hostPath);
       } catch {
         return { kind: 'skip', path: workspacePath, reason: SKIP.brokenSymlink };
       }
       if (!this.allowed.contains(source)) return { kind: 'skip', path: workspacePath, reason: SKIP.outside };
-      const target = await stat(source).catch(() => undefined);
+      const target = statOrUndefined(source);
       if (target === undefined) return { kind: 'skip', path: workspacePath, reason: SKIP.brokenSymlink };
       isDirectory = target.isDirectory();
       isFile = target.isFile();
@@ -297,7 +314,7 @@ class Planner {
     if (size === undefined && context.maxBytes !== undefined) {
       // Sizes are only needed up front for a budget; otherwise the copy learns them from the open file.
       try {
-        size = (await lstat(hostPath)).size;
+        size = lstatSync(hostPath).size;
       } catch {
         return { kind: 'skip', path: workspacePath, reason: SKIP.unreadable };
       }
@@ -358,59 +375,163 @@ class Planner {
 
 type ReadOutcome = { bytes: Uint8Array } | { skip: string };
 
-/** How many files are read ahead of the (sequential) writes. Bounded so a large tree never sits in memory. */
-const READ_AHEAD = 8;
+/** How many writes may be in flight at once. */
+const WRITE_WINDOW = 16;
 const OPEN_FLAGS = fsConstants.O_RDONLY | (fsConstants.O_NOFOLLOW ?? 0) | (fsConstants.O_NONBLOCK ?? 0);
 const CHECK_DESCRIPTOR = process.platform === 'linux';
 
-class Prefetcher {
-  readonly #pending = new Map<number, Promise<ReadOutcome>>();
-  #next = 0;
-
-  constructor(
-    private readonly files: readonly (readonly [NormalizedPath, PlannedFile])[],
-    private readonly allowed: AllowedRoots,
-    private readonly maxBytes: number,
-  ) {}
-
-  async take(index: number): Promise<ReadOutcome> {
-    while (this.#next < this.files.length && this.#next < index + READ_AHEAD) {
-      const file = this.files[this.#next] as readonly [NormalizedPath, PlannedFile];
-      this.#pending.set(this.#next, this.#read(file[1].source));
-      this.#next += 1;
+/**
+ * Reads one host file whole. Synchronous on purpose: these are a handful of short system calls per file,
+ * several times faster than thread-pool round trips; the copy loop yields to the event loop every few
+ * milliseconds (see `Pacer`), so aborts and timers still run. One file at a time is held (plus the write
+ * window), never the tree.
+ */
+function readSource(source: string, allowed: AllowedRoots, maxBytes: number): ReadOutcome {
+  let fd: number;
+  try {
+    fd = openSync(source, OPEN_FLAGS);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return { skip: 'vanished during hydration' };
+    if (code === 'ELOOP') return { skip: 'became a symlink during hydration' };
+    return { skip: SKIP.unreadable };
+  }
+  try {
+    if (CHECK_DESCRIPTOR) {
+      // The descriptor's real path: catches a parent directory swapped for a link since the walk.
+      let actual: string | undefined;
+      try {
+        actual = readlinkSync(`/proc/self/fd/${fd}`);
+      } catch {
+        actual = undefined;
+      }
+      if (actual !== undefined && !allowed.contains(actual)) return { skip: 'moved outside the allowed roots during hydration' };
     }
-    const outcome = this.#pending.get(index) as Promise<ReadOutcome>;
-    this.#pending.delete(index);
-    return outcome;
+    const info = fstatSync(fd);
+    if (!info.isFile()) return { skip: SKIP.special };
+    if (info.size > maxBytes) return { skip: `file over the workspace write limit of ${maxBytes} bytes` };
+    // Read to the end whatever the size said (a file may grow); refuse past the write limit.
+    // One byte more than the size, so that the end is found without growing the buffer.
+    let buffer = Buffer.allocUnsafe(info.size + 1);
+    let length = 0;
+    while (true) {
+      if (length === buffer.length) {
+        if (length >= maxBytes + 1) return { skip: `file over the workspace write limit of ${maxBytes} bytes` };
+        const larger = Buffer.allocUnsafe(Math.min(buffer.length * 2, maxBytes + 1));
+        buffer.copy(larger, 0, 0, length);
+        buffer = larger;
+      }
+      const read = readSync(fd, buffer, length, buffer.length - length, null);
+      if (read === 0) break;
+      length += read;
+    }
+    if (length > maxBytes) return { skip: `file over the workspace write limit of ${maxBytes} bytes` };
+    return { bytes: new Uint8Array(buffer.buffer, buffer.byteOffset, length) };
+  } catch {
+    return { skip: SKIP.unreadable };
+  } finally {
+    try {
+      closeSync(fd);
+    } catch {
+      // already closed
+    }
+  }
+}
+
+/** Lets the event loop run (aborts, timers, other requests) every few milliseconds of synchronous work. */
+class Pacer {
+  #last = performance.now();
+
+  async maybeYield(): Promise<void> {
+    if (performance.now() - this.#last < PACE_MS) return;
+    await yieldToEventLoop();
+    this.#last = performance.now();
+  }
+}
+
+const PACE_MS = 10;
+
+// ---- the host fast path --------------------------------------------------------------------------------
+
+const DONE: Promise<void> = Promise.resolve();
+const CREATE_FLAGS = fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL | (fsConstants.O_NOFOLLOW ?? 0);
+const NEW_FILE_MODE = 0o644;
+
+/**
+ * Hydrating a `HostWorkspace` file by file through `writeBytes` costs about fifteen thread-pool round trips
+ * per file (sandbox resolution, parent checks, a temp file and a rename), ten times `cp -r`. A fresh
+ * hydration only *creates* files, so this writer creates them directly under the root, synchronously, the
+ * way `cp` does, and then tells the workspace what changed through its public `markChanged` (a host
+ * workspace is exact about writes from outside by design: `scan` finds them, `tracked` is told).
+ *
+ * It never follows a link and never replaces anything: each parent directory is created or verified with
+ * `lstat` to be a real directory (not a link), and files are created with `O_CREAT | O_EXCL | O_NOFOLLOW`
+ * (the same guarantees as the backend's own temp-file writes). Anything else — an
+ * existing file (overwrite), a link, a clash — falls back to the protocol's `writeBytes`, whose rules
+ * (and errors) then apply.
+ */
+class DirectHostWriter {
+  readonly #root: string;
+  readonly #verified = new Set<NormalizedPath>(['']);
+  #changed: NormalizedPath[] = [];
+
+  private constructor(private readonly workspace: HostWorkspace) {
+    this.#root = workspace.root;
   }
 
-  async #read(source: string): Promise<ReadOutcome> {
-    let handle: FileHandle;
+  static for(workspace: SnapshotableWorkspace): DirectHostWriter | undefined {
+    return workspace instanceof HostWorkspace && !workspace.readOnly ? new DirectHostWriter(workspace) : undefined;
+  }
+
+  /** True when the file was created here; false to let the protocol write it. */
+  tryWrite(path: NormalizedPath, bytes: Uint8Array): boolean {
+    if (!this.#directory(parentPath(path))) return false;
+    const abs = `${this.#root}/${path}`;
+    let fd: number;
     try {
-      handle = await open(source, OPEN_FLAGS);
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      if (code === 'ENOENT') return { skip: 'vanished during hydration' };
-      if (code === 'ELOOP') return { skip: 'became a symlink during hydration' };
-      return { skip: SKIP.unreadable };
-    }
-    try {
-      if (CHECK_DESCRIPTOR) {
-        // The descriptor's real path: catches a parent directory swapped for a link since the walk.
-        const actual = await readlink(`/proc/self/fd/${handle.fd}`).catch(() => undefined);
-        if (actual !== undefined && !this.allowed.contains(actual)) return { skip: 'moved outside the allowed roots during hydration' };
-      }
-      const info = await handle.stat();
-      if (!info.isFile()) return { skip: SKIP.special };
-      if (info.size > this.maxBytes) return { skip: `file over the workspace write limit of ${this.maxBytes} bytes` };
-      const bytes = await handle.readFile();
-      if (bytes.byteLength > this.maxBytes) return { skip: `file over the workspace write limit of ${this.maxBytes} bytes` };
-      return { bytes };
+      fd = openSync(abs, CREATE_FLAGS, NEW_FILE_MODE);
     } catch {
-      return { skip: SKIP.unreadable };
-    } finally {
-      await handle.close().catch(() => undefined);
+      return false;
     }
+    this.#changed.push(path);
+    try {
+      let offset = 0;
+      while (offset < bytes.byteLength) offset += writeSync(fd, bytes, offset, bytes.byteLength - offset);
+    } catch (error) {
+      if (isWorkspaceError(error)) throw error;
+      throw new LimitExceededError(`hydration stopped: cannot write ${displayPath(path)} (${(error as NodeJS.ErrnoException).code ?? 'error'})`, displayPath(path));
+    } finally {
+      closeSync(fd);
+    }
+    if (this.#changed.length >= 1024) this.flush();
+    return true;
+  }
+
+  /** Tells the workspace what was written (before a snapshot or a restore needs to know). */
+  flush(): void {
+    if (this.#changed.length === 0) return;
+    this.workspace.markChanged(this.#changed);
+    this.#changed = [];
+  }
+
+  /** Whether `path` is (now) a real directory reached through real directories only. */
+  #directory(path: NormalizedPath): boolean {
+    if (this.#verified.has(path)) return true;
+    if (!this.#directory(parentPath(path))) return false;
+    const abs = `${this.#root}/${path}`;
+    try {
+      mkdirSync(abs);
+      this.#changed.push(path);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') return false;
+      try {
+        if (!lstatSync(abs).isDirectory()) return false;
+      } catch {
+        return false;
+      }
+    }
+    this.#verified.add(path);
+    return true;
   }
 }
 
@@ -441,16 +562,10 @@ function compare(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
-  const results: R[] = new Array<R>(items.length);
-  let next = 0;
-  const workers = Array.from({ length: Math.min(limit, items.length) }, async () => {
-    while (next < items.length) {
-      const index = next;
-      next += 1;
-      results[index] = await fn(items[index] as T);
-    }
-  });
-  await Promise.all(workers);
-  return results;
+function statOrUndefined(path: string): Stats | undefined {
+  try {
+    return statSync(path);
+  } catch {
+    return undefined;
+  }
 }

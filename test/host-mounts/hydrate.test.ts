@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { appendFileSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { HostMountSchema, hydrate, type HydrateProgress } from '../../src/host-mounts/index.js';
@@ -456,6 +456,24 @@ describe.each(BACKENDS)('hydrate on $name', (backend) => {
     it('a read-only workspace is refused first, before any other check', async () => {
       const workspace = await create({ readOnly: true });
       await expect(hydrate(workspace, [{ hostPath: '/nonexistent' }], {} as never)).rejects.toMatchObject({ name: 'ReadOnlyError', code: 'EROFS' });
+    });
+
+    it('never writes through a link already planted in a host root (the fast path falls back to the protocol)', async () => {
+      if (backend.name !== 'host') return;
+      const { allowed, project, base } = layout({ 'a.txt': 'a', 'sub/b.txt': 'b' });
+      const outside = host.tree({ 'untouched.txt': 'x' });
+      const workspace = await create();
+      symlinkSync(outside, join(workspace.root, 'project'));
+      const error = await caught(() => hydrate(workspace, [{ hostPath: project }], { allowedHostRoots: [allowed] }));
+      expect(error.code).toBe('EACCES');
+      expectNoHostPath(error, base, outside);
+      expect(readdirSync(outside)).toEqual(['untouched.txt']);
+      // A link inside the root is followed as the protocol follows it.
+      rmSync(join(workspace.root, 'project'));
+      mkdirSync(join(workspace.root, 'real'));
+      symlinkSync('real', join(workspace.root, 'project'));
+      await hydrate(workspace, [{ hostPath: project }], { allowedHostRoots: [allowed] });
+      expect(readdirSync(join(workspace.root, 'real')).sort()).toEqual(['a.txt', 'sub']);
     });
 
     it('hydrating nothing writes nothing and takes no snapshot', async () => {

@@ -1,0 +1,108 @@
+#!/usr/bin/env node
+// Hydration of a generated host tree (default 10,000 files, about 100 MB) into a MemoryWorkspace and into a
+// HostWorkspace, side by side with `cp -r` of the same tree in the same run (page cache warm for all).
+// Also times the host workspace's first snapshot after hydration. Prints one JSON document; `ratio` is
+// sessionfs ms / `cp -r` ms (goals: host <= 1.5, memory <= 2).
+// Usage: node bench/hydrate.mjs [files] [megabytes]   (after `npm run build`)
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { HostWorkspace, MemoryWorkspace, hydrate } from '../dist/src/index.js';
+
+const FILES = Number(process.argv[2] ?? 10_000);
+const MEGABYTES = Number(process.argv[3] ?? 100);
+const ROUNDS = Number(process.env.ROUNDS ?? 3);
+
+const scratch = fs.realpathSync(fs.mkdtempSync(join(tmpdir(), 'sessionfs-bench-hydrate-')));
+const source = join(scratch, 'source');
+
+/** A deterministic tree: 100 files per directory, two levels, sizes spread around the mean. */
+function makeTree() {
+  let seed = 42;
+  const random = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
+  const mean = (MEGABYTES * 1024 * 1024) / FILES;
+  const block = Buffer.alloc(Math.ceil(mean * 2) + 1);
+  for (let i = 0; i < block.length; i += 1) block[i] = Math.floor(random() * 256);
+  let bytes = 0;
+  for (let i = 0; i < FILES; i += 1) {
+    const dir = join(source, `pkg${Math.floor(i / 1000)}`, `mod${Math.floor(i / 100) % 10}`);
+    if (i % 100 === 0) fs.mkdirSync(dir, { recursive: true });
+    const size = Math.floor(mean * 2 * random());
+    const offset = Math.floor(random() * (block.length - size));
+    fs.writeFileSync(join(dir, `file${i}.dat`), block.subarray(offset, offset + size));
+    bytes += size;
+  }
+  fs.mkdirSync(join(source, 'empty', 'dir'), { recursive: true });
+  return bytes;
+}
+
+const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+const round = (value, digits = 1) => Math.round(value * 10 ** digits) / 10 ** digits;
+
+function timeCp(target) {
+  const start = performance.now();
+  execFileSync('cp', ['-r', source, target]);
+  return performance.now() - start;
+}
+
+async function timeHydrate(create) {
+  const workspace = create();
+  const start = performance.now();
+  const result = await hydrate(workspace, [{ hostPath: source, mountPath: 'source' }], { allowedHostRoots: [scratch] });
+  const ms = performance.now() - start;
+  return { workspace, ms, result };
+}
+
+const bytes = makeTree();
+// Warm the page cache, and check the copy.
+fs.rmSync(join(scratch, 'warm'), { recursive: true, force: true });
+timeCp(join(scratch, 'warm'));
+fs.rmSync(join(scratch, 'warm'), { recursive: true, force: true });
+
+const cp = [];
+const memory = [];
+const host = [];
+const hostSnapshot = [];
+const hostSnapshotTracked = [];
+let files = 0;
+for (let i = 0; i < ROUNDS; i += 1) {
+  const target = join(scratch, `cp-${i}`);
+  cp.push(timeCp(target));
+  fs.rmSync(target, { recursive: true, force: true });
+
+  const inMemory = await timeHydrate(() => new MemoryWorkspace());
+  memory.push(inMemory.ms);
+  files = inMemory.result.files;
+  await inMemory.workspace.dispose();
+
+  for (const changeDetection of ['scan', 'tracked']) {
+    const onHost = await timeHydrate(() => new HostWorkspace({ changeDetection }));
+    if (changeDetection === 'scan') host.push(onHost.ms);
+    const start = performance.now();
+    await onHost.workspace.snapshot();
+    (changeDetection === 'scan' ? hostSnapshot : hostSnapshotTracked).push(performance.now() - start);
+    await onHost.workspace.dispose();
+  }
+  if (globalThis.gc) globalThis.gc();
+}
+
+const cpMs = median(cp);
+console.log(
+  JSON.stringify(
+    {
+      bench: 'hydrate',
+      tree: { files, bytes, megabytes: round(bytes / 1024 / 1024) },
+      rounds: ROUNDS,
+      cpRecursiveMs: round(cpMs),
+      memory: { ms: round(median(memory)), ratio: round(median(memory) / cpMs, 2), goal: '<= 2x cp -r' },
+      host: { ms: round(median(host)), ratio: round(median(host) / cpMs, 2), goal: '<= 1.5x cp -r' },
+      hostFirstSnapshotAfterHydrationMs: { scan: round(median(hostSnapshot)), tracked: round(median(hostSnapshotTracked)) },
+      samplesMs: { cp: cp.map((v) => round(v)), memory: memory.map((v) => round(v)), host: host.map((v) => round(v)) },
+    },
+    null,
+    2,
+  ),
+);
+fs.rmSync(scratch, { recursive: true, force: true });

@@ -1,0 +1,26 @@
+import { describe, expect, it } from 'vitest';
+import { scrubHostPaths } from '../../src/session/scrub.js';
+
+describe('scrubHostPaths', () => {
+  const root = '/tmp/sessionfs-root-abc';
+
+  it('turns paths under the workspace root into workspace paths', () => {
+    expect(scrubHostPaths(`cannot open '${root}/src/a.ts': busy`, { root })).toBe("cannot open '/src/a.ts': busy");
+    expect(scrubHostPaths(`${root} is full.`, { root })).toBe('/ is full.');
+    // A sibling with the root as a name prefix is not the root.
+    expect(scrubHostPaths(`${root}2/x`, { root, allAbsolute: true })).toBe('<path>');
+  });
+
+  it('hides paths under known host directories whole, longest first', () => {
+    expect(scrubHostPaths('read /home/me/.ssh/id_rsa and /tmp/git-1/objects', { hostDirs: ['/home/me', '/tmp', '/tmp/git-1'] })).toBe(
+      'read <host path> and <host path>',
+    );
+    expect(scrubHostPaths('see /tmpfoo/x', { hostDirs: ['/tmp'] })).toBe('see /tmpfoo/x');
+  });
+
+  it('with allAbsolute, hides every other absolute path but keeps workspace paths from the root', () => {
+    const message = `EACCES: permission denied, open '/etc/shadow' (after ${root}/a.txt), file:///srv/x, C:\\Users\\me\\x`;
+    expect(scrubHostPaths(message, { root, allAbsolute: true })).toBe("EACCES: permission denied, open '<path>' (after /a.txt), file:<path>, <path>");
+    expect(scrubHostPaths('a / b and 1/2', { allAbsolute: true })).toBe('a / b and 1/2');
+  });
+});
