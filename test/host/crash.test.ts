@@ -90,12 +90,13 @@ describe('host snapshots survive SIGKILL mid-snapshot', () => {
     const ws = workspace({ root, gitDir });
     const before = await ws.snapshot();
     const expected = fs.readFileSync(join(root, 'd3', 'f3.txt'), 'utf8');
+    const d4 = fs.readdirSync(join(root, 'd4')).sort();
     await ws.write('d3/f3.txt', 'after the crash');
     await ws.delete('d4', { recursive: true });
     await ws.write('added.txt', 'added');
     await ws.restore(before);
     expect(fs.readFileSync(join(root, 'd3', 'f3.txt'), 'utf8')).toBe(expected);
-    expect(fs.readdirSync(join(root, 'd4'))).toHaveLength(320);
+    expect(fs.readdirSync(join(root, 'd4')).sort()).toEqual(d4);
     expect(fs.existsSync(join(root, 'added.txt'))).toBe(false);
     expect(await ws.diff(before)).toEqual([]);
   });
