@@ -31,7 +31,7 @@ export interface CreateSessionOptions {
   gitDir?: string;
   /** Host backend: picomatch globs left out of snapshots and restores. */
   exclude?: string[];
-  /** Host backend: `scan` (default) or `tracked`. */
+  /** Host backend: default `tracked` for the temp root the session creates, `scan` for a given `root`. */
   changeDetection?: 'scan' | 'tracked';
   /** Hydration progress (creation and `reset()`). */
   onProgress?: (progress: HydrateProgress) => void;
@@ -163,7 +163,10 @@ class WorkspaceSession implements HydratedSession {
             root: settings.root,
             gitDir: settings.gitDir,
             exclude: settings.exclude,
-            changeDetection: settings.changeDetection,
+            // A root the session creates is written only through the workspace (handlers touch files through
+            // context.filesystem; exec() marks a scan), so it can trust its own dirty set: a snapshot per call
+            // then costs O(changes). A root the caller gives may be written by anyone: scan.
+            changeDetection: settings.changeDetection ?? (settings.root === undefined ? 'tracked' : 'scan'),
             limits: settings.limits,
           });
     try {
