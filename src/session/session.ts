@@ -133,7 +133,11 @@ class WorkspaceSession implements HydratedSession {
   }
 
   get filesystem(): SnapshotableWorkspace {
-    if (this.#workspace === undefined) throw new InvalidArgumentError(`session ${this.id} has been disposed`);
+    if (this.#workspace === undefined) {
+      throw new InvalidArgumentError(
+        this.#disposed ? `session ${this.id} has been disposed` : `session ${this.id} has no workspace: its last reset failed (call reset() again, or dispose())`,
+      );
+    }
     return this.#workspace;
   }
 
@@ -343,11 +347,13 @@ class WorkspaceSession implements HydratedSession {
     }
     return this.#enqueue(async () => {
       if (this.#disposed) throw new InvalidArgumentError(`session ${this.id} has been disposed`);
-      const old = this.filesystem;
-      // A given host root outlives its workspace object: put it back as it was before the first hydration.
-      if (this.#baseline !== undefined) await old.restore(this.#baseline);
-      await old.dispose();
-      this.#workspace = undefined;
+      const old = this.#workspace;
+      if (old !== undefined) {
+        // A given host root outlives its workspace object: put it back as it was before the first hydration.
+        if (this.#baseline !== undefined) await old.restore(this.#baseline);
+        await old.dispose();
+        this.#workspace = undefined;
+      }
       this.#snapshots = [];
       this.#history = [];
       this.#workspace = await this.#populate(undefined);

@@ -268,6 +268,18 @@ describe.each(BACKENDS)('sessions on $name', ({ name: backend }) => {
     expect(session.hydration).toMatchObject({ files: 2 });
   });
 
+  it('a reset whose hydration fails leaves the session without a workspace until a reset succeeds', async () => {
+    const source = host.tree({ 'a.txt': 'small' });
+    const session = await open({ mounts: [{ hostPath: source, mountPath: 'm', maxBytes: 10 }], allowedHostRoots: [source] });
+    writeFileSync(join(source, 'b.txt'), 'now over the budget');
+    await expect(session.reset()).rejects.toMatchObject({ code: 'EFBIG' });
+    expect(() => session.filesystem).toThrow(/reset failed/);
+    await expect(session.runTool(writeTool, { files: {} })).rejects.toThrow(/reset failed/);
+    writeFileSync(join(source, 'b.txt'), 'ok');
+    await session.reset();
+    expect(await contentsOf(session.filesystem)).toEqual({ 'm/': '', 'm/a.txt': 'small', 'm/b.txt': 'ok' });
+  });
+
   it('dispose removes what the session created, is idempotent, and ends the session', async () => {
     const session = await createSession({ backend });
     const root = session.filesystem.root;
