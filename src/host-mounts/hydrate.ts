@@ -71,9 +71,11 @@ export async function hydrate(workspace: SnapshotableWorkspace, mounts: readonly
     signal?.throwIfAborted();
   };
   const direct = DirectHostWriter.for(workspace);
+  const outsideSnapshots = new ExcludedTracker(workspace);
   try {
     for (const directory of leafDirectories) {
       signal?.throwIfAborted();
+      await outsideSnapshots.note(directory);
       await workspace.mkdir(directory, { parents: true, existOk: true });
     }
     const mountBytes = new Map<number, number>();
@@ -92,6 +94,7 @@ export async function hydrate(workspace: SnapshotableWorkspace, mounts: readonly
       if (budget !== undefined && total > budget) {
         throw new LimitExceededError(`hydration refused: ${plan.describe(file.mount)} grew past its maxBytes of ${budget} bytes while it was being copied; nothing was written`);
       }
+      await outsideSnapshots.note(path);
       const done =
         direct?.tryWrite(path, outcome.bytes) === true ? DONE : workspace.writeBytes(path, outcome.bytes, { mode: 'overwrite', createParents: true });
       // Settled later (in order); mark it handled now so a failure is not reported as unhandled meanwhile.
@@ -107,6 +110,7 @@ export async function hydrate(workspace: SnapshotableWorkspace, mounts: readonly
     direct?.flush();
     try {
       await workspace.restore(before);
+      await outsideSnapshots.removeCreated();
     } catch (restoreError) {
       throw new SnapshotRestoreError(
         `hydration failed (${describeError(error)}) and the workspace could not be restored: ${describeError(restoreError)}`,
@@ -450,6 +454,44 @@ class Pacer {
 }
 
 const PACE_MS = 10;
+
+/**
+ * A host workspace's `exclude` globs name paths its snapshots leave out and its restores never touch, so a
+ * rollback alone would leave hydrated files there. This notes the topmost excluded path each write creates
+ * (checked before the write) so that a failed hydration can remove them after the restore.
+ */
+class ExcludedTracker {
+  readonly #isExcluded: ((path: string) => boolean) | undefined;
+  readonly #created = new Set<NormalizedPath>();
+
+  constructor(private readonly workspace: SnapshotableWorkspace) {
+    const globs = workspace instanceof HostWorkspace ? workspace.exclude : [];
+    this.#isExcluded = globs.length === 0 ? undefined : picomatch([...globs], { dot: true });
+  }
+
+  async note(path: NormalizedPath): Promise<void> {
+    if (this.#isExcluded === undefined) return;
+    const segments = splitPath(path);
+    let prefix = '';
+    let excluded = false;
+    for (const segment of segments) {
+      prefix = joinPath(prefix, segment);
+      excluded ||= this.#isExcluded(prefix);
+      if (!excluded) continue;
+      if (this.#created.has(prefix)) return;
+      if (!(await this.workspace.exists(prefix))) {
+        this.#created.add(prefix);
+        return;
+      }
+    }
+  }
+
+  async removeCreated(): Promise<void> {
+    for (const path of this.#created) {
+      if (await this.workspace.exists(path)) await this.workspace.delete(path, { recursive: true });
+    }
+  }
+}
 
 // ---- the host fast path --------------------------------------------------------------------------------
 

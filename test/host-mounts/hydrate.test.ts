@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { appendFileSync, mkdirSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { HostWorkspace } from '../../src/backends/host/index.js';
 import { HostMountSchema, hydrate, type HydrateProgress } from '../../src/host-mounts/index.js';
 import { BACKENDS, caught, contentsOf, hostTrees, workspaceFactory } from './backends.js';
 
@@ -302,6 +303,28 @@ describe.each(BACKENDS)('hydrate on $name', (backend) => {
       const error = await caught(() => hydrate(workspace, [{ hostPath: project }], { allowedHostRoots: [allowed] }));
       expect(error).toMatchObject({ code: 'EISDIR' });
       expect(await contentsOf(workspace)).toEqual(before);
+    });
+
+    it('a rollback also removes what it wrote under paths a host workspace excludes from snapshots', async () => {
+      if (backend.name !== 'host') return;
+      const { allowed, project } = layout({ 'cache/x.bin': 'x', 'cache/deep/y.bin': 'y', 'src/a.ts': 'a', 'z.txt': 'z' });
+      const workspace = new HostWorkspace({ exclude: ['**/cache'] });
+      try {
+        await workspace.write('project/cache/old.bin', 'was there before');
+        const error = await caught(() =>
+          hydrate(workspace, [{ hostPath: project }], {
+            allowedHostRoots: [allowed],
+            onProgress: (progress) => {
+              if (progress.path === 'project/z.txt') throw new Error('stop');
+            },
+          }),
+        );
+        expect(error.message).toBe('stop');
+        expect(readdirSync(join(workspace.root, 'project')).sort()).toEqual(['cache']);
+        expect(readdirSync(join(workspace.root, 'project', 'cache'))).toEqual(['old.bin']);
+      } finally {
+        await workspace.dispose();
+      }
     });
 
     it('a throwing onProgress and an abort mid-copy roll back too', async () => {
