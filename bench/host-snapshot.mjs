@@ -13,7 +13,7 @@ import { performance } from 'node:perf_hooks';
 import { HostWorkspace } from '../dist/src/index.js';
 
 const sizes = (process.argv[2] ?? '1000,10000,50000').split(',').map(Number);
-const ROUNDS = 3;
+const ROUNDS = 5;
 const scratch = fs.mkdtempSync(join(tmpdir(), 'sessionfs-bench-'));
 
 const gitEnv = {

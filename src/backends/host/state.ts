@@ -50,7 +50,7 @@ export function statKey(st: fs.Stats): StatKey {
   return { mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs, size: st.size, ino: st.ino, mode: st.mode };
 }
 
-function sameStat(a: StatKey, b: StatKey): boolean {
+function sameStat(a: StatKey, b: StatKey | fs.Stats): boolean {
   return a.mtimeMs === b.mtimeMs && a.ctimeMs === b.ctimeMs && a.size === b.size && a.ino === b.ino && a.mode === b.mode;
 }
 
@@ -241,9 +241,9 @@ export class SnapshotState {
 
   /** The node for a file or link, re-hashed unless `existing` matches its stat data. */
   #leaf(rel: string, st: fs.Stats, existing: TreeNode | undefined, start: number): LeafNode | undefined {
-    const key = statKey(st);
     const kind = st.isSymbolicLink() ? 'link' : 'file';
-    if (existing !== undefined && existing.kind === kind && !existing.racy && sameStat(existing.stat, key)) return existing;
+    if (existing !== undefined && existing.kind === kind && !existing.racy && sameStat(existing.stat, st)) return existing;
+    const key = statKey(st);
     const abs = this.#abs(rel);
     this.hashed += 1;
     if (kind === 'link') {
