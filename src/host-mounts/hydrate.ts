@@ -16,6 +16,7 @@ import {
 import { assertCreatable, displayPath, fitsLimits, joinPath, normalizePath, parentPath, splitPath, type NormalizedPath } from '../workspace/paths.js';
 import type { SnapshotableWorkspace, SkippedPath } from '../workspace/types.js';
 import { HostWorkspace } from '../backends/host/index.js';
+import { MemoryWorkspace } from '../backends/memory/index.js';
 import { AllowedRoots } from './allow-list.js';
 import { HostMountSchema, type HostMount, type HydrateOptions, type HydrateResult } from './schema.js';
 
@@ -72,6 +73,10 @@ export async function hydrate(workspace: SnapshotableWorkspace, mounts: readonly
   };
   const direct = DirectHostWriter.for(workspace);
   const outsideSnapshots = new ExcludedTracker(workspace);
+  // One reusable read buffer when every write consumes its bytes before the next read (the memory
+  // backend copies them, the host fast path writes them at once): no allocation, no GC, per file.
+  const copiesOnWrite = workspace instanceof MemoryWorkspace;
+  const scratch = copiesOnWrite || direct !== undefined ? { buffer: Buffer.allocUnsafe(64 * 1024) } : undefined;
   try {
     for (const directory of leafDirectories) {
       signal?.throwIfAborted();
@@ -83,7 +88,7 @@ export async function hydrate(workspace: SnapshotableWorkspace, mounts: readonly
     for (const [path, file] of files) {
       signal?.throwIfAborted();
       await pacer.maybeYield();
-      const outcome = readSource(file.source, allowed, workspace.limits.maxWriteBytes);
+      const outcome = readSource(file.source, allowed, workspace.limits.maxWriteBytes, scratch);
       if ('skip' in outcome) {
         skipped.push({ path: displayPath(path), reason: outcome.skip });
         continue;
@@ -95,8 +100,17 @@ export async function hydrate(workspace: SnapshotableWorkspace, mounts: readonly
         throw new LimitExceededError(`hydration refused: ${plan.describe(file.mount)} grew past its maxBytes of ${budget} bytes while it was being copied; nothing was written`);
       }
       await outsideSnapshots.note(path);
-      const done =
-        direct?.tryWrite(path, outcome.bytes) === true ? DONE : workspace.writeBytes(path, outcome.bytes, { mode: 'overwrite', createParents: true });
+      let done: Promise<unknown>;
+      if (direct?.tryWrite(path, outcome.bytes) === true) {
+        done = DONE;
+      } else if (copiesOnWrite) {
+        // The memory backend has copied the bytes once the write resolves: the scratch buffer is free again.
+        await workspace.writeBytes(path, outcome.bytes, { mode: 'overwrite', createParents: true });
+        done = DONE;
+      } else {
+        const own = scratch === undefined ? outcome.bytes : outcome.bytes.slice();
+        done = workspace.writeBytes(path, own, { mode: 'overwrite', createParents: true });
+      }
       // Settled later (in order); mark it handled now so a failure is not reported as unhandled meanwhile.
       done.catch(() => undefined);
       window.push({ path, size: outcome.bytes.byteLength, done });
@@ -390,7 +404,7 @@ const CHECK_DESCRIPTOR = process.platform === 'linux';
  * milliseconds (see `Pacer`), so aborts and timers still run. One file at a time is held (plus the write
  * window), never the tree.
  */
-function readSource(source: string, allowed: AllowedRoots, maxBytes: number): ReadOutcome {
+function readSource(source: string, allowed: AllowedRoots, maxBytes: number, scratch?: { buffer: Buffer }): ReadOutcome {
   let fd: number;
   try {
     fd = openSync(source, OPEN_FLAGS);
@@ -414,16 +428,25 @@ function readSource(source: string, allowed: AllowedRoots, maxBytes: number): Re
     const info = fstatSync(fd);
     if (!info.isFile()) return { skip: SKIP.special };
     if (info.size > maxBytes) return { skip: `file over the workspace write limit of ${maxBytes} bytes` };
-    // Read to the end whatever the size said (a file may grow); refuse past the write limit.
-    // One byte more than the size, so that the end is found without growing the buffer.
-    let buffer = Buffer.allocUnsafe(info.size + 1);
+    // The bytes the file has as of `fstat` (what `stat` said when it was opened; a file shrinking meanwhile
+    // ends early). A file reporting size 0 may still have content (procfs-like): read it to the end.
+    const known = info.size > 0;
+    const wanted = known ? info.size : 4096;
+    let buffer: Buffer;
+    if (scratch === undefined) buffer = Buffer.allocUnsafe(wanted);
+    else {
+      if (scratch.buffer.length < wanted) scratch.buffer = Buffer.allocUnsafe(Math.min(Math.max(wanted, scratch.buffer.length * 2), maxBytes + 1));
+      buffer = scratch.buffer;
+    }
+    const end = known ? info.size : Infinity;
     let length = 0;
-    while (true) {
+    while (length < end) {
       if (length === buffer.length) {
-        if (length >= maxBytes + 1) return { skip: `file over the workspace write limit of ${maxBytes} bytes` };
+        if (length > maxBytes) return { skip: `file over the workspace write limit of ${maxBytes} bytes` };
         const larger = Buffer.allocUnsafe(Math.min(buffer.length * 2, maxBytes + 1));
         buffer.copy(larger, 0, 0, length);
         buffer = larger;
+        if (scratch !== undefined) scratch.buffer = larger;
       }
       const read = readSync(fd, buffer, length, buffer.length - length, null);
       if (read === 0) break;
