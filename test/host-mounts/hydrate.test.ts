@@ -360,6 +360,27 @@ describe.each(BACKENDS)('hydrate on $name', (backend) => {
       expect(await contentsOf(workspace)).toEqual(before);
     });
 
+    it('an abort from a timer is honoured during a long copy (the copy yields to the event loop)', async () => {
+      const tree: Record<string, string> = {};
+      for (let i = 0; i < 3000; i += 1) tree[`d${i % 30}/f${i}.txt`] = `file ${i}\n`.repeat(50);
+      const { allowed, project } = layout(tree);
+      const workspace = await create();
+      const controller = new AbortController();
+      let scheduled = false;
+      const error = await caught(() =>
+        hydrate(workspace, [{ hostPath: project }], {
+          allowedHostRoots: [allowed],
+          signal: controller.signal,
+          onProgress: () => {
+            if (!scheduled) setTimeout(() => controller.abort(), 0);
+            scheduled = true;
+          },
+        }),
+      );
+      expect(error.name).toBe('AbortError');
+      expect(await workspace.list('/')).toEqual([]);
+    });
+
     it('a file that grows past the budget between the walk and the copy fails and rolls back', async () => {
       const { allowed, project } = layout({ 'a.txt': 'aaaa', 'b.txt': 'bbbb' });
       const workspace = await create();
