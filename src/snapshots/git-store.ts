@@ -51,6 +51,7 @@ export class GitStore {
   /** isomorphic-git's pack cache, kept across reads so a packfile is parsed once. */
   readonly #gitCache: object = {};
   #batch: PackBatch | undefined;
+  readonly #packs = new Map<string, PackIndex>();
 
   constructor(gitDir: string) {
     this.gitDir = gitDir;
@@ -104,7 +105,48 @@ export class GitStore {
   endBatch(): void {
     const batch = this.#batch;
     this.#batch = undefined;
-    if (batch !== undefined && batch.count > 0) batch.write(join(this.#objects, 'pack'));
+    if (batch !== undefined && batch.count > 0) {
+      const { packPath, idx } = batch.write(join(this.#objects, 'pack'));
+      this.#packs.set(packPath, new PackIndex(packPath, idx));
+    }
+  }
+
+  /** Objects of the packs this store knows (its own, and any found on disk), without deltas. */
+  #readPacked(oid: string): { type: string; content: Buffer } | undefined {
+    const wanted = Buffer.from(oid, 'hex');
+    for (let attempt = 0; attempt < 2; attempt += 1) {
+      for (const pack of this.#packs.values()) {
+        const object = pack.read(wanted);
+        if (object !== undefined) return object === 'delta' ? undefined : object;
+      }
+      // Not found: pick up packs written since (by git, or another workspace on this git dir), once.
+      if (attempt === 0 && !this.#scanPacks()) break;
+    }
+    return undefined;
+  }
+
+  /** Adds packs on disk not yet known; returns whether any were added. */
+  #scanPacks(): boolean {
+    const dir = join(this.#objects, 'pack');
+    let added = false;
+    let names: string[];
+    try {
+      names = fs.readdirSync(dir);
+    } catch {
+      return false;
+    }
+    for (const name of names) {
+      if (!name.endsWith('.idx')) continue;
+      const packPath = join(dir, `${name.slice(0, -4)}.pack`);
+      if (this.#packs.has(packPath) || !fs.existsSync(packPath)) continue;
+      try {
+        this.#packs.set(packPath, new PackIndex(packPath, fs.readFileSync(join(dir, name))));
+        added = true;
+      } catch {
+        // unreadable index: leave it to isomorphic-git
+      }
+    }
+    return added;
   }
 
   /** Hashes and stores an object; returns its id. Skips the write when the object is already loose. */
@@ -165,7 +207,9 @@ export class GitStore {
       const header = raw.subarray(0, nul).toString('latin1');
       return { type: header.slice(0, header.indexOf(' ')), content: raw.subarray(nul + 1) };
     }
-    // Packed (after a `git gc`): isomorphic-git reads packfiles.
+    const packed = this.#readPacked(oid);
+    if (packed !== undefined) return packed;
+    // Packs written by git itself (deltas, after a `git gc`): isomorphic-git reads those.
     const result = await git.readObject({ fs, gitdir: this.gitDir, oid, format: 'content', cache: this.#gitCache });
     return { type: result.type, content: Buffer.from(result.object as Uint8Array) };
   }
@@ -288,7 +332,7 @@ class PackBatch {
     this.bytes += record.length;
   }
 
-  write(packDir: string): void {
+  write(packDir: string): { packPath: string; idx: Buffer } {
     fs.mkdirSync(packDir, { recursive: true });
     const head = Buffer.alloc(12);
     head.write('PACK', 0, 'latin1');
@@ -326,6 +370,7 @@ class PackBatch {
     const idxTemp = join(packDir, `tmp_idx_${suffix}`);
     fs.writeFileSync(idxTemp, idx, { mode: 0o444 });
     fs.renameSync(idxTemp, join(packDir, `${name}.idx`));
+    return { packPath: join(packDir, `${name}.pack`), idx };
   }
 }
 
@@ -346,4 +391,80 @@ function crc32(data: Uint8Array): number {
   let crc = 0xffffffff;
   for (const byte of data) crc = (crcTable[(crc ^ byte) & 0xff] as number) ^ (crc >>> 8);
   return (crc ^ 0xffffffff) >>> 0;
+}
+
+const TYPE_NAMES: Record<number, string> = { 1: 'commit', 2: 'tree', 3: 'blob', 4: 'tag' };
+
+/** A version-2 pack index, parsed once; reads whole (non-delta) objects from its pack. */
+class PackIndex {
+  readonly #packPath: string;
+  readonly #count: number;
+  readonly #fanout: Uint32Array;
+  readonly #ids: Buffer;
+  readonly #offsets: number[];
+  #sortedOffsets: number[] | undefined;
+  #packEnd: number | undefined;
+
+  constructor(packPath: string, idx: Buffer) {
+    if (idx.readUInt32BE(0) !== 0xff744f63 || idx.readUInt32BE(4) !== 2) throw new Error('unsupported pack index');
+    this.#packPath = packPath;
+    this.#fanout = new Uint32Array(256);
+    for (let i = 0; i < 256; i += 1) this.#fanout[i] = idx.readUInt32BE(8 + i * 4);
+    this.#count = this.#fanout[255] as number;
+    const idsStart = 8 + 1024;
+    this.#ids = idx.subarray(idsStart, idsStart + this.#count * 20);
+    const offsetsStart = idsStart + this.#count * 24;
+    const largeStart = offsetsStart + this.#count * 4;
+    this.#offsets = new Array<number>(this.#count);
+    for (let i = 0; i < this.#count; i += 1) {
+      const raw = idx.readUInt32BE(offsetsStart + i * 4);
+      this.#offsets[i] = raw & 0x80000000 ? Number(idx.readBigUInt64BE(largeStart + (raw & 0x7fffffff) * 8)) : raw;
+    }
+  }
+
+  #find(oid: Buffer): number | undefined {
+    const first = oid[0] as number;
+    let low = first === 0 ? 0 : (this.#fanout[first - 1] as number);
+    let high = (this.#fanout[first] as number) - 1;
+    while (low <= high) {
+      const mid = (low + high) >>> 1;
+      const cmp = Buffer.compare(this.#ids.subarray(mid * 20, mid * 20 + 20), oid);
+      if (cmp === 0) return mid;
+      if (cmp < 0) low = mid + 1;
+      else high = mid - 1;
+    }
+    return undefined;
+  }
+
+  /** The object, `'delta'` when it is stored as a delta (not handled here), undefined when absent. */
+  read(oid: Buffer): { type: string; content: Buffer } | 'delta' | undefined {
+    const index = this.#find(oid);
+    if (index === undefined) return undefined;
+    const offset = this.#offsets[index] as number;
+    this.#sortedOffsets ??= [...this.#offsets].sort((a, b) => a - b);
+    this.#packEnd ??= fs.statSync(this.#packPath).size - 20;
+    const sorted = this.#sortedOffsets;
+    let lo = 0;
+    let hi = sorted.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if ((sorted[mid] as number) <= offset) lo = mid + 1;
+      else hi = mid;
+    }
+    const end = (sorted[lo] as number) > offset ? (sorted[lo] as number) : this.#packEnd;
+    const data = Buffer.alloc(end - offset);
+    const fd = fs.openSync(this.#packPath, 'r');
+    try {
+      fs.readSync(fd, data, 0, data.length, offset);
+    } finally {
+      fs.closeSync(fd);
+    }
+    let byte = data[0] as number;
+    const type = (byte >> 4) & 7;
+    let pos = 1;
+    while (byte & 0x80) byte = data[pos++] as number;
+    const name = TYPE_NAMES[type];
+    if (name === undefined) return 'delta';
+    return { type: name, content: inflateSync(data.subarray(pos)) };
+  }
 }

@@ -456,28 +456,37 @@ export class HostWorkspace extends BaseWorkspace implements SnapshotableWorkspac
     return run;
   }
 
-  /** Brings the stat cache up to date (scan, or the dirty set in tracked mode) and writes changed trees. */
-  #captureTree(): string {
+  /**
+   * Brings the stat cache up to date (a scan, or the dirty set in tracked mode) and writes the changed
+   * blobs and trees. Everything new goes into one packfile per call: on the machine we measured, creating a
+   * file costs ~0.6 ms, so one pack beats dozens of loose objects even for ten changed files. `extra`
+   * adds objects (the commit) to the same pack; the caller moves a ref only after this returns.
+   */
+  #capture<T>(extra: (tree: string) => T): T {
     const dirty = this.#dirty;
     const full = this.#fullScan;
     this.#dirty = new Set();
     this.#fullScan = false;
-    // Hashing everything (first snapshot, fresh instance): one packfile instead of a loose file per object.
-    const bulk = this.#state.tree === undefined;
-    if (bulk) this.#store.beginBatch();
+    this.#store.beginBatch();
+    let result: T;
     try {
       if (this.changeDetection === 'scan' || full || this.#state.tree === undefined) this.#state.scan(dirty);
       else this.#state.refresh(dirty);
-      const tree = this.#state.buildTree();
-      if (bulk) this.#store.endBatch();
-      return tree;
+      result = extra(this.#state.buildTree());
+      this.#store.endBatch();
     } catch (error) {
-      if (bulk) this.#store.endBatch();
+      // The cache may now name objects that were never written: hash everything again next time.
+      try {
+        this.#store.endBatch();
+      } catch {
+        // already failing
+      }
       this.#state.tree = undefined;
       this.#fullScan = true;
       for (const path of dirty) this.#dirty.add(path);
-      throw new SnapshotError(`cannot read the workspace for a snapshot (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+      throw new SnapshotError(`cannot read the workspace or write its snapshot (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
     }
+    return result;
   }
 
   /** Files hashed by the last snapshot, restore or live diff (instrumentation for tests and the bench). */
@@ -489,14 +498,13 @@ export class HostWorkspace extends BaseWorkspace implements SnapshotableWorkspac
     const tag = options?.tag;
     if (tag !== undefined && typeof tag !== 'string') throw new InvalidArgumentError('tag must be a string');
     return this.#exclusive(async () => {
-      const tree = this.#captureTree();
       const id = randomUUID();
       const createdAt = new Date();
       const message = `sessionfs snapshot\n\n${SNAPSHOT_TRAILER}: ${id}\n${tag === undefined ? '' : `sessionfs-tag: ${JSON.stringify(tag)}\n`}`;
       const ref = `${REF_PREFIX}${id}`;
+      const commit = this.#capture((tree) => this.#store.writeCommit(tree, message, createdAt));
       try {
-        // Objects first, the ref last: a crash in between leaves only unreferenced objects.
-        const commit = this.#store.writeCommit(tree, message, createdAt);
+        // Objects first (the pack is on disk now), the ref last: a crash in between leaves only unreferenced objects.
         this.#store.writeRef(ref, commit);
       } catch (error) {
         throw new SnapshotError(`cannot write the snapshot commit (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
@@ -536,7 +544,7 @@ export class HostWorkspace extends BaseWorkspace implements SnapshotableWorkspac
     this.assertWritable();
     return this.#exclusive(async () => {
       const tree = await this.#treeOf(snapshot);
-      this.#captureTree();
+      this.#capture(() => undefined);
       const applier = new TreeApplier(this.root, this.#store, this.#state);
       try {
         await applier.apply(tree);
@@ -552,7 +560,7 @@ export class HostWorkspace extends BaseWorkspace implements SnapshotableWorkspac
   async diff(from: WorkspaceSnapshot, to?: WorkspaceSnapshot): Promise<DiffEntry[]> {
     return this.#exclusive(async () => {
       const left = await this.#treeOf(from);
-      const right = to === undefined ? this.#captureTree() : await this.#treeOf(to);
+      const right = to === undefined ? this.#capture((tree) => tree) : await this.#treeOf(to);
       return diffTrees(this.#store, left, right);
     });
   }
