@@ -1,8 +1,9 @@
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { GitStore } from '../../src/snapshots/git-store.js';
-import { expectError, scratch } from './support.js';
+import { expectError, gitEnv, scratch } from './support.js';
 
 describe('host restore, records and diff', () => {
   const { workspace, dir } = scratch();
@@ -108,6 +109,30 @@ describe('host restore, records and diff', () => {
     await second.restore(record);
     expect(fs.readdirSync(root).sort()).toEqual(['empty', 'keep.txt']);
     expect(fs.readFileSync(join(root, 'keep.txt'), 'utf8')).toBe('kept');
+  });
+
+  it('survives `git gc` on its git dir: every snapshot is kept (packed refs, delta packs) and still restores', async () => {
+    const root = dir();
+    const gitDir = dir('sessionfs-git-');
+    const ws = workspace({ root, gitDir });
+    const big = (n: number) => Array.from({ length: 400 }, (_, i) => `line ${i} ${i === n ? 'changed' : ''}`).join('\n');
+    await ws.write('a.txt', big(-1));
+    const v1 = await ws.snapshot();
+    await ws.write('a.txt', big(7));
+    await ws.write('b/c.txt', 'c');
+    const v2 = await ws.snapshot();
+    execFileSync('git', ['--git-dir', gitDir, 'gc', '--aggressive', '--prune=now', '--quiet'], { env: gitEnv });
+    expect(fs.existsSync(join(gitDir, 'refs', 'sessionfs', v1.id))).toBe(false); // now in packed-refs
+    const again = workspace({ root, gitDir });
+    await again.restore(JSON.parse(JSON.stringify(v1)));
+    expect(fs.readFileSync(join(root, 'a.txt'), 'utf8')).toBe(big(-1));
+    expect(fs.existsSync(join(root, 'b'))).toBe(false);
+    await again.restore(v2);
+    expect(fs.readFileSync(join(root, 'a.txt'), 'utf8')).toBe(big(7));
+    expect(await again.diff(v1, v2)).toEqual([
+      { path: 'a.txt', status: 'modified' },
+      { path: 'b/c.txt', status: 'added' },
+    ]);
   });
 
   it('refuses records that are not snapshots of this git dir with SnapshotRestoreError, changing nothing', async () => {
