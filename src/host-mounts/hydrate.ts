@@ -1,4 +1,4 @@
-import { closeSync, constants as fsConstants, fstatSync, lstatSync, mkdirSync, openSync, writeSync, readdirSync, readlinkSync, readSync, realpathSync, statSync, type Dirent, type Stats } from 'node:fs';
+import { closeSync, constants as fsConstants, existsSync, fstatSync, lstatSync, mkdirSync, openSync, writeSync, readdirSync, readlinkSync, readSync, realpathSync, statSync, type Dirent, type Stats } from 'node:fs';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { basename, join, posix, resolve } from 'node:path';
 import picomatch from 'picomatch';
@@ -33,8 +33,9 @@ import { HostMountSchema, type HostMount, type HydrateOptions, type HydrateResul
  *
  * Hostile trees: names that cannot be workspace paths, paths over the creation limits, symlinks (unless
  * followed, and then only into the allowed roots), FIFOs, sockets and devices are skipped and reported. A
- * file is opened with `O_NOFOLLOW`, and on Linux the opened descriptor's real path is checked against the
- * allow-list again, so a file swapped for a link (or a parent swapped for one) after the walk is not read.
+ * file is opened with `O_NOFOLLOW`, and on Linux through a descriptor of its directory whose real path was
+ * checked against the allow-list, so a file or a parent swapped for a link after the walk is not read
+ * through (see `SourceOpener`).
  * No error or skipped entry names a host path: mounts are identified by index and workspace path.
  */
 export async function hydrate(workspace: SnapshotableWorkspace, mounts: readonly HostMount[], options: HydrateOptions): Promise<HydrateResult> {
@@ -62,16 +63,20 @@ export async function hydrate(workspace: SnapshotableWorkspace, mounts: readonly
   let bytes = 0;
   // Writes in flight, oldest first: a window of them runs at once (the host backend's writes are
   // thread-pool round trips), and progress is reported in path order as each one completes.
-  const window: { path: NormalizedPath; size: number; done: Promise<unknown> }[] = [];
-  const settleOldest = async (): Promise<void> => {
-    const oldest = window.shift() as (typeof window)[number];
-    await oldest.done;
+  const window: { path: NormalizedPath; size: number; done: Promise<unknown> | undefined }[] = [];
+  const report = (path: NormalizedPath, size: number): void => {
     written += 1;
-    bytes += oldest.size;
-    options.onProgress?.({ files: written, bytes, path: displayPath(oldest.path) });
+    bytes += size;
+    options.onProgress?.({ files: written, bytes, path: displayPath(path) });
     signal?.throwIfAborted();
   };
+  const settleOldest = async (): Promise<void> => {
+    const oldest = window.shift() as (typeof window)[number];
+    if (oldest.done !== undefined) await oldest.done;
+    report(oldest.path, oldest.size);
+  };
   const direct = DirectHostWriter.for(workspace);
+  const opener = new SourceOpener(allowed);
   const outsideSnapshots = new ExcludedTracker(workspace);
   // One reusable read buffer when every write consumes its bytes before the next read (the memory
   // backend copies them, the host fast path writes them at once): no allocation, no GC, per file.
@@ -87,8 +92,8 @@ export async function hydrate(workspace: SnapshotableWorkspace, mounts: readonly
     const pacer = new Pacer();
     for (const [path, file] of files) {
       signal?.throwIfAborted();
-      await pacer.maybeYield();
-      const outcome = readSource(file.source, allowed, workspace.limits.maxWriteBytes, scratch);
+      if (pacer.due()) await pacer.yield();
+      const outcome = readSource(file.source, opener, workspace.limits.maxWriteBytes, scratch);
       if ('skip' in outcome) {
         skipped.push({ path: displayPath(path), reason: outcome.skip });
         continue;
@@ -99,28 +104,33 @@ export async function hydrate(workspace: SnapshotableWorkspace, mounts: readonly
       if (budget !== undefined && total > budget) {
         throw new LimitExceededError(`hydration refused: ${plan.describe(file.mount)} grew past its maxBytes of ${budget} bytes while it was being copied; nothing was written`);
       }
-      await outsideSnapshots.note(path);
-      let done: Promise<unknown>;
-      if (direct?.tryWrite(path, outcome.bytes) === true) {
-        done = DONE;
-      } else if (copiesOnWrite) {
-        // The memory backend has copied the bytes once the write resolves: the scratch buffer is free again.
+      if (outsideSnapshots.active) await outsideSnapshots.note(path);
+      const size = outcome.bytes.byteLength;
+      // Written by the time this returns: the host fast path writes synchronously; the memory backend has
+      // copied the bytes once its write resolves (so the scratch buffer is free again).
+      let stored = direct?.tryWrite(path, outcome.bytes) === true;
+      if (!stored && copiesOnWrite) {
         await workspace.writeBytes(path, outcome.bytes, { mode: 'overwrite', createParents: true });
-        done = DONE;
-      } else {
-        const own = scratch === undefined ? outcome.bytes : outcome.bytes.slice();
-        done = workspace.writeBytes(path, own, { mode: 'overwrite', createParents: true });
+        stored = true;
       }
+      if (stored) {
+        if (window.length === 0) report(path, size);
+        else window.push({ path, size, done: undefined });
+        continue;
+      }
+      const done = workspace.writeBytes(path, scratch === undefined ? outcome.bytes : outcome.bytes.slice(), { mode: 'overwrite', createParents: true });
       // Settled later (in order); mark it handled now so a failure is not reported as unhandled meanwhile.
       done.catch(() => undefined);
-      window.push({ path, size: outcome.bytes.byteLength, done });
+      window.push({ path, size, done });
       if (window.length >= WRITE_WINDOW) await settleOldest();
     }
     while (window.length > 0) await settleOldest();
     direct?.flush();
+    opener.close();
   } catch (error) {
+    opener.close();
     // Nothing may land after the restore.
-    await Promise.allSettled(window.map((entry) => entry.done));
+    await Promise.allSettled(window.map((entry) => entry.done ?? DONE));
     direct?.flush();
     try {
       await workspace.restore(before);
@@ -353,7 +363,9 @@ class Planner {
 
   /** Records a planned entry; implicit parents become directories; a file/directory clash fails. */
   #add(path: NormalizedPath, entry: Planned): void {
-    const segments = splitPath(path);
+    // Siblings come one after another: when the parent is already a planned directory, so are its parents.
+    const parentOfPath = parentPath(path);
+    const segments = parentOfPath === '' || this.entries.get(parentOfPath)?.kind === 'directory' ? [] : splitPath(path);
     let parent = '';
     for (let i = 0; i < segments.length - 1; i += 1) {
       parent = joinPath(parent, segments[i] as string);
@@ -396,7 +408,7 @@ type ReadOutcome = { bytes: Uint8Array } | { skip: string };
 /** How many writes may be in flight at once. */
 const WRITE_WINDOW = 16;
 const OPEN_FLAGS = fsConstants.O_RDONLY | (fsConstants.O_NOFOLLOW ?? 0) | (fsConstants.O_NONBLOCK ?? 0);
-const CHECK_DESCRIPTOR = process.platform === 'linux';
+const PIN_DIRECTORIES = process.platform === 'linux' && existsSync('/proc/self/fd');
 
 /**
  * Reads one host file whole. Synchronous on purpose: these are a handful of short system calls per file,
@@ -404,27 +416,11 @@ const CHECK_DESCRIPTOR = process.platform === 'linux';
  * milliseconds (see `Pacer`), so aborts and timers still run. One file at a time is held (plus the write
  * window), never the tree.
  */
-function readSource(source: string, allowed: AllowedRoots, maxBytes: number, scratch?: { buffer: Buffer }): ReadOutcome {
-  let fd: number;
+function readSource(source: string, opener: SourceOpener, maxBytes: number, scratch?: { buffer: Buffer }): ReadOutcome {
+  const opened = opener.open(source);
+  if (typeof opened !== 'number') return opened;
+  const fd = opened;
   try {
-    fd = openSync(source, OPEN_FLAGS);
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') return { skip: 'vanished during hydration' };
-    if (code === 'ELOOP') return { skip: 'became a symlink during hydration' };
-    return { skip: SKIP.unreadable };
-  }
-  try {
-    if (CHECK_DESCRIPTOR) {
-      // The descriptor's real path: catches a parent directory swapped for a link since the walk.
-      let actual: string | undefined;
-      try {
-        actual = readlinkSync(`/proc/self/fd/${fd}`);
-      } catch {
-        actual = undefined;
-      }
-      if (actual !== undefined && !allowed.contains(actual)) return { skip: 'moved outside the allowed roots during hydration' };
-    }
     const info = fstatSync(fd);
     if (!info.isFile()) return { skip: SKIP.special };
     if (info.size > maxBytes) return { skip: `file over the workspace write limit of ${maxBytes} bytes` };
@@ -465,14 +461,91 @@ function readSource(source: string, allowed: AllowedRoots, maxBytes: number, scr
   }
 }
 
+/**
+ * Opens planned source files so that what is read is what the walk saw inside the allowed roots, even if
+ * the tree changes meanwhile. Every file is opened with `O_NOFOLLOW | O_NONBLOCK` (a file swapped for a
+ * link is refused; a FIFO swapped in cannot block). On Linux, each source directory is opened once, the
+ * real path of that descriptor is checked against the allow-list, and its files are opened through it
+ * (`/proc/self/fd/<dir>/<name>`): a parent swapped for a link after the walk cannot redirect the reads.
+ * Elsewhere files are opened by path (the walk's checks only).
+ */
+class SourceOpener {
+  readonly #directories = new Map<string, number | undefined>();
+
+  constructor(private readonly allowed: AllowedRoots) {}
+
+  open(source: string): number | { skip: string } {
+    let path = source;
+    if (PIN_DIRECTORIES) {
+      const slash = source.lastIndexOf('/');
+      const directory = slash <= 0 ? '/' : source.slice(0, slash);
+      const descriptor = this.#directory(directory);
+      if (descriptor === undefined) return { skip: 'moved outside the allowed roots during hydration' };
+      path = `/proc/self/fd/${descriptor}/${source.slice(slash + 1)}`;
+    }
+    try {
+      return openSync(path, OPEN_FLAGS);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT') return { skip: 'vanished during hydration' };
+      if (code === 'ELOOP') return { skip: 'became a symlink during hydration' };
+      return { skip: SKIP.unreadable };
+    }
+  }
+
+  close(): void {
+    for (const descriptor of this.#directories.values()) if (descriptor !== undefined) closeQuietly(descriptor);
+    this.#directories.clear();
+  }
+
+  /** A verified descriptor of a real directory inside the allowed roots, or undefined. */
+  #directory(directory: string): number | undefined {
+    if (this.#directories.has(directory)) return this.#directories.get(directory);
+    let descriptor: number | undefined;
+    try {
+      descriptor = openSync(directory, fsConstants.O_RDONLY | fsConstants.O_DIRECTORY | (fsConstants.O_NOFOLLOW ?? 0));
+      if (!this.allowed.contains(readlinkSync(`/proc/self/fd/${descriptor}`))) {
+        closeQuietly(descriptor);
+        descriptor = undefined;
+      }
+    } catch {
+      if (descriptor !== undefined) closeQuietly(descriptor);
+      descriptor = undefined;
+    }
+    // Files come sorted, so a directory's files are (nearly always) together: keep a few descriptors.
+    if (this.#directories.size >= 16) {
+      const [oldest, old] = this.#directories.entries().next().value as [string, number | undefined];
+      if (old !== undefined) closeQuietly(old);
+      this.#directories.delete(oldest);
+    }
+    this.#directories.set(directory, descriptor);
+    return descriptor;
+  }
+}
+
+function closeQuietly(descriptor: number): void {
+  try {
+    closeSync(descriptor);
+  } catch {
+    // already closed
+  }
+}
+
 /** Lets the event loop run (aborts, timers, other requests) every few milliseconds of synchronous work. */
 class Pacer {
   #last = performance.now();
 
-  async maybeYield(): Promise<void> {
-    if (performance.now() - this.#last < PACE_MS) return;
+  due(): boolean {
+    return performance.now() - this.#last >= PACE_MS;
+  }
+
+  async yield(): Promise<void> {
     await yieldToEventLoop();
     this.#last = performance.now();
+  }
+
+  async maybeYield(): Promise<void> {
+    if (this.due()) await this.yield();
   }
 }
 
@@ -486,6 +559,11 @@ const PACE_MS = 10;
 class ExcludedTracker {
   readonly #isExcluded: ((path: string) => boolean) | undefined;
   readonly #created = new Set<NormalizedPath>();
+
+  /** Whether there is anything to track (the workspace excludes something). */
+  get active(): boolean {
+    return this.#isExcluded !== undefined;
+  }
 
   constructor(private readonly workspace: SnapshotableWorkspace) {
     const globs = workspace instanceof HostWorkspace ? workspace.exclude : [];
