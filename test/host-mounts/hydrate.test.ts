@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { appendFileSync, mkdirSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, readdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { HostWorkspace } from '../../src/backends/host/index.js';
@@ -14,7 +14,7 @@ describe.each(BACKENDS)('hydrate on $name', (backend) => {
   /** An allowed root holding `project/` and, next to it, a forbidden `secret/` outside the allowed root. */
   function layout(project: Parameters<typeof host.tree>[0] = { 'a.txt': 'a' }) {
     const base = host.dir();
-    host.tree({ 'secret/key.pem': 'TOP SECRET', 'secret/dir/inner.txt': 'inner secret' }, base);
+    host.tree({ 'secret/key.pem': 'TOP SECRET', 'secret/dir/key.pem': 'SECRET key', 'secret/dir/inner.txt': 'inner secret' }, base);
     const allowed = join(base, 'allowed');
     mkdirSync(allowed);
     host.tree(project, join(allowed, 'project'));
@@ -174,6 +174,34 @@ describe.each(BACKENDS)('hydrate on $name', (backend) => {
       expect(JSON.stringify(result)).not.toContain(base);
       expect(JSON.stringify(await contentsOf(workspace))).not.toContain('SECRET');
     });
+  });
+
+  it('a file or a parent directory swapped for a link to outside between the walk and the copy is not read through', async () => {
+    const { allowed, project, secret } = layout({ 'ok.txt': 'ok', 'swapped.txt': 'plain', 'dir/key.pem': 'public key' });
+    const workspace = await create();
+    // The snapshot is taken after the walk and before the copy: swap `dir` for a link to the secret then.
+    const racing = new Proxy(workspace, {
+      get(target, property) {
+        const value = Reflect.get(target, property, target) as unknown;
+        if (property === 'snapshot') {
+          return async (...args: unknown[]) => {
+            renameSync(join(project, 'dir'), join(project, 'dir-old'));
+            symlinkSync(secret, join(project, 'dir'));
+            renameSync(join(project, 'swapped.txt'), join(project, 'swapped-old.txt'));
+            symlinkSync(join(secret, 'key.pem'), join(project, 'swapped.txt'));
+            return (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+          };
+        }
+        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    const result = await hydrate(racing, [{ hostPath: project, mountPath: '/' }], { allowedHostRoots: [allowed] });
+    expect(JSON.stringify(await contentsOf(workspace))).not.toContain('SECRET');
+    expect(await contentsOf(workspace)).toEqual({ 'ok.txt': 'ok' });
+    expect(result.skipped).toEqual([
+      { path: 'dir/key.pem', reason: 'moved outside the allowed roots during hydration' },
+      { path: 'swapped.txt', reason: 'became a symlink during hydration' },
+    ]);
   });
 
   describe('include and exclude', () => {
