@@ -1,5 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
+import { realpathSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { resolve } from 'node:path';
 import { MemoryWorkspace } from '../backends/memory/index.js';
@@ -392,7 +393,14 @@ function codeOf(value: unknown): ToolCallResult['code'] {
 function hostDirectories(settings: Settings, workspace: SnapshotableWorkspace): string[] {
   const dirs = new Set<string>();
   const add = (dir: string | undefined): void => {
-    if (dir !== undefined && dir !== '' && dir !== '/') dirs.add(resolve(dir));
+    if (dir === undefined || dir === '' || dir === '/') return;
+    dirs.add(resolve(dir));
+    try {
+      // Also the real path (`/tmp` may be `/private/tmp`): messages from the kernel carry that one.
+      dirs.add(realpathSync.native(dir));
+    } catch {
+      // missing: its given form is enough
+    }
   };
   add(settings.root);
   add(settings.gitDir);
