@@ -86,6 +86,12 @@ describe('host restore, records and diff', () => {
     expect((await ws.read('src/app.ts')).content).toBe('app');
     // The snapshot never held the excluded files.
     expect((await ws.diff(snap)).map((d) => d.path)).toEqual(['build']);
+    // A directory that is not in the snapshot stays when excluded content is inside it, and is reported.
+    await ws.write('logs/run.log', 'excluded');
+    await ws.write('logs/keep-out.txt', 'removed');
+    const second = await ws.restore(snap);
+    expect(second.skipped.map((s) => s.path)).toEqual(['logs', 'build']);
+    expect(fs.readdirSync(join(ws.root, 'logs'))).toEqual(['run.log']);
   });
 
   it('restores a record read back from JSON in another workspace on the same git dir', async () => {

@@ -62,7 +62,10 @@ export class TreeApplier {
       if (target.has(name)) continue;
       const childRel = join(rel, name);
       if (child.kind === 'dir' ? await this.#removeTree(childRel) : await this.#removeLeaf(childRel)) node.children.delete(name);
-      else exact = false;
+      else {
+        this.skipped.push({ path: childRel, reason: 'not in the snapshot, but it holds excluded content, which restore never touches' });
+        exact = false;
+      }
     }
     for (const [name, entry] of target) {
       const childRel = join(rel, name);
