@@ -232,7 +232,13 @@ class WorkspaceSession implements HydratedSession {
 
     if (signal?.aborted) return record(rawParams, undefined, failed('EABORT', `${tool.name} was aborted before it started; nothing was changed`, false));
 
-    const parsed = await tool.parameters.safeParseAsync(rawParams);
+    let parsed: Awaited<ReturnType<typeof tool.parameters.safeParseAsync>>;
+    try {
+      parsed = await tool.parameters.safeParseAsync(rawParams);
+    } catch (error) {
+      // A refinement that throws instead of reporting an issue.
+      return record(rawParams, undefined, failed('EINVAL', `invalid parameters for ${tool.name}: ${this.#errorMessage(error)}`, false));
+    }
     if (!parsed.success) {
       const issues = parsed.error.issues.map((issue) => `${issue.path.length === 0 ? 'parameters' : issue.path.join('.')}: ${issue.message}`).join('; ');
       return record(rawParams, undefined, failed('EINVAL', this.#scrub(`invalid parameters for ${tool.name}: ${issues}`, false), false));

@@ -120,9 +120,23 @@ describe.each(BACKENDS)('sessions on $name', ({ name: backend }) => {
       expect(result).toMatchObject({ success: false, rolledBack: false, code: 'EINVAL' });
       expect(result.message).toContain('invalid parameters for strict');
     }
+    const throwing = defineTool({
+      name: 'throwing_schema',
+      description: 'a refinement that throws',
+      parameters: z.object({ x: z.string() }).refine(() => {
+        throw new Error('cannot check /srv/private/config');
+      }),
+      handler: () => {
+        ran = true;
+        return { success: true, message: 'ran' };
+      },
+    });
+    const thrown = await session.runTool(throwing, { x: 'y' });
+    expect(thrown).toMatchObject({ success: false, rolledBack: false, code: 'EINVAL' });
+    expect(thrown.message).not.toContain('/srv');
     expect(ran).toBe(false);
     expect(session.snapshots).toEqual([]);
-    expect(session.history).toHaveLength(4);
+    expect(session.history).toHaveLength(5);
     expect(session.history.every((entry) => entry.snapshot === undefined)).toBe(true);
   });
 
