@@ -15,21 +15,13 @@ describe('host snapshots survive SIGKILL mid-snapshot', () => {
   const { workspace, dir } = scratch();
   let child = '';
 
-  beforeAll(async () => {
-    // The child runs the TypeScript sources: bundle them (rolldown ships with vitest's vite) into one file.
-    const { build } = await import('rolldown');
-    const out = dir('sessionfs-crash-bundle-');
-    child = join(out, 'crash-child.mjs');
-    await build({
-      input: fileURLToPath(new URL('./fixtures/crash-child.ts', import.meta.url)),
-      platform: 'node',
-      external: [/^node:/, 'isomorphic-git', 'execa', 'picomatch', 'zod'],
-      output: { file: child, format: 'esm' },
-      logLevel: 'silent',
-    });
-    // Bare package imports must resolve from the repository's node_modules.
-    fs.symlinkSync(fileURLToPath(new URL('../../node_modules', import.meta.url)), join(out, 'node_modules'));
-  }, 60_000);
+  beforeAll(() => {
+    // The child is a separate Node process, so it runs the built library: `npm test` builds first.
+    child = fileURLToPath(new URL('./fixtures/crash-child.mjs', import.meta.url));
+    if (!fs.existsSync(fileURLToPath(new URL('../../dist/src/index.js', import.meta.url)))) {
+      throw new Error('dist/ is missing: run `npm run build` (npm test does) before this test');
+    }
+  });
 
   async function runAndKill(root: string, gitDir: string, phase: string, delayMs: number): Promise<void> {
     const proc = spawn(process.execPath, [child, root, gitDir, phase], { stdio: ['ignore', 'pipe', 'inherit'] });
