@@ -108,7 +108,7 @@ export async function hydrate(workspace: SnapshotableWorkspace, mounts: readonly
       const size = outcome.bytes.byteLength;
       // Written by the time this returns: the host fast path writes synchronously; the memory backend has
       // copied the bytes once its write resolves (so the scratch buffer is free again).
-      let stored = direct?.tryWrite(path, outcome.bytes) === true;
+      let stored = direct?.tryWrite(path, outcome.bytes, outcome.executable) === true;
       if (!stored && copiesOnWrite) {
         await workspace.writeBytes(path, outcome.bytes, { mode: 'overwrite', createParents: true });
         stored = true;
@@ -403,7 +403,8 @@ class Planner {
 
 // ---- copying --------------------------------------------------------------------------------------------
 
-type ReadOutcome = { bytes: Uint8Array } | { skip: string };
+/** A source file's bytes and whether any execute bit is set (a host workspace keeps it, as a snapshot does). */
+type ReadOutcome = { bytes: Uint8Array; executable: boolean } | { skip: string };
 
 /** How many writes may be in flight at once. */
 const WRITE_WINDOW = 16;
@@ -449,7 +450,7 @@ function readSource(source: string, opener: SourceOpener, maxBytes: number, scra
       length += read;
     }
     if (length > maxBytes) return { skip: `file over the workspace write limit of ${maxBytes} bytes` };
-    return { bytes: new Uint8Array(buffer.buffer, buffer.byteOffset, length) };
+    return { bytes: new Uint8Array(buffer.buffer, buffer.byteOffset, length), executable: (info.mode & 0o111) !== 0 };
   } catch {
     return { skip: SKIP.unreadable };
   } finally {
@@ -599,6 +600,7 @@ class ExcludedTracker {
 const DONE: Promise<void> = Promise.resolve();
 const CREATE_FLAGS = fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL | (fsConstants.O_NOFOLLOW ?? 0);
 const NEW_FILE_MODE = 0o644;
+const NEW_EXECUTABLE_MODE = 0o755;
 
 /**
  * Hydrating a `HostWorkspace` file by file through `writeBytes` costs about fifteen thread-pool round trips
@@ -627,12 +629,12 @@ class DirectHostWriter {
   }
 
   /** True when the file was created here; false to let the protocol write it. */
-  tryWrite(path: NormalizedPath, bytes: Uint8Array): boolean {
+  tryWrite(path: NormalizedPath, bytes: Uint8Array, executable: boolean): boolean {
     if (!this.#directory(parentPath(path))) return false;
     const abs = `${this.#root}/${path}`;
     let fd: number;
     try {
-      fd = openSync(abs, CREATE_FLAGS, NEW_FILE_MODE);
+      fd = openSync(abs, CREATE_FLAGS, executable ? NEW_EXECUTABLE_MODE : NEW_FILE_MODE);
     } catch {
       return false;
     }

@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { appendFileSync, mkdirSync, readdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, mkdirSync, statSync, readdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { HostWorkspace } from '../../src/backends/host/index.js';
@@ -482,6 +482,21 @@ describe.each(BACKENDS)('hydrate on $name', (backend) => {
       expect((await workspace.read('crlf.txt')).content).toBe('a\r\nb\r');
       expect(await workspace.list('keep')).toMatchObject([{ name: 'nested', isDirectory: true }]);
       expect(await workspace.list('keep/nested/empty')).toEqual([]);
+    });
+
+    it.runIf(backend.name === 'host')('keeps the executable bit, which a host snapshot holds, when hydrating into a host workspace', async () => {
+      const { allowed, project } = layout({ 'run.sh': '#!/bin/sh\necho hi\n', 'data.txt': 'data' });
+      chmodSync(join(project, 'run.sh'), 0o755);
+      chmodSync(join(project, 'data.txt'), 0o644);
+      const workspace = await create();
+      await hydrate(workspace, [{ hostPath: project }], { allowedHostRoots: [allowed] });
+      const isExecutable = (path: string) => (statSync(join(workspace.root, path)).mode & 0o100) !== 0;
+      expect(isExecutable('project/run.sh')).toBe(true);
+      expect(isExecutable('project/data.txt')).toBe(false);
+      const snapshot = await workspace.snapshot();
+      chmodSync(join(workspace.root, 'project/run.sh'), 0o644);
+      await workspace.restore(snapshot);
+      expect(isExecutable('project/run.sh')).toBe(true);
     });
 
     it('reports progress per file, in path order, with running totals', async () => {
