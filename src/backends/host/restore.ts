@@ -102,7 +102,12 @@ export class TreeApplier {
       }
       const abs = this.#abs(childRel);
       const content = await this.#store.readBlob(entry.oid);
-      await this.#writeLeaf(dirAbs, abs, childRel, entry, content);
+      if (!(await this.#writeLeaf(dirAbs, abs, childRel, entry, content))) {
+        // A directory holding excluded content stayed: the cache must not record the entry as written.
+        node.children.delete(name);
+        exact = false;
+        continue;
+      }
       const st = fs.lstatSync(abs);
       node.children.set(name, {
         kind: entry.mode === '120000' ? 'link' : 'file',
@@ -118,22 +123,25 @@ export class TreeApplier {
     return exact;
   }
 
-  async #writeLeaf(dirAbs: string, abs: string, rel: string, entry: TreeEntry, content: Buffer): Promise<void> {
+  /** Returns false when a directory holding excluded content stands at `rel` and was kept (reported). */
+  async #writeLeaf(dirAbs: string, abs: string, rel: string, entry: TreeEntry, content: Buffer): Promise<boolean> {
     const write = (): void => {
       if (entry.mode === '120000') replaceSymlinkSync(dirAbs, abs, content);
       else replaceFileSync(dirAbs, abs, content, entry.mode === '100755' ? 0o755 : 0o644);
     };
     try {
       write();
+      return true;
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       if (code !== 'EISDIR' && code !== 'ENOTEMPTY' && code !== 'EEXIST') throw error;
       // A directory the cache did not know about (tracked mode): clear it, then write.
       if (!(await this.#removeTree(rel))) {
         this.skipped.push({ path: rel, reason: 'a directory holding excluded content stands here' });
-        return;
+        return false;
       }
       write();
+      return true;
     }
   }
 

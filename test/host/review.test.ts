@@ -1,0 +1,244 @@
+import * as fs from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { expectError, expectNoHostPath, scratch } from './support.js';
+
+/** Review attacks on the host backend: hostile paths, and links planted in the root between calls. */
+describe('host review attacks', () => {
+  const { workspace, dir } = scratch();
+
+  function setup(options: Parameters<typeof workspace>[0] = {}) {
+    const outside = dir('sessionfs-outside-');
+    fs.writeFileSync(join(outside, 'secret.txt'), 'secret\n');
+    fs.mkdirSync(join(outside, 'sub'));
+    fs.writeFileSync(join(outside, 'sub', 'inner.txt'), 'inner secret\n');
+    const ws = workspace(options);
+    return { ws, outside, hostPaths: [ws.root, outside] };
+  }
+  const outsideTree = (outside: string) => ({ top: fs.readdirSync(outside).sort(), sub: fs.readdirSync(join(outside, 'sub')).sort(), secret: fs.readFileSync(join(outside, 'secret.txt'), 'utf8') });
+  const pristine = { top: ['secret.txt', 'sub'], sub: ['inner.txt'], secret: 'secret\n' };
+
+  it('rename and copy whose target parent is an escaping link are refused', async () => {
+    const { ws, outside, hostPaths } = setup();
+    await ws.write('f.txt', 'mine');
+    await ws.write('d/x.txt', 'x');
+    await ws.write('e/y.txt', 'y');
+    fs.symlinkSync(outside, join(ws.root, 'out'));
+    fs.symlinkSync(join(outside, 'sub'), join(ws.root, 'd', 'outsub'));
+    for (const target of ['out/f.txt', 'out/sub/f.txt', 'd/outsub/f.txt', 'out/new/dir/f.txt']) {
+      await expectError(ws.rename('f.txt', target), 'PathEscapeError', hostPaths);
+      await expectError(ws.copy('f.txt', target), 'PathEscapeError', hostPaths);
+      await expectError(ws.copy('e', target, { recursive: true }), 'PathEscapeError', hostPaths);
+      await expectError(ws.rename('e', target), 'PathEscapeError', hostPaths);
+    }
+    await expectError(ws.rename('f.txt', 'out/secret.txt', { overwrite: true }), 'PathEscapeError', hostPaths);
+    expect(outsideTree(outside)).toEqual(pristine);
+  });
+
+  it('copy of a directory holding escaping links copies the links as links', async () => {
+    const { ws, outside } = setup();
+    await ws.write('d/a.txt', 'a');
+    fs.symlinkSync(outside, join(ws.root, 'd', 'outdir'));
+    fs.symlinkSync(join(outside, 'secret.txt'), join(ws.root, 'd', 'outfile'));
+    fs.symlinkSync('../'.repeat(30) + outside.slice(1), join(ws.root, 'd', 'relout'));
+    await ws.copy('d', 'e', { recursive: true });
+    for (const name of ['outdir', 'outfile', 'relout']) {
+      expect(fs.lstatSync(join(ws.root, 'e', name)).isSymbolicLink()).toBe(true);
+      expect(fs.readlinkSync(join(ws.root, 'e', name))).toBe(fs.readlinkSync(join(ws.root, 'd', name)));
+    }
+    await ws.copy('d/outfile', 'single');
+    expect(fs.lstatSync(join(ws.root, 'single')).isSymbolicLink()).toBe(true);
+    expect(await ws.grep('secret')).toEqual([]);
+    expect(outsideTree(outside)).toEqual(pristine);
+  });
+
+  it('recursive delete of a directory holding links to outside directories removes only the links', async () => {
+    const { ws, outside } = setup();
+    await ws.write('d/deep/a.txt', 'a');
+    fs.symlinkSync(outside, join(ws.root, 'd', 'outdir'));
+    fs.symlinkSync(join(outside, 'sub'), join(ws.root, 'd', 'deep', 'outsub'));
+    fs.symlinkSync(join(outside, 'secret.txt'), join(ws.root, 'd', 'deep', 'outfile'));
+    await ws.delete('d', { recursive: true });
+    expect(fs.existsSync(join(ws.root, 'd'))).toBe(false);
+    expect(outsideTree(outside)).toEqual(pristine);
+    // Through a link to a directory inside the root: the real directory goes, the link stays dangling.
+    await ws.write('real/b.txt', 'b');
+    fs.symlinkSync('real', join(ws.root, 'alias'));
+    await ws.delete('alias');
+    expect(fs.existsSync(join(ws.root, 'real', 'b.txt'))).toBe(true);
+  });
+
+  it('links to the root itself, to .., chains, and dangling links later pointed outside', async () => {
+    const { ws, outside, hostPaths } = setup();
+    fs.symlinkSync('.', join(ws.root, 'self'));
+    fs.symlinkSync(ws.root, join(ws.root, 'absself'));
+    fs.symlinkSync('..', join(ws.root, 'up'));
+    fs.mkdirSync(join(ws.root, 'a'));
+    fs.symlinkSync('..', join(ws.root, 'a', 'back')); // the root: fine
+    fs.symlinkSync('back/up', join(ws.root, 'a', 'chain')); // root/up = .. : escapes
+    await ws.write('self/self/absself/x.txt', 'x');
+    expect(fs.readFileSync(join(ws.root, 'x.txt'), 'utf8')).toBe('x');
+    await expectError(ws.list('up'), 'PathEscapeError', hostPaths);
+    await expectError(ws.write('a/chain/evil.txt', 'x'), 'PathEscapeError', hostPaths);
+    await expectError(ws.mkdir('up/evil'), 'PathEscapeError', hostPaths);
+    await expectError(ws.write('self', 'x'), 'IsADirectoryError', hostPaths);
+    await expectError(ws.delete('a/back/self/a/chain/z'), 'PathEscapeError', hostPaths);
+    expect(await ws.exists('up')).toBe(false);
+    expect(await ws.exists('a/chain')).toBe(false);
+    // Deleting a link to the root removes the link only.
+    await ws.delete('self');
+    expect(fs.existsSync(join(ws.root, 'x.txt'))).toBe(true);
+    // A dangling link pointing inside, later re-pointed outside between calls.
+    fs.symlinkSync('not-yet', join(ws.root, 'later'));
+    expect((await ws.stat('later')).isSymlink).toBe(true);
+    expect(await ws.exists('later')).toBe(true);
+    fs.unlinkSync(join(ws.root, 'later'));
+    fs.symlinkSync(join(outside, 'created.txt'), join(ws.root, 'later'));
+    await expectError(ws.stat('later'), 'PathEscapeError', hostPaths);
+    await expectError(ws.write('later', 'x'), 'PathEscapeError', hostPaths);
+    await expectError(ws.mkdir('later/d'), 'PathEscapeError', hostPaths);
+    expect(await ws.exists('later')).toBe(false);
+    // A link whose target names a missing directory then climbs: never lands on something else.
+    fs.symlinkSync(outside, join(ws.root, 'outdir'));
+    fs.symlinkSync('missing/../outdir/sub', join(ws.root, 'tricky'));
+    await expectError(ws.write('tricky/f.txt', 'x'), 'PathEscapeError', hostPaths);
+    await expectError(ws.mkdir('tricky/g'), 'PathEscapeError', hostPaths);
+    await expectError(ws.copy('x.txt', 'tricky/f.txt'), 'PathEscapeError', hostPaths);
+    await expectError(ws.rename('x.txt', 'tricky/f.txt'), 'PathEscapeError', hostPaths);
+    fs.symlinkSync('loop', join(ws.root, 'loop'));
+    await expectError(ws.read('loop'), 'PathEscapeError', hostPaths);
+    expect(await ws.exists('loop')).toBe(false);
+    expect(outsideTree(outside)).toEqual(pristine);
+  });
+
+  it('names that collide with the escaping scheme or with git survive snapshot, restore and diff', async () => {
+    const ws = workspace();
+    const names = ['%', '%%', '%.git', '.git/hooks/pre-commit', '.GIT/config', 'x/.Git/HEAD', '%empty/%', 'git', '.gitmodules'];
+    for (const name of names) await ws.write(name, `content of ${name}`);
+    await ws.mkdir('%dir');
+    await ws.mkdir('.git/objects');
+    const snap = await ws.snapshot();
+    expect(await ws.diff(snap)).toEqual([]);
+    for (const name of names) await ws.write(name, 'changed');
+    await ws.delete('%dir');
+    await ws.write('%new', 'n');
+    expect((await ws.diff(snap)).map((d) => d.path).sort()).toEqual([...names, '%new'].sort());
+    await ws.restore(snap);
+    for (const name of names) expect((await ws.read(name)).content).toBe(`content of ${name}`);
+    expect((await ws.stat('%dir')).isDirectory).toBe(true);
+    expect(await ws.list('.git/objects')).toEqual([]);
+    expect(await ws.exists('%new')).toBe(false);
+    // The git dir's own hooks are never run and are not reachable.
+    expect(fs.existsSync(join(ws.gitDir, 'hooks', 'pre-commit'))).toBe(false);
+    // A second workspace on the same git dir sees the same content.
+    const other = workspace({ gitDir: ws.gitDir });
+    await other.restore(snap);
+    for (const name of names) expect((await other.read(name)).content).toBe(`content of ${name}`);
+  });
+
+  it('restore never writes outside when a directory became a link to outside (scan and tracked)', async () => {
+    for (const changeDetection of ['scan', 'tracked'] as const) {
+      const { ws, outside } = setup({ changeDetection });
+      await ws.write('d/inner/file.txt', 'one');
+      await ws.write('d/keep.txt', 'keep');
+      const snap = await ws.snapshot();
+      await ws.write('d/inner/file.txt', 'two');
+      await ws.write('d/inner/added.txt', 'added');
+      // Between calls, a co-process swaps d/inner (and d) for links to the outside.
+      fs.rmSync(join(ws.root, 'd', 'inner'), { recursive: true });
+      fs.symlinkSync(join(outside, 'sub'), join(ws.root, 'd', 'inner'));
+      await ws.restore(snap);
+      expect(outsideTree(outside)).toEqual(pristine);
+      expect(fs.lstatSync(join(ws.root, 'd', 'inner')).isDirectory()).toBe(true);
+      expect(fs.readdirSync(join(ws.root, 'd', 'inner'))).toEqual(['file.txt']);
+      await ws.write('d/inner/file.txt', 'three');
+      fs.renameSync(join(ws.root, 'd'), join(ws.root, 'd-moved'));
+      fs.symlinkSync(outside, join(ws.root, 'd'));
+      await ws.restore(snap);
+      expect(outsideTree(outside)).toEqual(pristine);
+      expect(fs.readFileSync(join(ws.root, 'd', 'inner', 'file.txt'), 'utf8')).toBe('one');
+    }
+  });
+
+  it('restore when a file became a directory and a directory became a file', async () => {
+    const ws = workspace({ exclude: ['**/*.log'] });
+    await ws.write('f', 'file');
+    await ws.write('d/a.txt', 'a');
+    const snap = await ws.snapshot();
+    fs.rmSync(join(ws.root, 'f'));
+    fs.mkdirSync(join(ws.root, 'f'));
+    fs.writeFileSync(join(ws.root, 'f', 'x.txt'), 'x');
+    fs.rmSync(join(ws.root, 'd'), { recursive: true });
+    fs.writeFileSync(join(ws.root, 'd'), 'now a file');
+    expect(await ws.restore(snap)).toEqual({ skipped: [] });
+    expect(fs.readFileSync(join(ws.root, 'f'), 'utf8')).toBe('file');
+    expect(fs.readFileSync(join(ws.root, 'd', 'a.txt'), 'utf8')).toBe('a');
+    // Excluded content under a changed directory is kept, and the entry that would remove it is reported.
+    await ws.write('d/a.txt', 'changed');
+    await ws.write('d/sub/trace.log', 'log');
+    await ws.write('d/sub/other.txt', 'other');
+    const result = await ws.restore(snap);
+    expect(result.skipped.map((s) => s.path)).toEqual(['d/sub']);
+    expect(fs.readFileSync(join(ws.root, 'd', 'a.txt'), 'utf8')).toBe('a');
+    expect(fs.readdirSync(join(ws.root, 'd', 'sub'))).toEqual(['trace.log']);
+  });
+
+  it('a tracked restore that had to keep a directory does not leave the next snapshot believing its file is there', async () => {
+    const ws = workspace({ changeDetection: 'tracked', exclude: ['**/*.log'] });
+    await ws.write('out', 'v1');
+    const v1 = await ws.snapshot();
+    await ws.write('out', 'v2');
+    await ws.snapshot();
+    // Behind the workspace's back (unmarked), `out` becomes a directory with excluded content.
+    fs.rmSync(join(ws.root, 'out'));
+    fs.mkdirSync(join(ws.root, 'out'));
+    fs.writeFileSync(join(ws.root, 'out', 'x.log'), 'log');
+    const result = await ws.restore(v1);
+    expect(result.skipped.map((s) => s.path)).toEqual(['out']);
+    expect(fs.lstatSync(join(ws.root, 'out')).isDirectory()).toBe(true);
+    // The next snapshot holds what is there (an empty directory, its content excluded), not the file `out`.
+    const after = await ws.snapshot();
+    expect(await ws.diff(v1, after)).toEqual([{ path: 'out', status: 'deleted' }]);
+  });
+
+  it('stat and exists on dangling and escaping links', async () => {
+    const { ws, outside, hostPaths } = setup();
+    fs.symlinkSync('nowhere', join(ws.root, 'dangling-in'));
+    fs.symlinkSync(join(outside, 'nowhere'), join(ws.root, 'dangling-out'));
+    fs.symlinkSync(join(outside, 'sub'), join(ws.root, 'dir-out'));
+    expect(await ws.stat('dangling-in')).toMatchObject({ isSymlink: true, isFile: false, isDirectory: false });
+    await expectError(ws.stat('dangling-out'), 'PathEscapeError', hostPaths);
+    await expectError(ws.stat('dir-out'), 'PathEscapeError', hostPaths);
+    for (const p of ['dangling-out', 'dir-out', 'dir-out/inner.txt', 'dangling-out/x']) expect(await ws.exists(p)).toBe(false);
+  });
+
+  it('error messages and causes never carry a host path, whatever fails', async () => {
+    const { ws, outside, hostPaths } = setup();
+    await ws.write('file', 'f');
+    await ws.mkdir('dir');
+    fs.symlinkSync(outside, join(ws.root, 'out'));
+    const attempts: Array<() => Promise<unknown>> = [
+      () => ws.read('missing'),
+      () => ws.read('file/x'),
+      () => ws.write('file/x', 'x'),
+      () => ws.write('dir', 'x'),
+      () => ws.mkdir('file'),
+      () => ws.mkdir('file/x'),
+      () => ws.delete('missing'),
+      () => ws.rename('missing', 'x'),
+      () => ws.rename('dir', 'file', { overwrite: true }),
+      () => ws.copy('file', 'dir', { overwrite: true }),
+      () => ws.list('file'),
+      () => ws.write('a'.repeat(300), 'x', {}),
+      () => ws.write('out/x', 'x'),
+      () => ws.read('out/secret.txt'),
+      () => ws.readBytes('file', { offset: -1 }),
+      () => ws.write('file', 'x', { mode: 'create' }),
+    ];
+    for (const attempt of attempts) {
+      const error = await attempt().then(() => undefined, (e: unknown) => e as Error);
+      expect(error).toBeInstanceOf(Error);
+      expectNoHostPath(error as Error, hostPaths);
+    }
+  });
+});
