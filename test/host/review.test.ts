@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -240,5 +241,61 @@ describe('host review attacks', () => {
       expect(error).toBeInstanceOf(Error);
       expectNoHostPath(error as Error, hostPaths);
     }
+  });
+});
+
+describe('host review attacks: a co-process swapping a directory for an escaping link during mutations', () => {
+  const { workspace, dir } = scratch();
+
+  it('never writes, creates, renames, copies or deletes outside the root', async () => {
+    const outside = dir('sessionfs-outside-');
+    const names = Array.from({ length: 12 }, (_, i) => `v${i}`);
+    for (const name of names) fs.writeFileSync(join(outside, name), 'OUTSIDE');
+    fs.mkdirSync(join(outside, 'tree'));
+    fs.writeFileSync(join(outside, 'tree', 'leaf'), 'OUTSIDE');
+    const before = fs.readdirSync(outside).sort();
+    const ws = workspace();
+    for (const name of names) await ws.write(`d/${name}`, 'inside');
+    await ws.write('d/tree/leaf', 'inside');
+    // The link is held as long as the real directory, so that operations often resolve in one state and act in the other.
+    const flipper = spawn(
+      process.execPath,
+      [
+        '-e',
+        `const fs = require('fs'); const [d, real, out] = process.argv.slice(1); const end = Date.now() + 1500;
+         const spin = () => { const t = process.hrtime.bigint(); while (process.hrtime.bigint() - t < 200000n); };
+         while (Date.now() < end) { try { fs.renameSync(d, real); fs.symlinkSync(out, d); spin(); fs.unlinkSync(d); fs.renameSync(real, d); spin(); } catch {} }
+         try { fs.unlinkSync(d); } catch {} try { fs.renameSync(real, d); } catch {}`,
+        join(ws.root, 'd'),
+        join(ws.root, 'd-real'),
+        outside,
+      ],
+      { stdio: 'ignore' },
+    );
+    const exited = new Promise((resolve) => flipper.on('exit', resolve));
+    const end = Date.now() + 1300;
+    let round = 0;
+    while (Date.now() < end) {
+      round += 1;
+      const errors = await Promise.allSettled(
+        names.map(async (name, i) => {
+          const noParents = { createParents: false };
+          await ws.write(`d/${name}`, 'PWNED', noParents).catch(() => undefined);
+          await ws.write(`d/new${i}`, 'PWNED', { ...noParents, mode: 'create' }).catch(() => undefined);
+          await ws.mkdir(`d/dir${i}`, { parents: false }).catch(() => undefined);
+          await ws.rename(`d/new${i}`, `d/moved${i}`, { overwrite: true }).catch(() => undefined);
+          await ws.copy(`d/moved${i}`, `d/copied${i}`, { overwrite: true }).catch(() => undefined);
+          await ws.delete(`d/${name}`).catch(() => undefined);
+          await ws.delete(`d/dir${i}`).catch(() => undefined);
+          if (i === 0 && round % 2 === 0) await ws.delete('d/tree', { recursive: true }).catch(() => undefined);
+          if (i === 0 && round % 2 === 1) await ws.write('d/tree/leaf', 'inside', noParents).catch(() => undefined);
+        }),
+      );
+      for (const result of errors) if (result.status === 'rejected') throw result.reason;
+    }
+    await exited;
+    expect(fs.readdirSync(outside).sort()).toEqual(before);
+    for (const name of names) expect(fs.readFileSync(join(outside, name), 'utf8')).toBe('OUTSIDE');
+    expect(fs.readFileSync(join(outside, 'tree', 'leaf'), 'utf8')).toBe('OUTSIDE');
   });
 });

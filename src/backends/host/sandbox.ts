@@ -196,6 +196,118 @@ export class Sandbox {
   }
 }
 
+const PIN_DIRECTORIES = process.platform === 'linux' && fs.existsSync('/proc/self/fd');
+const DIRECTORY_FLAGS = fs.constants.O_RDONLY | fs.constants.O_DIRECTORY | fs.constants.O_NOFOLLOW;
+
+/**
+ * A directory pinned by an open descriptor. On Linux, `path` is `/proc/self/fd/<fd>`, and `at(name)` names
+ * an entry of that very directory however its ancestors are renamed or swapped for links afterwards: every
+ * mutation goes through a pin, so the check done when pinning (the directory really lies inside the root)
+ * still holds when the write, rename or unlink happens. Elsewhere `path` is the directory's own path and
+ * the protection is only the check at resolution time (documented limitation).
+ */
+export class PinnedDir {
+  readonly path: string;
+  readonly #fd: number | undefined;
+
+  constructor(path: string, fd: number | undefined) {
+    this.path = path;
+    this.#fd = fd;
+  }
+
+  at(name: string): string;
+  at(name: string | Buffer): string | Buffer;
+  at(name: string | Buffer): string | Buffer {
+    return typeof name === 'string' ? `${this.path}/${name}` : Buffer.concat([Buffer.from(`${this.path}/`), name]);
+  }
+
+  release(): void {
+    if (this.#fd === undefined) return;
+    try {
+      fs.closeSync(this.#fd);
+    } catch {
+      // already closed
+    }
+  }
+}
+
+/** Pins the real directory `rel` (resolved by the caller), checking that it still is that directory. */
+export function pinDirectory(sandbox: Sandbox, rel: NormalizedPath, shown: NormalizedPath): PinnedDir {
+  const abs = sandbox.abs(rel);
+  if (!PIN_DIRECTORIES) return new PinnedDir(abs, undefined);
+  let fd: number;
+  try {
+    fd = fs.openSync(abs, DIRECTORY_FLAGS);
+  } catch (error) {
+    throw hostError(error, shown);
+  }
+  let actual: string | undefined;
+  try {
+    actual = fs.readlinkSync(`/proc/self/fd/${fd}`);
+  } catch {
+    actual = undefined;
+  }
+  if (actual !== abs) {
+    fs.closeSync(fd);
+    throw new PathEscapeError(displayPath(shown), `the path changed while it was being used: ${displayPath(shown)}`);
+  }
+  return new PinnedDir(`/proc/self/fd/${fd}`, fd);
+}
+
+/** Pins the child directory `name` of a pinned directory; a link standing there is refused (ELOOP). */
+export function pinChild(parent: PinnedDir, name: string | Buffer, shown: NormalizedPath): PinnedDir {
+  const path = parent.at(name);
+  if (!PIN_DIRECTORIES) {
+    let st: fs.Stats;
+    try {
+      st = fs.lstatSync(path);
+    } catch (error) {
+      throw hostError(error, shown);
+    }
+    if (st.isSymbolicLink()) throw new PathEscapeError(displayPath(shown), `the path changed while it was being used: ${displayPath(shown)}`);
+    if (!st.isDirectory()) throw new NotADirectoryError(displayPath(shown));
+    return new PinnedDir(typeof path === 'string' ? path : path.toString(), undefined);
+  }
+  let fd: number;
+  try {
+    fd = fs.openSync(path, DIRECTORY_FLAGS);
+  } catch (error) {
+    throw hostError(error, shown);
+  }
+  return new PinnedDir(`/proc/self/fd/${fd}`, fd);
+}
+
+/**
+ * Removes the entry `name` of a pinned directory, a whole directory included, never following a link: each
+ * directory is pinned before it is listed, so one swapped for a link meanwhile is unlinked, not entered.
+ */
+export function removeAt(parent: PinnedDir, name: string | Buffer, shown: NormalizedPath): void {
+  let child: PinnedDir;
+  try {
+    child = pinChild(parent, name, shown);
+  } catch (error) {
+    if (error instanceof FileNotFoundError) return;
+    if (!(error instanceof NotADirectoryError) && !(error instanceof PathEscapeError)) throw error;
+    // Not a directory (or a link): unlink it.
+    try {
+      fs.unlinkSync(parent.at(name));
+    } catch (unlinkError) {
+      const code = (unlinkError as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT') return;
+      // Became a directory since: go again.
+      if (code === 'EISDIR' || code === 'EPERM') return removeAt(parent, name, shown);
+      throw unlinkError;
+    }
+    return;
+  }
+  try {
+    for (const entry of fs.readdirSync(child.path, { encoding: 'buffer' })) removeAt(child, entry, shown);
+  } finally {
+    child.release();
+  }
+  fs.rmdirSync(parent.at(name));
+}
+
 /**
  * Maps a Node fs error to the protocol's error for a workspace path. The original error is never chained:
  * its message and `path` hold host absolute paths.

@@ -18,12 +18,12 @@ import {
   WorkspaceError,
 } from '../../workspace/errors.js';
 import { guessMimeType } from '../../workspace/mime.js';
-import { displayPath, joinPath, normalizePath, parentPath, type NormalizedPath } from '../../workspace/paths.js';
+import { baseName, displayPath, joinPath, normalizePath, parentPath, type NormalizedPath } from '../../workspace/paths.js';
 import type { DiffEntry, ListEntry, RestoreResult, SnapshotableWorkspace, SnapshotOptions, StatResult, WorkspaceSnapshot } from '../../workspace/types.js';
 import { createFileExclusive, KeyedMutex, replaceFile, replaceSymlink } from './atomic.js';
 import { excludeMatcher, isVisibleName } from './names.js';
 import { TreeApplier } from './restore.js';
-import { hostError, Sandbox, type Resolved } from './sandbox.js';
+import { hostError, pinChild, pinDirectory, removeAt, Sandbox, type PinnedDir, type Resolved } from './sandbox.js';
 import { SnapshotState } from './state.js';
 import { walkTree } from './walk.js';
 
@@ -222,11 +222,16 @@ export class HostWorkspace extends BaseWorkspace implements SnapshotableWorkspac
       } else if (!target.stat.isFile()) {
         throw new InvalidArgumentError(`not a regular file: ${shown}`, shown);
       }
-      const dirAbs = this.#sandbox.abs(parent);
+      let pin: PinnedDir | undefined;
       try {
+        // The temp file and the rename go through the pinned parent: a parent swapped for a link since the
+        // resolution cannot redirect them outside the root.
+        pin = pinDirectory(this.#sandbox, parent, path);
+        const dirAbs = pin.path;
+        const targetAbs = pin.at(baseName(target.rel));
         if (request.mode === 'create') {
           if (target.stat !== undefined) throw new FileExistsError(shown);
-          await createFileExclusive(dirAbs, target.abs, content, NEW_FILE_MODE);
+          await createFileExclusive(dirAbs, targetAbs, content, NEW_FILE_MODE);
         } else if (request.mode === 'append' && target.stat !== undefined) {
           const handle = await fs.promises.open(target.abs, fs.constants.O_WRONLY | fs.constants.O_APPEND | fs.constants.O_NOFOLLOW);
           try {
@@ -237,38 +242,58 @@ export class HostWorkspace extends BaseWorkspace implements SnapshotableWorkspac
           }
         } else {
           // Overwrite keeps the permission bits of the file it replaces (an executable stays executable).
-          await replaceFile(dirAbs, target.abs, content, target.stat === undefined ? NEW_FILE_MODE : target.stat.mode & 0o7777);
+          await replaceFile(dirAbs, targetAbs, content, target.stat === undefined ? NEW_FILE_MODE : target.stat.mode & 0o7777);
         }
       } catch (error) {
         throw hostError(error, path);
       } finally {
+        pin?.release();
         this.#touched(target.rel);
       }
     });
   }
 
-  /** Creates the real directory `rel` and its missing parents, one component at a time (never through a link). */
+  /**
+   * Creates the real directory `rel` and its missing parents, one component at a time, each inside the
+   * pinned directory above it (never through a link).
+   */
   async #makeDirectories(rel: NormalizedPath, shownPath: NormalizedPath): Promise<void> {
     if (rel === '') return;
     let current = '';
-    for (const name of rel.split('/')) {
-      current = joinPath(current, name);
-      const abs = this.#sandbox.abs(current);
-      try {
-        await fs.promises.mkdir(abs);
-        this.#touched(current);
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw hostError(error, shownPath);
-        const st = await fs.promises.lstat(abs);
-        if (st.isSymbolicLink()) {
-          // Planted after resolution: resolve again through the sandbox.
-          const again = await this.#resolve(current, true);
-          if (again.stat?.isDirectory() !== true) throw new NotADirectoryError(displayPath(shownPath));
-          await this.#makeDirectories(rel.slice(current.length + 1) === '' ? again.rel : joinPath(again.rel, rel.slice(current.length + 1)), shownPath);
-          return;
+    let pin = pinDirectory(this.#sandbox, '', shownPath);
+    try {
+      for (const name of rel.split('/')) {
+        current = joinPath(current, name);
+        const abs = pin.at(name);
+        try {
+          await fs.promises.mkdir(abs);
+          this.#touched(current);
+        } catch (error) {
+          if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw hostError(error, shownPath);
+          let st: fs.Stats;
+          try {
+            st = await fs.promises.lstat(abs);
+          } catch (lstatError) {
+            throw hostError(lstatError, shownPath);
+          }
+          if (st.isSymbolicLink()) {
+            // Planted after resolution: resolve again through the sandbox.
+            const again = await this.#resolve(current, true);
+            if (again.stat?.isDirectory() !== true) throw new NotADirectoryError(displayPath(shownPath));
+            const rest = rel.slice(current.length + 1);
+            pin.release();
+            pin = pinDirectory(this.#sandbox, '', shownPath);
+            await this.#makeDirectories(rest === '' ? again.rel : joinPath(again.rel, rest), shownPath);
+            return;
+          }
+          if (!st.isDirectory()) throw new NotADirectoryError(displayPath(shownPath));
         }
-        if (!st.isDirectory()) throw new NotADirectoryError(displayPath(shownPath));
+        const child = pinChild(pin, name, shownPath);
+        pin.release();
+        pin = child;
       }
+    } finally {
+      pin.release();
     }
   }
 
@@ -368,12 +393,14 @@ export class HostWorkspace extends BaseWorkspace implements SnapshotableWorkspac
     const target = await this.#resolve(path, false);
     if (target.stat === undefined) throw new FileNotFoundError(displayPath(path));
     if (target.rel === '') throw new InvalidArgumentError('cannot delete the workspace root', '/');
+    let pin: PinnedDir | undefined;
     try {
-      if (target.stat.isDirectory()) await fs.promises.rm(target.abs, { recursive: true });
-      else await fs.promises.unlink(target.abs);
+      pin = pinDirectory(this.#sandbox, parentPath(target.rel), path);
+      removeAt(pin, baseName(target.rel), path);
     } catch (error) {
       throw hostError(error, path);
     } finally {
+      pin?.release();
       this.#touched(target.rel);
     }
   }
@@ -386,12 +413,18 @@ export class HostWorkspace extends BaseWorkspace implements SnapshotableWorkspac
     if (target.rel === source.rel) return;
     if (source.stat.isDirectory() && (target.rel.startsWith(`${source.rel}/`))) throw new InvalidArgumentError(`cannot move a directory into itself: ${displayPath(from)} -> ${displayPath(to)}`, displayPath(to));
     await this.#makeDirectories(parentPath(target.rel), to);
+    let fromPin: PinnedDir | undefined;
+    let toPin: PinnedDir | undefined;
     try {
-      if (target.stat?.isDirectory() === true) await fs.promises.rm(target.abs, { recursive: true });
-      await fs.promises.rename(source.abs, target.abs);
+      fromPin = pinDirectory(this.#sandbox, parentPath(source.rel), from);
+      toPin = pinDirectory(this.#sandbox, parentPath(target.rel), to);
+      if (target.stat?.isDirectory() === true) removeAt(toPin, baseName(target.rel), to);
+      await fs.promises.rename(fromPin.at(baseName(source.rel)), toPin.at(baseName(target.rel)));
     } catch (error) {
       throw hostError(error, to);
     } finally {
+      fromPin?.release();
+      toPin?.release();
       this.#touched(source.rel, target.rel);
     }
   }
@@ -405,16 +438,35 @@ export class HostWorkspace extends BaseWorkspace implements SnapshotableWorkspac
       throw new InvalidArgumentError(`cannot copy a directory into itself: ${displayPath(from)} -> ${displayPath(to)}`, displayPath(to));
     }
     await this.#makeDirectories(parentPath(target.rel), to);
+    let fromPin: PinnedDir | undefined;
+    let toPin: PinnedDir | undefined;
     try {
+      fromPin = pinDirectory(this.#sandbox, parentPath(source.rel), from);
+      toPin = pinDirectory(this.#sandbox, parentPath(target.rel), to);
+      const sourceName = baseName(source.rel);
+      const targetName = baseName(target.rel);
       if (source.stat.isDirectory()) {
-        if (target.stat !== undefined) await fs.promises.rm(target.abs, { recursive: true });
-        await this.#copyTree(source.abs, target.abs);
+        if (target.stat !== undefined) removeAt(toPin, targetName, to);
+        await fs.promises.mkdir(toPin.at(targetName));
+        const sourceDir = pinChild(fromPin, sourceName, from);
+        try {
+          const targetDir = pinChild(toPin, targetName, to);
+          try {
+            await this.#copyTree(sourceDir, targetDir, from, to);
+          } finally {
+            targetDir.release();
+          }
+        } finally {
+          sourceDir.release();
+        }
       } else {
-        await this.#copyLeaf(source.abs, source.stat, this.#sandbox.abs(parentPath(target.rel)), target.abs);
+        await this.#copyLeaf(fromPin.at(sourceName), source.stat, toPin.path, toPin.at(targetName));
       }
     } catch (error) {
       throw hostError(error, to);
     } finally {
+      fromPin?.release();
+      toPin?.release();
       this.#touched(target.rel);
     }
   }
@@ -435,15 +487,26 @@ export class HostWorkspace extends BaseWorkspace implements SnapshotableWorkspac
     await replaceFile(targetDirAbs, targetAbs, content, st.mode & 0o7777);
   }
 
-  async #copyTree(sourceAbs: string, targetAbs: string): Promise<void> {
-    await fs.promises.mkdir(targetAbs);
-    for (const dirent of await fs.promises.readdir(sourceAbs, { withFileTypes: true })) {
-      if (!isVisibleName(dirent.name)) continue;
-      const from = `${sourceAbs}/${dirent.name}`;
-      const to = `${targetAbs}/${dirent.name}`;
-      const st = await fs.promises.lstat(from);
-      if (st.isDirectory()) await this.#copyTree(from, to);
-      else await this.#copyLeaf(from, st, targetAbs, to);
+  /** Copies the content of one pinned directory into another, pinning each subdirectory before entering it. */
+  async #copyTree(source: PinnedDir, target: PinnedDir, from: NormalizedPath, to: NormalizedPath): Promise<void> {
+    for (const dirent of await fs.promises.readdir(source.path, { withFileTypes: true })) {
+      const name = dirent.name;
+      if (!isVisibleName(name)) continue;
+      const st = await fs.promises.lstat(source.at(name));
+      if (st.isDirectory()) {
+        await fs.promises.mkdir(target.at(name));
+        const sourceDir = pinChild(source, name, from);
+        try {
+          const targetDir = pinChild(target, name, to);
+          try {
+            await this.#copyTree(sourceDir, targetDir, from, to);
+          } finally {
+            targetDir.release();
+          }
+        } finally {
+          sourceDir.release();
+        }
+      } else await this.#copyLeaf(source.at(name), st, target.path, target.at(name));
     }
   }
 
