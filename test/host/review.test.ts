@@ -244,6 +244,29 @@ describe('host review attacks', () => {
   });
 });
 
+/**
+ * A separate process that swaps `dir` for a link to `outside` and back for 1.5 s, holding each state as long
+ * as the other; if the workspace recreates `dir` meanwhile, the stray copy is dropped and swapping goes on.
+ */
+function flip(dir: string, outside: string): Promise<unknown> {
+  const child = spawn(
+    process.execPath,
+    [
+      '-e',
+      `const fs = require('fs'); const [d, real, out] = process.argv.slice(1); const end = Date.now() + 1500;
+       const spin = () => { const t = process.hrtime.bigint(); while (process.hrtime.bigint() - t < 200000n); };
+       const settle = () => { try { if (fs.existsSync(real)) { fs.rmSync(d, { recursive: true, force: true }); fs.renameSync(real, d); } } catch {} };
+       while (Date.now() < end) { try { fs.renameSync(d, real); fs.symlinkSync(out, d); spin(); fs.unlinkSync(d); fs.renameSync(real, d); spin(); } catch { settle(); } }
+       settle();`,
+      dir,
+      `${dir}-real`,
+      outside,
+    ],
+    { stdio: 'ignore' },
+  );
+  return new Promise((resolve) => child.on('exit', resolve));
+}
+
 describe('host review attacks: a co-process swapping a directory for an escaping link during mutations', () => {
   const { workspace, dir } = scratch();
 
@@ -258,21 +281,7 @@ describe('host review attacks: a co-process swapping a directory for an escaping
     for (const name of names) await ws.write(`d/${name}`, 'inside');
     await ws.write('d/tree/leaf', 'inside');
     // The link is held as long as the real directory, so that operations often resolve in one state and act in the other.
-    const flipper = spawn(
-      process.execPath,
-      [
-        '-e',
-        `const fs = require('fs'); const [d, real, out] = process.argv.slice(1); const end = Date.now() + 1500;
-         const spin = () => { const t = process.hrtime.bigint(); while (process.hrtime.bigint() - t < 200000n); };
-         while (Date.now() < end) { try { fs.renameSync(d, real); fs.symlinkSync(out, d); spin(); fs.unlinkSync(d); fs.renameSync(real, d); spin(); } catch {} }
-         try { fs.unlinkSync(d); } catch {} try { fs.renameSync(real, d); } catch {}`,
-        join(ws.root, 'd'),
-        join(ws.root, 'd-real'),
-        outside,
-      ],
-      { stdio: 'ignore' },
-    );
-    const exited = new Promise((resolve) => flipper.on('exit', resolve));
+    const flipper = flip(join(ws.root, 'd'), outside);
     const end = Date.now() + 1300;
     let round = 0;
     while (Date.now() < end) {
@@ -293,9 +302,37 @@ describe('host review attacks: a co-process swapping a directory for an escaping
       );
       for (const result of errors) if (result.status === 'rejected') throw result.reason;
     }
-    await exited;
+    await flipper;
     expect(fs.readdirSync(outside).sort()).toEqual(before);
     for (const name of names) expect(fs.readFileSync(join(outside, name), 'utf8')).toBe('OUTSIDE');
     expect(fs.readFileSync(join(outside, 'tree', 'leaf'), 'utf8')).toBe('OUTSIDE');
+  });
+
+  it('restore never writes or deletes outside the root', async () => {
+    const outside = dir('sessionfs-outside-');
+    const names = Array.from({ length: 12 }, (_, i) => `v${i}`);
+    for (const name of names) fs.writeFileSync(join(outside, name), 'OUTSIDE');
+    fs.mkdirSync(join(outside, 'sub'));
+    fs.writeFileSync(join(outside, 'sub', 'leaf'), 'OUTSIDE');
+    const before = fs.readdirSync(outside).sort();
+    const ws = workspace();
+    for (const name of names) await ws.write(`d/${name}`, 'inside');
+    await ws.write('d/sub/leaf', 'inside');
+    const snap = await ws.snapshot();
+    const flipper = flip(join(ws.root, 'd'), outside);
+    const end = Date.now() + 1300;
+    while (Date.now() < end) {
+      // Make the restore do work in `d`: changed files, new files and a removed directory.
+      await Promise.all(names.map((name) => ws.write(`d/${name}`, 'changed', { createParents: false }).catch(() => undefined)));
+      await ws.write('d/extra', 'extra', { createParents: false }).catch(() => undefined);
+      await ws.delete('d/sub', { recursive: true }).catch(() => undefined);
+      await ws.restore(snap).catch(() => undefined);
+    }
+    await flipper;
+    expect(fs.readdirSync(outside).sort()).toEqual(before);
+    for (const name of names) expect(fs.readFileSync(join(outside, name), 'utf8')).toBe('OUTSIDE');
+    expect(fs.readFileSync(join(outside, 'sub', 'leaf'), 'utf8')).toBe('OUTSIDE');
+    await ws.restore(snap);
+    expect(fs.readFileSync(join(ws.root, 'd', 'v0'), 'utf8')).toBe('inside');
   });
 });

@@ -4,6 +4,7 @@ import type { GitStore, TreeEntry } from '../../snapshots/git-store.js';
 import type { SkippedPath } from '../../workspace/types.js';
 import { isTempName, replaceFileSync, replaceSymlinkSync } from './atomic.js';
 import { isVisibleName } from './names.js';
+import { pinChild, pinDirectory, Sandbox, type PinnedDir } from './sandbox.js';
 import { newDir, statKey, type DirNode, type SnapshotState } from './state.js';
 
 /**
@@ -12,46 +13,55 @@ import { newDir, statKey, type DirNode, type SnapshotState } from './state.js';
  * subtrees are skipped without reading them, and changed files are rewritten through a temp file and a
  * rename, which replaces a link standing at the path instead of writing through it. A directory about to
  * be written into is checked with lstat first, so a directory swapped for a link since the scan is
- * replaced, not followed. Excluded paths and names a workspace path cannot express are never touched;
+ * replaced, not followed; it is then pinned by descriptor (see `PinnedDir`) and every write, unlink and
+ * rename inside it goes through the pin, so a swap during the restore cannot redirect them either. Excluded paths and names a workspace path cannot express are never touched;
  * a snapshot entry that would need to remove them is skipped and reported.
  */
 export class TreeApplier {
   readonly skipped: SkippedPath[] = [];
   /** Set when some directory could not be made exact (the stat cache then needs a full scan). */
   incomplete = false;
-  readonly #rootAbs: string;
+  readonly #sandbox: Sandbox;
   readonly #store: GitStore;
   readonly #state: SnapshotState;
 
   constructor(rootAbs: string, store: GitStore, state: SnapshotState) {
-    this.#rootAbs = rootAbs;
+    this.#sandbox = new Sandbox(rootAbs);
     this.#store = store;
     this.#state = state;
-  }
-
-  #abs(rel: string): string {
-    return rel === '' ? this.#rootAbs : `${this.#rootAbs}/${rel}`;
   }
 
   async apply(targetTree: string): Promise<void> {
     const tree = this.#state.tree ?? newDir();
     this.#state.tree = tree;
-    await this.#applyDir('', targetTree, tree);
+    await this.#applyDir('', targetTree, tree, undefined);
   }
 
-  /** Returns whether the directory now matches the target exactly. */
-  async #applyDir(rel: string, targetOid: string, node: DirNode): Promise<boolean> {
+  /** Returns whether the directory now matches the target exactly. `parent` is the pinned parent (none for the root). */
+  async #applyDir(rel: string, targetOid: string, node: DirNode, parent: PinnedDir | undefined): Promise<boolean> {
     if (node.oid === targetOid) return true;
-    const dirAbs = this.#abs(rel);
-    if (rel !== '') {
-      const st = lstatOrUndefined(dirAbs);
+    let pin: PinnedDir;
+    if (parent === undefined) pin = pinDirectory(this.#sandbox, '', '');
+    else {
+      const name = baseName(rel);
+      const at = parent.at(name);
+      const st = lstatOrUndefined(at);
       if (st === undefined || !st.isDirectory()) {
         // Missing, or a link planted since: replace it with a real directory.
-        if (st !== undefined) fs.rmSync(dirAbs, { force: true });
-        fs.mkdirSync(dirAbs);
+        if (st !== undefined) fs.rmSync(at, { force: true });
+        fs.mkdirSync(at);
         node.children.clear();
       }
+      pin = pinChild(parent, name, rel);
     }
+    try {
+      return await this.#applyPinned(rel, targetOid, node, pin);
+    } finally {
+      pin.release();
+    }
+  }
+
+  async #applyPinned(rel: string, targetOid: string, node: DirNode, dir: PinnedDir): Promise<boolean> {
     const target = new Map<string, TreeEntry>();
     for (const entry of await this.#store.readTree(targetOid)) {
       if (entry.name === EMPTY_DIR_MARKER) continue;
@@ -61,7 +71,7 @@ export class TreeApplier {
     for (const [name, child] of [...node.children]) {
       if (target.has(name)) continue;
       const childRel = join(rel, name);
-      if (child.kind === 'dir' ? await this.#removeTree(childRel) : await this.#removeLeaf(childRel)) node.children.delete(name);
+      if (child.kind === 'dir' ? this.#removeTree(dir, name, childRel) : this.#removeLeaf(dir, name, childRel)) node.children.delete(name);
       else {
         this.skipped.push({ path: childRel, reason: 'not in the snapshot, but it holds excluded content, which restore never touches' });
         exact = false;
@@ -82,27 +92,27 @@ export class TreeApplier {
       const current = node.children.get(name);
       if (entry.mode === '40000') {
         if (current?.kind === 'dir') {
-          if (!(await this.#applyDir(childRel, entry.oid, current))) exact = false;
+          if (!(await this.#applyDir(childRel, entry.oid, current, dir))) exact = false;
           continue;
         }
-        if (current !== undefined) await this.#removeLeaf(childRel);
-        const dir = newDir();
-        node.children.set(name, dir);
-        if (!(await this.#applyDir(childRel, entry.oid, dir))) exact = false;
+        if (current !== undefined) this.#removeLeaf(dir, name, childRel);
+        const created = newDir();
+        node.children.set(name, created);
+        if (!(await this.#applyDir(childRel, entry.oid, created, dir))) exact = false;
         continue;
       }
       if (current !== undefined && current.kind !== 'dir' && current.oid === entry.oid && current.mode === entry.mode) continue;
       if (current?.kind === 'dir') {
-        if (!(await this.#removeTree(childRel))) {
+        if (!this.#removeTree(dir, name, childRel)) {
           this.skipped.push({ path: childRel, reason: 'a directory holding excluded content stands here' });
           exact = false;
           continue;
         }
         node.children.delete(name);
       }
-      const abs = this.#abs(childRel);
+      const abs = dir.at(name);
       const content = await this.#store.readBlob(entry.oid);
-      if (!(await this.#writeLeaf(dirAbs, abs, childRel, entry, content))) {
+      if (!this.#writeLeaf(dir, name, childRel, entry, content)) {
         // A directory holding excluded content stayed: the cache must not record the entry as written.
         node.children.delete(name);
         exact = false;
@@ -124,10 +134,11 @@ export class TreeApplier {
   }
 
   /** Returns false when a directory holding excluded content stands at `rel` and was kept (reported). */
-  async #writeLeaf(dirAbs: string, abs: string, rel: string, entry: TreeEntry, content: Buffer): Promise<boolean> {
+  #writeLeaf(dir: PinnedDir, name: string, rel: string, entry: TreeEntry, content: Buffer): boolean {
+    const abs = dir.at(name);
     const write = (): void => {
-      if (entry.mode === '120000') replaceSymlinkSync(dirAbs, abs, content);
-      else replaceFileSync(dirAbs, abs, content, entry.mode === '100755' ? 0o755 : 0o644);
+      if (entry.mode === '120000') replaceSymlinkSync(dir.path, abs, content);
+      else replaceFileSync(dir.path, abs, content, entry.mode === '100755' ? 0o755 : 0o644);
     };
     try {
       write();
@@ -136,7 +147,7 @@ export class TreeApplier {
       const code = (error as NodeJS.ErrnoException).code;
       if (code !== 'EISDIR' && code !== 'ENOTEMPTY' && code !== 'EEXIST') throw error;
       // A directory the cache did not know about (tracked mode): clear it, then write.
-      if (!(await this.#removeTree(rel))) {
+      if (!this.#removeTree(dir, name, rel)) {
         this.skipped.push({ path: rel, reason: 'a directory holding excluded content stands here' });
         return false;
       }
@@ -145,22 +156,21 @@ export class TreeApplier {
     }
   }
 
-  async #removeLeaf(rel: string): Promise<boolean> {
-    const abs = this.#abs(rel);
+  #removeLeaf(dir: PinnedDir, name: string, rel: string): boolean {
     try {
-      fs.unlinkSync(abs);
+      fs.unlinkSync(dir.at(name));
       return true;
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       if (code === 'ENOENT') return true;
-      if (code === 'EISDIR' || code === 'EPERM') return this.#removeTree(rel);
+      if (code === 'EISDIR' || code === 'EPERM') return this.#removeTree(dir, name, rel);
       throw error;
     }
   }
 
   /** Removes a directory from disk except excluded and unexpressible entries; true when it is gone. */
-  async #removeTree(rel: string): Promise<boolean> {
-    const abs = this.#abs(rel);
+  #removeTree(parent: PinnedDir, name: string, rel: string): boolean {
+    const abs = parent.at(name);
     const st = lstatOrUndefined(abs);
     if (st === undefined) return true;
     if (!st.isDirectory()) {
@@ -168,23 +178,32 @@ export class TreeApplier {
       return true;
     }
     let kept = false;
-    for (const dirent of fs.readdirSync(abs, { withFileTypes: true })) {
-      const name = dirent.name;
-      const childRel = join(rel, name);
-      if ((!isVisibleName(name) && !isTempName(name)) || this.#state.isExcluded(childRel)) {
-        kept = true;
-        continue;
+    const dir = pinChild(parent, name, rel);
+    try {
+      for (const dirent of fs.readdirSync(dir.path, { withFileTypes: true })) {
+        const childName = dirent.name;
+        const childRel = join(rel, childName);
+        if ((!isVisibleName(childName) && !isTempName(childName)) || this.#state.isExcluded(childRel)) {
+          kept = true;
+          continue;
+        }
+        if (dirent.isDirectory()) {
+          if (!this.#removeTree(dir, childName, childRel)) kept = true;
+        } else {
+          fs.rmSync(dir.at(childName), { force: true });
+        }
       }
-      if (dirent.isDirectory()) {
-        if (!(await this.#removeTree(childRel))) kept = true;
-      } else {
-        fs.rmSync(`${abs}/${name}`, { force: true });
-      }
+    } finally {
+      dir.release();
     }
     if (kept) return false;
     fs.rmdirSync(abs);
     return true;
   }
+}
+
+function baseName(rel: string): string {
+  return rel.slice(rel.lastIndexOf('/') + 1);
 }
 
 function join(parent: string, name: string): string {
