@@ -335,4 +335,29 @@ describe('host review attacks: a co-process swapping a directory for an escaping
     await ws.restore(snap);
     expect(fs.readFileSync(join(ws.root, 'd', 'v0'), 'utf8')).toBe('inside');
   });
+
+  it('a snapshot never captures outside content through a directory swapped during the scan', async () => {
+    const outside = dir('sessionfs-outside-');
+    const names = Array.from({ length: 40 }, (_, i) => `v${i}`);
+    for (const name of names) fs.writeFileSync(join(outside, name), 'OUTSIDE');
+    fs.writeFileSync(join(outside, 'only-outside'), 'OUTSIDE');
+    for (const changeDetection of ['scan', 'tracked'] as const) {
+      const ws = workspace({ changeDetection });
+      for (const name of names) await ws.write(`d/${name}`, 'inside');
+      const flipper = flip(join(ws.root, 'd'), outside);
+      const snapshots = [];
+      const end = Date.now() + 1300;
+      while (Date.now() < end) {
+        ws.markChanged(['d']);
+        snapshots.push(await ws.snapshot());
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+      await flipper;
+      for (const snap of snapshots.filter((_, i) => i % Math.ceil(snapshots.length / 40) === 0)) {
+        await ws.restore(snap);
+        expect(await ws.grep('OUTSIDE', { path: '/' })).toEqual([]);
+        expect(await ws.exists('d/only-outside')).toBe(false);
+      }
+    }
+  });
 });

@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import { escapeName, EMPTY_DIR_MARKER } from '../../snapshots/git-names.js';
 import { GitStore, type TreeEntry, type TreeMode } from '../../snapshots/git-store.js';
 import { isVisibleName } from './names.js';
+import { pinChild, pinDirectory, Sandbox, type PinnedDir } from './sandbox.js';
 
 /**
  * The host backend's stat cache: an in-memory mirror of the tree the last snapshot (or restore) recorded,
@@ -14,6 +15,10 @@ import { isVisibleName } from './names.js';
  *   a later same-size edit could leave every stat field equal. Racy entries are simply re-hashed next time.
  * - `refresh(paths)` (tracked mode) looks only at the given paths and the directories on the way to them.
  * - `buildTree` rewrites only trees whose id was cleared; equal subtrees keep their id.
+ *
+ * Every directory is pinned by descriptor before it is read (see `PinnedDir`), and its entries are reached
+ * through the pin: a directory swapped for a link to the outside while the scan runs is never listed or
+ * read through, so no outside content can enter a snapshot (and come back into the root on restore).
  */
 
 export interface StatKey {
@@ -69,7 +74,7 @@ const O_NOFOLLOW = fs.constants.O_NOFOLLOW;
 export class SnapshotState {
   /** Undefined until the first full scan. */
   tree: DirNode | undefined;
-  readonly #rootAbs: string;
+  readonly #sandbox: Sandbox;
   readonly #store: GitStore;
   readonly #excluded: ((rel: string) => boolean) | undefined;
   #emptyBlob: string | undefined;
@@ -77,7 +82,7 @@ export class SnapshotState {
   hashed = 0;
 
   constructor(rootAbs: string, store: GitStore, excluded: ((rel: string) => boolean) | undefined) {
-    this.#rootAbs = rootAbs;
+    this.#sandbox = new Sandbox(rootAbs);
     this.#store = store;
     this.#excluded = excluded;
   }
@@ -86,8 +91,9 @@ export class SnapshotState {
     return this.#excluded !== undefined && this.#excluded(rel);
   }
 
-  #abs(rel: string): string {
-    return rel === '' ? this.#rootAbs : `${this.#rootAbs}/${rel}`;
+  /** The pinned root: throws (the snapshot fails) when the root itself is gone or replaced. */
+  #pinRoot(): PinnedDir {
+    return pinDirectory(this.#sandbox, '', '');
   }
 
   /** Full walk; `force` names paths to re-hash whatever their stat data says. */
@@ -96,7 +102,12 @@ export class SnapshotState {
     const start = Date.now();
     if (this.tree === undefined) this.tree = newDir();
     for (const path of force) this.#markRacy(path);
-    this.#scanDir('', this.tree, start);
+    const root = this.#pinRoot();
+    try {
+      this.#scanDir('', this.tree, start, root);
+    } finally {
+      root.release();
+    }
   }
 
   /** Tracked mode: re-examine only `paths` (and the directories leading to them). */
@@ -134,57 +145,70 @@ export class SnapshotState {
 
   #refreshPath(path: string, start: number): void {
     const tree = this.tree as DirNode;
-    if (path === '') {
-      this.#scanDir('', tree, start);
-      return;
-    }
-    const names = path.split('/');
-    let node = tree;
-    node.oid = undefined;
-    let rel = '';
-    for (let index = 0; index < names.length; index += 1) {
-      const name = names[index] as string;
-      rel = rel === '' ? name : `${rel}/${name}`;
-      if (!isVisibleName(name) || this.isExcluded(rel)) return;
-      const isLast = index === names.length - 1;
-      let st: fs.Stats;
-      try {
-        st = fs.lstatSync(this.#abs(rel));
-      } catch {
-        node.children.delete(name);
+    let pin = this.#pinRoot();
+    try {
+      if (path === '') {
+        this.#scanDir('', tree, start, pin);
         return;
       }
-      const existing = node.children.get(name);
-      if (st.isDirectory()) {
-        if (existing === undefined || existing.kind !== 'dir' || isLast) {
-          const dir = existing?.kind === 'dir' ? existing : newDir();
-          node.children.set(name, dir);
-          // A new directory, or the path itself: compare its whole content (unchanged files are not re-hashed).
-          this.#scanDir(rel, dir, start);
-          dir.oid = undefined;
+      const names = path.split('/');
+      let node = tree;
+      node.oid = undefined;
+      let rel = '';
+      for (let index = 0; index < names.length; index += 1) {
+        const name = names[index] as string;
+        rel = rel === '' ? name : `${rel}/${name}`;
+        if (!isVisibleName(name) || this.isExcluded(rel)) return;
+        const isLast = index === names.length - 1;
+        let st: fs.Stats;
+        try {
+          st = fs.lstatSync(pin.at(name));
+        } catch {
+          node.children.delete(name);
           return;
         }
-        existing.oid = undefined;
-        node = existing;
-        continue;
+        const existing = node.children.get(name);
+        if (st.isDirectory()) {
+          const child = tryPinChild(pin, name);
+          if (child === undefined) {
+            // Swapped for something else just now: leave it out; the next look sees what it became.
+            node.children.delete(name);
+            return;
+          }
+          pin.release();
+          pin = child;
+          if (existing === undefined || existing.kind !== 'dir' || isLast) {
+            const dir = existing?.kind === 'dir' ? existing : newDir();
+            node.children.set(name, dir);
+            // A new directory, or the path itself: compare its whole content (unchanged files are not re-hashed).
+            this.#scanDir(rel, dir, start, pin);
+            dir.oid = undefined;
+            return;
+          }
+          existing.oid = undefined;
+          node = existing;
+          continue;
+        }
+        // A file or link where the path continues (or ends): the entry itself is what changed.
+        if (st.isFile() || st.isSymbolicLink()) {
+          const leaf = this.#leaf(pin.at(name), st, undefined, start);
+          if (leaf === undefined) node.children.delete(name);
+          else node.children.set(name, leaf);
+        } else {
+          node.children.delete(name);
+        }
+        return;
       }
-      // A file or link where the path continues (or ends): the entry itself is what changed.
-      if (st.isFile() || st.isSymbolicLink()) {
-        const leaf = this.#leaf(rel, st, undefined, start);
-        if (leaf === undefined) node.children.delete(name);
-        else node.children.set(name, leaf);
-      } else {
-        node.children.delete(name);
-      }
-      return;
+    } finally {
+      pin.release();
     }
   }
 
   /** Returns whether `node`'s tree id must be recomputed. */
-  #scanDir(rel: string, node: DirNode, start: number): boolean {
+  #scanDir(rel: string, node: DirNode, start: number, pin: PinnedDir): boolean {
     let entries: fs.Dirent[];
     try {
-      entries = fs.readdirSync(this.#abs(rel), { withFileTypes: true });
+      entries = fs.readdirSync(pin.path, { withFileTypes: true });
     } catch {
       entries = [];
     }
@@ -200,13 +224,16 @@ export class SnapshotState {
       let st: fs.Stats | undefined;
       if (!isDir) {
         try {
-          st = fs.lstatSync(this.#abs(childRel));
+          st = fs.lstatSync(pin.at(name));
         } catch {
           continue;
         }
         isDir = st.isDirectory();
       }
       if (isDir) {
+        const child = tryPinChild(pin, name);
+        // Swapped for a link (or removed) since the listing: left out; the next scan sees what it became.
+        if (child === undefined) continue;
         seen.add(name);
         let dir: DirNode;
         if (existing === undefined || existing.kind !== 'dir') {
@@ -214,12 +241,16 @@ export class SnapshotState {
           node.children.set(name, dir);
           changed = true;
         } else dir = existing;
-        if (this.#scanDir(childRel, dir, start)) changed = true;
+        try {
+          if (this.#scanDir(childRel, dir, start, child)) changed = true;
+        } finally {
+          child.release();
+        }
         continue;
       }
       const stat = st as fs.Stats;
       if (!stat.isFile() && !stat.isSymbolicLink()) continue; // FIFOs, sockets, devices
-      const leaf = this.#leaf(childRel, stat, existing, start);
+      const leaf = this.#leaf(pin.at(name), stat, existing, start);
       if (leaf === undefined) continue;
       seen.add(name);
       if (leaf !== existing) {
@@ -240,11 +271,10 @@ export class SnapshotState {
   }
 
   /** The node for a file or link, re-hashed unless `existing` matches its stat data. */
-  #leaf(rel: string, st: fs.Stats, existing: TreeNode | undefined, start: number): LeafNode | undefined {
+  #leaf(abs: string, st: fs.Stats, existing: TreeNode | undefined, start: number): LeafNode | undefined {
     const kind = st.isSymbolicLink() ? 'link' : 'file';
     if (existing !== undefined && existing.kind === kind && !existing.racy && sameStat(existing.stat, st)) return existing;
     const key = statKey(st);
-    const abs = this.#abs(rel);
     this.hashed += 1;
     if (kind === 'link') {
       let target: Buffer;
@@ -299,5 +329,13 @@ export class SnapshotState {
   emptyBlob(): string {
     this.#emptyBlob ??= this.#store.writeObject('blob', new Uint8Array(0));
     return this.#emptyBlob;
+  }
+}
+
+function tryPinChild(parent: PinnedDir, name: string): PinnedDir | undefined {
+  try {
+    return pinChild(parent, name, name);
+  } catch {
+    return undefined;
   }
 }
