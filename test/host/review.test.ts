@@ -360,4 +360,25 @@ describe('host review attacks: a co-process swapping a directory for an escaping
       }
     }
   });
+
+  it('list and glob never show names from a directory swapped for an escaping link', async () => {
+    const outside = dir('sessionfs-outside-');
+    fs.writeFileSync(join(outside, 'only-outside'), 'OUTSIDE');
+    fs.mkdirSync(join(outside, 'sub-outside'));
+    const ws = workspace();
+    for (let i = 0; i < 20; i += 1) await ws.write(`d/f${i}`, 'inside');
+    await ws.write('d/nested/x', 'inside');
+    const flipper = flip(join(ws.root, 'd'), outside);
+    const seen = new Set<string>();
+    const end = Date.now() + 1300;
+    while (Date.now() < end) {
+      const results = await Promise.allSettled([ws.list('d'), ws.glob('**', { path: 'd' }), ws.list('d/nested'), ws.glob('d/**')]);
+      for (const result of results) {
+        if (result.status === 'rejected') continue;
+        for (const entry of result.value) seen.add(entry.path);
+      }
+    }
+    await flipper;
+    expect([...seen].filter((p) => p.includes('outside'))).toEqual([]);
+  });
 });

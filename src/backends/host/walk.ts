@@ -3,7 +3,7 @@ import type { WalkEntry } from '../../workspace/base.js';
 import { FileNotFoundError, NotADirectoryError } from '../../workspace/errors.js';
 import type { NormalizedPath } from '../../workspace/paths.js';
 import { isVisibleName } from './names.js';
-import type { Sandbox } from './sandbox.js';
+import { pinDirectory, type Sandbox } from './sandbox.js';
 
 /**
  * The protocol's walk (list-free traversal for glob, grep and subtree depth). It descends into real
@@ -35,7 +35,13 @@ export async function* walkTree(sandbox: Sandbox, base: NormalizedPath): AsyncGe
     const { logical, real } = stack.pop() as { logical: string; real: string };
     let dirents: fs.Dirent[];
     try {
-      dirents = await fs.promises.readdir(sandbox.abs(real), { withFileTypes: true });
+      // Listed through a verified descriptor: a directory swapped for a link since it was seen is skipped.
+      const pin = pinDirectory(sandbox, real, logical);
+      try {
+        dirents = await fs.promises.readdir(pin.path, { withFileTypes: true });
+      } finally {
+        pin.release();
+      }
     } catch {
       continue; // removed or replaced during the walk
     }

@@ -340,21 +340,28 @@ export class HostWorkspace extends BaseWorkspace implements SnapshotableWorkspac
     const dir = await this.#resolve(path, true);
     if (dir.stat === undefined) throw new FileNotFoundError(shown);
     if (!dir.stat.isDirectory()) throw new NotADirectoryError(shown);
-    let dirents: fs.Dirent[];
+    // Listed through a verified descriptor: a directory swapped for a link since the resolution is refused.
+    const pin = pinDirectory(this.#sandbox, dir.rel, path);
     try {
-      dirents = await fs.promises.readdir(dir.abs, { withFileTypes: true });
+      return await this.#listPinned(path, dir.rel, pin);
     } catch (error) {
       throw hostError(error, path);
+    } finally {
+      pin.release();
     }
+  }
+
+  async #listPinned(path: NormalizedPath, dirRel: NormalizedPath, pin: PinnedDir): Promise<ListEntry[]> {
+    const dirents = await fs.promises.readdir(pin.path, { withFileTypes: true });
     const entries: ListEntry[] = [];
     for (const dirent of dirents) {
       const name = dirent.name;
       if (!isVisibleName(name)) continue;
       const entryPath = displayPath(joinPath(path, name));
-      const real = joinPath(dir.rel, name);
+      const real = joinPath(dirRel, name);
       let st: fs.Stats;
       try {
-        st = await fs.promises.lstat(this.#sandbox.abs(real));
+        st = await fs.promises.lstat(pin.at(name));
       } catch {
         continue;
       }
