@@ -255,7 +255,7 @@ function flip(dir: string, outside: string): Promise<unknown> {
       '-e',
       `const fs = require('fs'); const [d, real, out] = process.argv.slice(1); const end = Date.now() + 1500;
        const spin = () => { const t = process.hrtime.bigint(); while (process.hrtime.bigint() - t < 200000n); };
-       const settle = () => { try { if (fs.existsSync(real)) { fs.rmSync(d, { recursive: true, force: true }); fs.renameSync(real, d); } } catch {} };
+       let n = 0; const settle = () => { try { if (fs.existsSync(real)) { try { fs.renameSync(d, d + "-stray-" + n++); } catch {} fs.renameSync(real, d); } } catch {} };
        while (Date.now() < end) { try { fs.renameSync(d, real); fs.symlinkSync(out, d); spin(); fs.unlinkSync(d); fs.renameSync(real, d); spin(); } catch { settle(); } }
        settle();`,
       dir,

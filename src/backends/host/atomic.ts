@@ -13,6 +13,23 @@ import * as fs from 'node:fs';
 const TEMP_PREFIX = '.sessionfs-tmp-';
 const TEMP_NAME = /^\.sessionfs-tmp-[0-9a-f]{16}$/;
 
+/**
+ * Removes a temp file we created. Never `fs.rm`: even without `recursive`, Node's rm checks the path once to
+ * refuse directories and again to remove it, and a directory swapped in between is emptied recursively,
+ * by path (so through any link swapped in later).
+ */
+async function unlinkQuietly(path: string): Promise<void> {
+  await fs.promises.unlink(path).catch(() => undefined);
+}
+
+function unlinkQuietlySync(path: string): void {
+  try {
+    fs.unlinkSync(path);
+  } catch {
+    // gone already, or replaced by something that is not ours
+  }
+}
+
 export function isTempName(name: string): boolean {
   return name.length === TEMP_PREFIX.length + 16 && TEMP_NAME.test(name);
 }
@@ -31,7 +48,7 @@ export async function writeTemp(dirAbs: string, content: Uint8Array, mode: numbe
     await handle.chmod(mode);
   } catch (error) {
     await handle.close().catch(() => undefined);
-    await fs.promises.rm(temp, { force: true });
+    await unlinkQuietly(temp);
     throw error;
   }
   await handle.close();
@@ -44,7 +61,7 @@ export async function replaceFile(dirAbs: string, targetAbs: string, content: Ui
   try {
     await fs.promises.rename(temp, targetAbs);
   } catch (error) {
-    await fs.promises.rm(temp, { force: true });
+    await unlinkQuietly(temp);
     throw error;
   }
 }
@@ -58,14 +75,14 @@ export async function createFileExclusive(dirAbs: string, targetAbs: string, con
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'EPERM' || code === 'ENOTSUP' || code === 'EXDEV') {
       // A filesystem without hard links: fall back to an exclusive open of the target itself.
-      await fs.promises.rm(temp, { force: true });
+      await unlinkQuietly(temp);
       await fs.promises.writeFile(targetAbs, content, { flag: 'wx', mode });
       return;
     }
-    await fs.promises.rm(temp, { force: true });
+    await unlinkQuietly(temp);
     throw error;
   }
-  await fs.promises.rm(temp, { force: true });
+  await unlinkQuietly(temp);
 }
 
 /** Replaces `targetAbs` with a symlink whose target text is `linkTarget` (temp link + rename). */
@@ -75,7 +92,7 @@ export async function replaceSymlink(dirAbs: string, targetAbs: string, linkTarg
   try {
     await fs.promises.rename(temp, targetAbs);
   } catch (error) {
-    await fs.promises.rm(temp, { force: true });
+    await unlinkQuietly(temp);
     throw error;
   }
 }
@@ -95,7 +112,7 @@ export function replaceFileSync(dirAbs: string, targetAbs: string, content: Uint
     } catch {
       // already closed
     }
-    fs.rmSync(temp, { force: true });
+    unlinkQuietlySync(temp);
     throw error;
   }
 }
@@ -107,7 +124,7 @@ export function replaceSymlinkSync(dirAbs: string, targetAbs: string, linkTarget
   try {
     fs.renameSync(temp, targetAbs);
   } catch (error) {
-    fs.rmSync(temp, { force: true });
+    unlinkQuietlySync(temp);
     throw error;
   }
 }

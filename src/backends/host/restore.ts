@@ -48,7 +48,8 @@ export class TreeApplier {
       const st = lstatOrUndefined(at);
       if (st === undefined || !st.isDirectory()) {
         // Missing, or a link planted since: replace it with a real directory.
-        if (st !== undefined) fs.rmSync(at, { force: true });
+        // unlink, never fs.rm: Node's rm re-checks the path and would empty a directory swapped in meanwhile.
+        if (st !== undefined) fs.unlinkSync(at);
         fs.mkdirSync(at);
         node.children.clear();
       }
@@ -187,11 +188,8 @@ export class TreeApplier {
           kept = true;
           continue;
         }
-        if (dirent.isDirectory()) {
-          if (!this.#removeTree(dir, childName, childRel)) kept = true;
-        } else {
-          fs.rmSync(dir.at(childName), { force: true });
-        }
+        const gone = dirent.isDirectory() ? this.#removeTree(dir, childName, childRel) : this.#removeLeaf(dir, childName, childRel);
+        if (!gone) kept = true;
       }
     } finally {
       dir.release();

@@ -642,12 +642,26 @@ export class HostWorkspace extends BaseWorkspace implements SnapshotableWorkspac
     if (this.#disposed) return;
     this.#disposed = true;
     await this.#queue;
-    if (this.#ownsRoot) await fs.promises.rm(this.root, { recursive: true, force: true });
-    if (this.#ownsGitDir) await fs.promises.rm(this.gitDir, { recursive: true, force: true });
+    // Never fs.rm: it re-checks each path before acting on it, so a directory swapped for a link to the
+    // outside while it runs would be emptied through the link. Pinned removal never follows one.
+    if (this.#ownsRoot) removeOwned(this.root);
+    if (this.#ownsGitDir) removeOwned(this.gitDir);
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
     await this.dispose();
+  }
+}
+
+/** Removes a directory this workspace created (an absolute real path), never following a link inside it. */
+function removeOwned(path: string): void {
+  const parent = pinDirectory(new Sandbox(dirname(path)), '', '/');
+  try {
+    removeAt(parent, basename(path), '/');
+  } catch {
+    // already gone, or not ours to remove any more
+  } finally {
+    parent.release();
   }
 }
 
