@@ -1,5 +1,7 @@
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
+import fsDefault from 'node:fs';
+import { syncBuiltinESMExports } from 'node:module';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { expectError, expectNoHostPath, scratch } from './support.js';
@@ -381,4 +383,66 @@ describe('host review attacks: a co-process swapping a directory for an escaping
     await flipper;
     expect([...seen].filter((p) => p.includes('outside'))).toEqual([]);
   });
+});
+
+describe('host review attacks: a FIFO swapped in after the check', () => {
+  const { workspace } = scratch();
+
+  it('neither a read, a copy nor a snapshot blocks on a FIFO that replaced a file after its lstat', async () => {
+    const ws = workspace();
+    await ws.write('f.txt', 'file');
+    const snap = await ws.snapshot();
+    const target = join(ws.root, 'f.txt');
+    const original = fsDefault.lstatSync;
+    const originalAsync = fsDefault.promises.lstat;
+    // Plays the co-process: the next lstat of the file (the check) is answered, then the file becomes a FIFO.
+    let armed = false;
+    const swap = (path: unknown) => {
+      if (!armed || !String(path).endsWith('/f.txt')) return;
+      armed = false;
+      fs.unlinkSync(target);
+      execFileSync('mkfifo', [target]);
+    };
+    // The default export is mutable at run time; syncBuiltinESMExports() makes named imports see the change.
+    const mutable = fsDefault as { lstatSync: typeof fs.lstatSync };
+    mutable.lstatSync = ((path: fs.PathLike, options?: fs.StatSyncOptions) => {
+      const result = original(path, options);
+      swap(path);
+      return result;
+    }) as typeof fs.lstatSync;
+    fsDefault.promises.lstat = (async (path: fs.PathLike, options?: fs.StatOptions) => {
+      const result = await originalAsync(path, options);
+      swap(path);
+      return result;
+    }) as typeof fs.promises.lstat;
+    syncBuiltinESMExports();
+    try {
+      const operations: Array<() => Promise<unknown>> = [() => ws.read('f.txt'), () => ws.snapshot(), () => ws.copy('f.txt', 'g.txt', { overwrite: true })];
+      for (const operation of operations) {
+        fs.rmSync(target, { force: true });
+        fs.writeFileSync(target, `changed ${Math.random()}`);
+        armed = true;
+        const outcome = await Promise.race([
+          operation().then(
+            () => 'done',
+            () => 'failed',
+          ),
+          new Promise((resolve) => setTimeout(() => resolve('blocked'), 2000)),
+        ]);
+        expect(outcome).not.toBe('blocked');
+      }
+    } finally {
+      mutable.lstatSync = original;
+      fsDefault.promises.lstat = originalAsync;
+      syncBuiltinESMExports();
+      // Unblock anything still waiting on the FIFO.
+      try {
+        if (fs.lstatSync(target).isFIFO()) fs.closeSync(fs.openSync(target, fs.constants.O_RDWR | fs.constants.O_NONBLOCK));
+      } catch {
+        // nothing to unblock
+      }
+    }
+    await ws.restore(snap);
+    expect((await ws.read('f.txt')).content).toBe('file');
+  }, 15_000);
 });

@@ -285,10 +285,11 @@ export class SnapshotState {
       }
       return { kind, mode: '120000', oid: this.#store.writeObject('blob', target), stat: key, racy: isRacy(key, start) };
     }
-    // O_NOFOLLOW: a file swapped for a link since the lstat is not read through.
+    // O_NOFOLLOW: a file swapped for a link since the lstat is not read through; O_NONBLOCK: nor can a FIFO
+    // swapped in block the (synchronous) scan forever.
     let fd: number;
     try {
-      fd = fs.openSync(abs, fs.constants.O_RDONLY | O_NOFOLLOW);
+      fd = fs.openSync(abs, fs.constants.O_RDONLY | O_NOFOLLOW | fs.constants.O_NONBLOCK);
     } catch {
       return undefined;
     }

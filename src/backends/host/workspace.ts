@@ -45,6 +45,8 @@ export interface HostWorkspaceOptions extends BaseWorkspaceOptions {
 }
 
 const NEW_FILE_MODE = 0o644;
+/** O_NOFOLLOW: a file swapped for a link is not read through; O_NONBLOCK: a FIFO swapped in cannot block the open. */
+const READ_FLAGS = fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK;
 const SNAPSHOT_TRAILER = 'sessionfs-snapshot';
 const REF_PREFIX = 'refs/sessionfs/';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -179,7 +181,7 @@ export class HostWorkspace extends BaseWorkspace implements SnapshotableWorkspac
     if (!target.stat.isFile()) throw new InvalidArgumentError(`not a regular file: ${shown}`, shown);
     let handle: fs.promises.FileHandle;
     try {
-      handle = await fs.promises.open(target.abs, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
+      handle = await fs.promises.open(target.abs, READ_FLAGS);
     } catch (error) {
       throw hostError(error, path);
     }
@@ -233,9 +235,10 @@ export class HostWorkspace extends BaseWorkspace implements SnapshotableWorkspac
           if (target.stat !== undefined) throw new FileExistsError(shown);
           await createFileExclusive(dirAbs, targetAbs, content, NEW_FILE_MODE);
         } else if (request.mode === 'append' && target.stat !== undefined) {
-          const handle = await fs.promises.open(target.abs, fs.constants.O_WRONLY | fs.constants.O_APPEND | fs.constants.O_NOFOLLOW);
+          const handle = await fs.promises.open(target.abs, fs.constants.O_WRONLY | fs.constants.O_APPEND | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
           try {
             await this.#sandbox.verifyDescriptor(handle.fd, target.abs, shown);
+            if (!(await handle.stat()).isFile()) throw new InvalidArgumentError(`not a regular file: ${shown}`, shown);
             await handle.writeFile(content);
           } finally {
             await handle.close();
@@ -484,9 +487,10 @@ export class HostWorkspace extends BaseWorkspace implements SnapshotableWorkspac
       return;
     }
     if (!st.isFile()) return; // FIFOs, sockets and devices are not copied
-    const handle = await fs.promises.open(sourceAbs, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
+    const handle = await fs.promises.open(sourceAbs, READ_FLAGS);
     let content: Buffer;
     try {
+      if (!(await handle.stat()).isFile()) return; // swapped for a FIFO or device since the lstat
       content = await handle.readFile();
     } finally {
       await handle.close();
