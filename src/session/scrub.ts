@@ -22,6 +22,8 @@ interface Segment {
 /** Characters that end a path inside a message. */
 const PATH_END = /[\s'"`,;()<>[\]{}]/;
 const NAME_CHAR = /[\w.-]/;
+/** A character that, right before a host directory's leading `/`, makes it the tail of a longer (workspace) path. */
+const NAME_BEFORE = /[\p{L}\p{N}\p{M}_.~+-]/u;
 const ABSOLUTE = /(^|[\s'"`(=<[{,:])((?:[A-Za-z]:)?[\\/][^\s'"`,;()<>[\]{}]+)/g;
 
 export function scrubHostPaths(message: string, options: ScrubOptions): string {
@@ -58,6 +60,11 @@ function replacePrefix(segments: Segment[], prefix: string, replace: (rest: stri
       if (index === -1) break;
       const after = index + prefix.length;
       const next = text[after];
+      // A whole path: `/tmp` must not match inside the workspace path `src/tmp/a.ts`.
+      if (index > 0 && NAME_BEFORE.test(text[index - 1] as string)) {
+        search = index + 1;
+        continue;
+      }
       // A whole prefix: `/tmp/ws` must not match inside `/tmp/ws2`.
       if (next !== undefined && next !== '/' && next !== '\\' && NAME_CHAR.test(next) && !(next === '.' && (after + 1 === text.length || /\s/.test(text[after + 1] as string)))) {
         search = index + 1;

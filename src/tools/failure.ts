@@ -116,10 +116,16 @@ function sentence(text: string): string {
 export function redactHostPaths(text: string, workspace?: Pick<Workspace, 'root'>, extra: readonly string[] = []): string {
   const root = workspace !== undefined && workspace.root !== '/' && workspace.root !== '' ? workspace.root : undefined;
   let result = scrubHostPaths(text, { root, hostDirs: extra });
+  // Only as a whole path of two segments or more: a one-segment form (`tmp`, `app`, `data`) is an ordinary
+  // word, and replacing it anywhere mangled file contents and workspace paths (`import tmp from "tmp"`).
   const bare = [root, ...extra]
     .filter((dir): dir is string => dir !== undefined && dir.startsWith('/') && dir.length > 2)
     .map((dir) => dir.slice(1).replace(/\/$/, ''))
+    .filter((dir) => dir.includes('/'))
     .sort((a, b) => b.length - a.length);
-  for (const dir of bare) result = result.split(dir).join('<host path>');
+  for (const dir of bare) {
+    const pattern = new RegExp(`(?<![\\p{L}\\p{N}\\p{M}_.~+/-])${dir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?![\\p{L}\\p{N}\\p{M}_.~+-])`, 'gu');
+    result = result.replace(pattern, '<host path>');
+  }
   return result;
 }

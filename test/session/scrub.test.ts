@@ -23,4 +23,16 @@ describe('scrubHostPaths', () => {
     expect(scrubHostPaths(message, { root, allAbsolute: true })).toBe("EACCES: permission denied, open '<path>' (after /a.txt), file:<path>, <path>");
     expect(scrubHostPaths('a / b and 1/2', { allAbsolute: true })).toBe('a / b and 1/2');
   });
+
+  it('leaves a workspace path alone when a host directory is only its tail (src/tmp/a.ts with /tmp hidden)', () => {
+    // A host directory such as /tmp, /app or /home matched inside `src/tmp/a.ts` mangled every listing,
+    // read and error that named such a path (reproduced: `src<host path>`).
+    const hostDirs = ['/tmp', '/app'];
+    expect(scrubHostPaths('src/tmp/a.txt and web/app/page.tsx', { hostDirs })).toBe('src/tmp/a.txt and web/app/page.tsx');
+    expect(scrubHostPaths('see src/tmp/a.txt', { root: '/tmp', hostDirs, allAbsolute: true })).toBe('see src/tmp/a.txt');
+    // Real host paths are still hidden, wherever they start.
+    expect(scrubHostPaths("open '/tmp/x', /app/y, file:///tmp/z, (/tmp/w:1:2)", { hostDirs })).toBe(
+      "open '<host path>', <host path>, file://<host path>, (<host path>)",
+    );
+  });
 });
