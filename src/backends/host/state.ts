@@ -224,7 +224,11 @@ export class SnapshotState {
       let st: fs.Stats | undefined;
       if (!isDir) {
         try {
-          st = fs.lstatSync(pin.at(name));
+          // By plain path, deliberately: a lookup through /proc/self/fd costs ~2.5 µs more per entry (about +45% on
+          // a 10k-file rescan). The stat only decides dir/file/link and "unchanged"; content is read and
+          // directories entered through the pin only, so a parent swapped for a link meanwhile can at worst
+          // drop or re-hash this entry, never bring outside content in (a StatKey holds the inode number).
+          st = fs.lstatSync(this.#sandbox.abs(childRel));
         } catch {
           continue;
         }
