@@ -19,8 +19,9 @@ import { displayPath, type NormalizedPath } from '../../workspace/paths.js';
  * is a `PathEscapeError`. The result is the entry's real path inside the root, so every operation acts on
  * a path made only of real directories.
  *
- * Reads additionally verify the opened descriptor (see `verifyDescriptor`), closing the window in which a
- * component could be swapped for a link between this check and the open.
+ * Reads additionally verify the opened descriptor (see `verifyDescriptor`), and mutations and directory
+ * reads go through a pinned directory (see `PinnedDir`), closing the window in which a component could be
+ * swapped for a link between this check and the use.
  */
 
 /** Most links followed while resolving one path (Linux's own limit). */
