@@ -332,10 +332,12 @@ export function workspaceTools(options: WorkspaceToolsOptions = {}): WorkspaceTo
       ...transferParams,
       recursive: z.boolean().optional().describe('Required to copy a directory. Default false.'),
     }),
-    handler: guard('copy', async ({ source, destination, overwrite, recursive }, { filesystem }) => {
+    handler: guard('copy', async ({ source, destination, overwrite, recursive }, context) => {
+      const { filesystem } = context;
       await filesystem.copy(source, destination, { overwrite: overwrite === true, recursive: recursive === true });
       const from = displayPath(normalizePath(source));
       const to = displayPath(normalizePath(destination));
+      tracker.move(trackingKey(context), from, to, true);
       return ok(`Copied ${from} to ${to}.`, { source: from, destination: to });
     }),
   });
@@ -483,13 +485,18 @@ class ReadTracker {
     for (const known of [...set]) if (known === path || known.startsWith(`${path}/`) || path === '/') set.delete(known);
   }
 
-  move(workspace: Workspace, from: string, to: string): void {
+  /**
+   * After `move` (or `copy` with `keepSource`): what was at `to` is gone, so its read state goes too, and
+   * `to` holds what `from` held, read or not. (Keeping `to`'s state let a read file be replaced by an unread
+   * one, then overwritten without ever being read.)
+   */
+  move(workspace: Workspace, from: string, to: string, keepSource = false): void {
     const set = this.#set(workspace);
-    for (const known of [...set]) {
-      if (known === from || known.startsWith(`${from}/`)) {
-        set.delete(known);
-        set.add(to + known.slice(from.length));
-      }
+    const carried = [...set].filter((known) => known === from || known.startsWith(`${from}/`));
+    this.forget(workspace, to);
+    for (const known of carried) {
+      if (!keepSource) set.delete(known);
+      set.add(to + known.slice(from.length));
     }
   }
 

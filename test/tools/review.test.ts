@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { redactHostPaths } from '../../src/tools/index.js';
+import { createSession } from '../../src/session/index.js';
+import { redactHostPaths, workspaceTools, type WorkspaceToolName } from '../../src/tools/index.js';
 
 describe('tools review: redactHostPaths', () => {
   it('hides the slash-less form of a host directory only as a whole path, never an ordinary word', () => {
@@ -9,4 +10,31 @@ describe('tools review: redactHostPaths', () => {
     expect(redactHostPaths('in tmp/ws/b.ts, xtmp/ws/c.ts, tmp/ws2/d.ts', { root: '/tmp/ws' })).toBe('in <host path>/b.ts, xtmp/ws/c.ts, tmp/ws2/d.ts');
     expect(redactHostPaths('"srv/data" and srv/data/y', { root: '/' }, ['/srv/data'])).toBe('"<host path>" and <host path>/y');
   });
+});
+
+describe('tools review: read-before-write through move and copy', () => {
+  for (const backend of ['memory', 'host'] as const) {
+    it(`a read file replaced by move or copy must be read again before it is overwritten (${backend})`, async () => {
+      await using session = await createSession({ backend });
+      const tools = new Map(workspaceTools({ readBeforeWrite: true }).map((t) => [t.name, t]));
+      const run = (name: WorkspaceToolName, params: unknown) => session.runTool(tools.get(name)!, params);
+      for (const name of ['a', 'b', 'c', 'd']) await session.filesystem.write(`${name}.txt`, `${name} by someone else\n`);
+
+      // b.txt was read, then replaced by the unread a.txt: its content is unseen again (reproduced: the write went through).
+      expect(await run('read_file', { path: 'b.txt' })).toMatchObject({ success: true });
+      expect(await run('move', { source: 'a.txt', destination: 'b.txt', overwrite: true })).toMatchObject({ success: true });
+      expect(await run('write_file', { path: 'b.txt', content: 'clobbered' })).toMatchObject({ success: false, code: 'ETOOL', value: { reason: 'not_read' } });
+
+      expect(await run('read_file', { path: 'd.txt' })).toMatchObject({ success: true });
+      expect(await run('copy', { source: 'c.txt', destination: 'd.txt', overwrite: true })).toMatchObject({ success: true });
+      expect(await run('edit_file', { path: 'd.txt', old_string: 'c by', new_string: 'd by' })).toMatchObject({ success: false, code: 'ETOOL' });
+      expect((await session.filesystem.read('d.txt')).content).toBe('c by someone else');
+
+      // A copy of a read file is read; the source stays read.
+      expect(await run('read_file', { path: 'c.txt' })).toMatchObject({ success: true });
+      expect(await run('copy', { source: 'c.txt', destination: 'e.txt' })).toMatchObject({ success: true });
+      expect(await run('write_file', { path: 'e.txt', content: 'e' })).toMatchObject({ success: true });
+      expect(await run('write_file', { path: 'c.txt', content: 'c' })).toMatchObject({ success: true });
+    });
+  }
 });
