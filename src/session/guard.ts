@@ -18,6 +18,14 @@ export interface WorkspaceGuard {
   idle(): Promise<void>;
 }
 
+/** Each call view's workspace, for code that keeps state per workspace (the tool suite's read tracking). */
+const targets = new WeakMap<object, SnapshotableWorkspace>();
+
+/** The workspace behind a call-scoped view; any other workspace as it is. */
+export function unguardedWorkspace<W extends object>(workspace: W): W | SnapshotableWorkspace {
+  return targets.get(workspace) ?? workspace;
+}
+
 export function guardWorkspace(target: SnapshotableWorkspace, toolName: string): WorkspaceGuard {
   let revoked = false;
   const pending = new Set<Promise<void>>();
@@ -70,6 +78,7 @@ export function guardWorkspace(target: SnapshotableWorkspace, toolName: string):
     },
   });
 
+  targets.set(view, target);
   return {
     workspace: view,
     revoke() {

@@ -52,8 +52,12 @@ const KNOWN_CODES = new Set<string>([
   'ENOENT', 'EISDIR', 'ENOTDIR', 'EEXIST', 'ENOTEMPTY', 'EACCES', 'EROFS', 'EINVAL', 'EILSEQ', 'EFBIG', 'ESNAPSHOT', 'EABORT', 'ETOOL',
 ]);
 
-/** Which session a piece of async code runs inside a tool call of (to refuse re-entrant calls that would deadlock). */
-const callScope = new AsyncLocalStorage<WorkspaceSession>();
+/**
+ * Which session a piece of async code runs inside a tool call of, and that call's view of the workspace: to
+ * refuse re-entrant calls that would deadlock, and so that `session.filesystem` read by a handler is its
+ * call-scoped view too (the raw workspace let writes land after an abort's rollback, or after the call).
+ */
+const callScope = new AsyncLocalStorage<{ session: WorkspaceSession; view: SnapshotableWorkspace }>();
 
 /**
  * What an orchestrator calls per agent session: a workspace on the chosen backend, hydrated from the
@@ -134,6 +138,8 @@ class WorkspaceSession implements HydratedSession {
   }
 
   get filesystem(): SnapshotableWorkspace {
+    const scope = callScope.getStore();
+    if (scope?.session === this) return scope.view;
     if (this.#workspace === undefined) {
       throw new InvalidArgumentError(
         this.#disposed ? `session ${this.id} has been disposed` : `session ${this.id} has no workspace: its last reset failed (call reset() again, or dispose())`,
@@ -201,7 +207,7 @@ class WorkspaceSession implements HydratedSession {
   }
 
   #assertUsable(action: string): void {
-    if (callScope.getStore() === this) {
+    if (callScope.getStore()?.session === this) {
       throw new InvalidArgumentError(`${action} cannot be called from inside a tool call on the same session (it would wait for itself)`);
     }
     if (this.#disposed) throw new InvalidArgumentError(`session ${this.id} has been disposed`);
@@ -285,7 +291,7 @@ class WorkspaceSession implements HydratedSession {
 
   async #runHandler(tool: ToolDefinition, params: unknown, context: ToolContext, signal: AbortSignal | undefined): Promise<Outcome> {
     const settled = callScope
-      .run(this, async () => tool.handler(params, context))
+      .run({ session: this, view: context.filesystem }, async () => tool.handler(params, context))
       .then(
         (value): Outcome => ({ kind: 'result', value }),
         (error: unknown): Outcome => ({ kind: 'error', error }),
@@ -368,7 +374,7 @@ class WorkspaceSession implements HydratedSession {
   }
 
   dispose(): Promise<void> {
-    if (callScope.getStore() === this) {
+    if (callScope.getStore()?.session === this) {
       return Promise.reject(new InvalidArgumentError('dispose cannot be called from inside a tool call on the same session (it would wait for itself)'));
     }
     return this.#enqueue(async () => {

@@ -4,6 +4,7 @@ import { decodeUtf8 } from '../workspace/text.js';
 import { InvalidContentError } from '../workspace/errors.js';
 import type { ListEntry, Workspace, WriteMode } from '../workspace/types.js';
 import { defineTool } from '../session/define-tool.js';
+import { unguardedWorkspace } from '../session/guard.js';
 import type { Tool, ToolContext, ToolResult } from '../session/types.js';
 import { failure, failureFromError, type ToolFailure } from './failure.js';
 import { resolveToolsOptions, type WorkspaceToolsOptions } from './options.js';
@@ -450,13 +451,10 @@ function squash(text: string): string {
 
 /**
  * What read-before-write state is kept per: the session's current workspace (stable across calls, new after
- * `reset()`). `context.filesystem` may be a per-call view of it, so it is only the fallback, for handlers
- * called without a session.
+ * `reset()`), behind the per-call view `context.filesystem` is.
  */
 function trackingKey(context: ToolContext): Workspace {
-  const session = context.session as Partial<ToolContext['session']> | undefined;
-  const current = typeof session === 'object' && session !== null ? session.filesystem : undefined;
-  return current ?? context.filesystem;
+  return unguardedWorkspace(context.filesystem);
 }
 
 /** Which files a model has read, per workspace object (a session's `reset()` gives a new one). */

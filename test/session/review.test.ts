@@ -1,7 +1,8 @@
 import { realpathSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { describe, expect, it } from 'vitest';
-import { createSession } from '../../src/session/index.js';
+import { z } from 'zod';
+import { createSession, defineTool } from '../../src/session/index.js';
 import { workspaceTools, type WorkspaceToolName } from '../../src/tools/index.js';
 
 const tools = new Map(workspaceTools().map((tool) => [tool.name, tool]));
@@ -19,4 +20,42 @@ describe('session review: what a model reads', () => {
     const missing = await session.runTool(tool('read_file'), { path: `${path}.nope` });
     expect(missing.message).toContain(`${path}.nope does not exist`);
   });
+});
+
+describe('session review: rollback exactness', () => {
+  for (const backend of ['memory', 'host'] as const) {
+    it(`a handler writing through context.session.filesystem cannot land writes after an abort's rollback or after its call (${backend})`, async () => {
+      await using session = await createSession({ backend });
+      await session.filesystem.write('keep.txt', 'kept');
+      const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+      const late: unknown[] = [];
+      const stubborn = defineTool({
+        name: 'stubborn',
+        description: 'ignores its signal and writes through the session',
+        parameters: z.object({}),
+        async handler(_params, { session: own }) {
+          for (let i = 0; i < 10; i += 1) {
+            try {
+              await own.filesystem.write(`b${i}.txt`, 'x');
+            } catch (error) {
+              late.push(error);
+            }
+            await sleep(5);
+          }
+          setTimeout(() => void own.filesystem.write('after.txt', 'x').catch((error: unknown) => late.push(error)), 5);
+          return { success: true, message: 'done' };
+        },
+      });
+      const controller = new AbortController();
+      setTimeout(() => controller.abort(), 12);
+      expect(await session.runTool(stubborn, {}, { signal: controller.signal })).toMatchObject({ success: false, rolledBack: true, code: 'EABORT' });
+      await sleep(150);
+      // Reproduced: b1.txt … b9.txt appeared after the rollback.
+      expect((await session.filesystem.list()).map((entry) => entry.name)).toEqual(['keep.txt']);
+      expect(late.length).toBeGreaterThan(0);
+      // Outside a call, session.filesystem is the workspace itself.
+      expect(session.filesystem).toBe(session.filesystem);
+      await session.filesystem.write('free.txt', 'x');
+    });
+  }
 });

@@ -182,11 +182,13 @@ describe.each(BACKENDS)('sessions on $name', ({ name: backend }) => {
   it('an abort waits for the operation in flight, so it cannot land after the rollback', async () => {
     const session = await open();
     // A slow write: it lands 50 ms after the abort unless the session waits for it.
-    const workspace = session.filesystem as unknown as Record<string, unknown>;
-    const original = session.filesystem.writeBytes;
+    // (Captured here: inside a call, session.filesystem is the call's view, closed once the call is over.)
+    const real = session.filesystem;
+    const workspace = real as unknown as Record<string, unknown>;
+    const original = real.writeBytes;
     workspace.writeBytes = async (...args: Parameters<typeof original>) => {
       await new Promise((resolve) => setTimeout(resolve, 50));
-      return original.apply(session.filesystem, args);
+      return original.apply(real, args);
     };
     const controller = new AbortController();
     const tool = defineTool({
