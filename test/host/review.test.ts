@@ -204,6 +204,37 @@ describe('host review attacks', () => {
     expect(await ws.diff(v1, after)).toEqual([{ path: 'out', status: 'deleted' }]);
   });
 
+  it('a non-recursive delete never removes a directory whose only content the protocol cannot show', async () => {
+    const { ws, hostPaths } = setup();
+    fs.mkdirSync(join(ws.root, 'd'));
+    fs.writeFileSync(join(ws.root, 'd', 'bad\nname'), 'a host file with a newline in its name');
+    fs.mkdirSync(join(ws.root, 'e'));
+    fs.writeFileSync(join(ws.root, 'e', '.sessionfs-tmp-0123456789abcdef'), 'a write in flight');
+    expect(await ws.list('d')).toEqual([]);
+    await expectError(ws.delete('d'), 'DirectoryNotEmptyError', hostPaths);
+    await expectError(ws.delete('e'), 'DirectoryNotEmptyError', hostPaths);
+    expect(fs.readdirSync(join(ws.root, 'd'))).toEqual(['bad\nname']);
+    await ws.mkdir('empty');
+    await ws.delete('empty');
+    await ws.delete('d', { recursive: true });
+    expect(fs.existsSync(join(ws.root, 'd'))).toBe(false);
+  });
+
+  it('names shaped like temp files cannot be created (they would be invisible to list, walks and snapshots)', async () => {
+    const { ws, hostPaths } = setup();
+    const reserved = '.sessionfs-tmp-0123456789abcdef';
+    await ws.write('a.txt', 'a');
+    await expectError(ws.write(reserved, 'x'), 'InvalidPathError', hostPaths);
+    await expectError(ws.write(`sub/${reserved}/x.txt`, 'x'), 'InvalidPathError', hostPaths);
+    await expectError(ws.mkdir(reserved), 'InvalidPathError', hostPaths);
+    await expectError(ws.rename('a.txt', reserved), 'InvalidPathError', hostPaths);
+    await expectError(ws.copy('a.txt', reserved), 'InvalidPathError', hostPaths);
+    expect(fs.readdirSync(ws.root)).toEqual(['a.txt']);
+    // Close to the shape is fine.
+    await ws.write('.sessionfs-tmp-0123', 'x');
+    expect((await ws.list()).map((e) => e.name)).toContain('.sessionfs-tmp-0123');
+  });
+
   it('stat and exists on dangling and escaping links', async () => {
     const { ws, outside, hostPaths } = setup();
     fs.symlinkSync('nowhere', join(ws.root, 'dangling-in'));

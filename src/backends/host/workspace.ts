@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,6 +12,7 @@ import {
   FileExistsError,
   FileNotFoundError,
   InvalidArgumentError,
+  InvalidPathError,
   IsADirectoryError,
   NotADirectoryError,
   SnapshotError,
@@ -19,8 +21,8 @@ import {
 } from '../../workspace/errors.js';
 import { guessMimeType } from '../../workspace/mime.js';
 import { baseName, displayPath, joinPath, normalizePath, parentPath, type NormalizedPath } from '../../workspace/paths.js';
-import type { DiffEntry, ListEntry, RestoreResult, SnapshotableWorkspace, SnapshotOptions, StatResult, WorkspaceSnapshot } from '../../workspace/types.js';
-import { createFileExclusive, KeyedMutex, replaceFile, replaceSymlink } from './atomic.js';
+import type { DeleteOptions, DiffEntry, ListEntry, RestoreResult, SnapshotableWorkspace, SnapshotOptions, StatResult, WorkspaceSnapshot } from '../../workspace/types.js';
+import { createFileExclusive, isTempName, KeyedMutex, replaceFile, replaceSymlink } from './atomic.js';
 import { excludeMatcher, isVisibleName } from './names.js';
 import { TreeApplier } from './restore.js';
 import { hostError, pinChild, pinDirectory, removeAt, Sandbox, type PinnedDir, type Resolved } from './sandbox.js';
@@ -72,6 +74,8 @@ export class HostWorkspace extends BaseWorkspace implements SnapshotableWorkspac
   #fullScan = true;
   #queue: Promise<unknown> = Promise.resolve();
   #disposed = false;
+  /** Set for the duration of a non-recursive `delete`, so that `removeEntry` removes only an empty directory. */
+  readonly #nonRecursiveDelete = new AsyncLocalStorage<true>();
 
   constructor(options: HostWorkspaceOptions = {}) {
     super(options);
@@ -163,6 +167,23 @@ export class HostWorkspace extends BaseWorkspace implements SnapshotableWorkspac
     for (const path of paths) this.#dirty.add(path);
   }
 
+  /**
+   * A non-recursive delete removes a directory with `rmdir`: the shared check lists the directory as the
+   * protocol shows it, which leaves out names a workspace path cannot express and temp files, so a
+   * directory holding only those looked empty and was removed with them.
+   */
+  override async delete(path: string, options: DeleteOptions = {}): Promise<void> {
+    if (options?.recursive === true) return super.delete(path, options);
+    return this.#nonRecursiveDelete.run(true, () => super.delete(path, options));
+  }
+
+  /** Names shaped like our temp files are hidden from list, walks and snapshots, so nobody may create them. */
+  #assertNotReserved(path: NormalizedPath): void {
+    for (const segment of path.split('/')) {
+      if (isTempName(segment)) throw new InvalidPathError(displayPath(path), `invalid path ${JSON.stringify(displayPath(path))}: names of the form .sessionfs-tmp-<16 hex> are reserved`);
+    }
+  }
+
   // ---- primitives -------------------------------------------------------------------------------------
 
   async #resolve(path: NormalizedPath, followFinal: boolean): Promise<Resolved> {
@@ -208,6 +229,7 @@ export class HostWorkspace extends BaseWorkspace implements SnapshotableWorkspac
   }
 
   protected async writeFileAt(path: NormalizedPath, content: Uint8Array, request: WriteFileRequest): Promise<void> {
+    this.#assertNotReserved(path);
     await this.#locks.run(path, async () => {
       const shown = displayPath(path);
       const target = await this.#resolve(path, true);
@@ -391,6 +413,7 @@ export class HostWorkspace extends BaseWorkspace implements SnapshotableWorkspac
   }
 
   protected async makeDirectory(path: NormalizedPath): Promise<void> {
+    this.#assertNotReserved(path);
     const target = await this.#resolve(path, true);
     if (target.stat !== undefined) {
       if (target.stat.isDirectory()) return;
@@ -406,7 +429,8 @@ export class HostWorkspace extends BaseWorkspace implements SnapshotableWorkspac
     let pin: PinnedDir | undefined;
     try {
       pin = pinDirectory(this.#sandbox, parentPath(target.rel), path);
-      removeAt(pin, baseName(target.rel), path);
+      if (target.stat.isDirectory() && this.#nonRecursiveDelete.getStore() === true) fs.rmdirSync(pin.at(baseName(target.rel)));
+      else removeAt(pin, baseName(target.rel), path);
     } catch (error) {
       throw hostError(error, path);
     } finally {
@@ -416,6 +440,7 @@ export class HostWorkspace extends BaseWorkspace implements SnapshotableWorkspac
   }
 
   protected async moveEntry(from: NormalizedPath, to: NormalizedPath): Promise<void> {
+    this.#assertNotReserved(to);
     const source = await this.#resolve(from, false);
     if (source.stat === undefined) throw new FileNotFoundError(displayPath(from));
     const target = await this.#resolve(to, false);
@@ -440,6 +465,7 @@ export class HostWorkspace extends BaseWorkspace implements SnapshotableWorkspac
   }
 
   protected async copyEntry(from: NormalizedPath, to: NormalizedPath): Promise<void> {
+    this.#assertNotReserved(to);
     const source = await this.#resolve(from, false);
     if (source.stat === undefined) throw new FileNotFoundError(displayPath(from));
     const target = await this.#resolve(to, false);
