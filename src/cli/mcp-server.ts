@@ -130,7 +130,7 @@ export async function createMcpServer(session: Session, options: McpServerOption
     tools: tools.map((tool) => ({ name: tool.name, description: tool.description, inputSchema: tool.jsonSchema as { type: 'object' } })),
   }));
 
-  server.setRequestHandler(CallToolRequestSchema, async (request): Promise<CallToolResult> => {
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
     const tool = byName.get(request.params.name);
     if (tool === undefined) {
       const unknown = failure('EINVAL', `there is no tool named ${JSON.stringify(request.params.name)}. Available tools: ${[...byName.keys()].join(', ')}.`);
@@ -138,7 +138,8 @@ export async function createMcpServer(session: Session, options: McpServerOption
     }
     let result: ToolCallResult;
     try {
-      result = await session.runTool(tool, request.params.arguments ?? {});
+      // A call the client cancels is aborted, so rolled back: the client takes it as not done.
+      result = await session.runTool(tool, request.params.arguments ?? {}, { signal: extra.signal });
     } catch (error) {
       const failed = failureFromError(tool.name, error, session.filesystem);
       return { content: [{ type: 'text', text: redact(failed.message) }], isError: true };
