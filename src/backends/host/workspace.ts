@@ -685,13 +685,14 @@ export class HostWorkspace extends BaseWorkspace implements SnapshotableWorkspac
 
 /** Removes a directory this workspace created (an absolute real path), never following a link inside it. */
 function removeOwned(path: string): void {
-  const parent = pinDirectory(new Sandbox(dirname(path)), '', '/');
+  let parent: PinnedDir | undefined;
   try {
+    parent = pinDirectory(new Sandbox(dirname(path)), '', '/');
     removeAt(parent, basename(path), '/');
   } catch {
     // already gone, or not ours to remove any more
   } finally {
-    parent.release();
+    parent?.release();
   }
 }
 
