@@ -299,7 +299,10 @@ export abstract class BaseWorkspace implements Workspace {
     const target = this.resolvePath(path);
     const existOk = options.existOk !== false;
     const kind = await this.entryKind(target);
-    if (target === '' || kind === 'directory') {
+    // A link to a directory inside the root is a directory for mkdir, as `mkdir -p` sees it (stat follows it
+    // and refuses a link that leaves the root).
+    const isDirectory = target === '' || kind === 'directory' || (kind === 'symlink' && (await this.statAt(target)).isDirectory);
+    if (isDirectory) {
       if (existOk) return;
       throw new FileExistsError(displayPath(target));
     }

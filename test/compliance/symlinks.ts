@@ -86,6 +86,19 @@ export function symlinkRules(harness: ComplianceHarness): void {
       expect((await ws.read('alias-dir/a.txt')).content).toBe('a');
     });
 
+    it('mkdir treats a link to a directory inside the root as the directory, and refuses one that leaves it', async () => {
+      const ws = await create();
+      await ws.mkdir('real');
+      await plant(ws, 'alias', 'real');
+      await plant(ws, 'out', join(outside, 'dir'));
+      await ws.mkdir('alias');
+      await ws.mkdir('alias/sub');
+      expect((await ws.stat('real/sub')).isDirectory).toBe(true);
+      await expectError(ws.mkdir('alias', { existOk: false }), 'FileExistsError', 'EEXIST');
+      await expectError(ws.mkdir('out'), 'PathEscapeError', 'EACCES');
+      expect(await readdir(join(outside, 'dir'))).toEqual(['inner.txt']);
+    });
+
     it('deletes, moves and copies a link as a link, never its target', async () => {
       const ws = await create();
       await ws.write('target.txt', 'target');
