@@ -260,6 +260,8 @@ class WorkspaceSession implements HydratedSession {
       }
       this.#snapshots.push(snapshot);
     }
+    // Aborted while the snapshot was taken: the handler must not start (its effects may reach beyond the workspace).
+    if (signal?.aborted) return record(params, snapshot, failed('EABORT', `${tool.name} was aborted before it started; nothing was changed`, false));
 
     const guard = guardWorkspace(workspace, tool.name);
     const context: ToolContext = { filesystem: guard.workspace, session: this };
@@ -269,11 +271,17 @@ class WorkspaceSession implements HydratedSession {
     // After an abort the handler may still be running: wait for the operations it started, so none lands after the restore.
     await guard.idle();
 
-    const failure = this.#failureOf(tool, outcome, signal);
-    if (failure === undefined) {
-      const value = (outcome as { kind: 'result'; value: ToolResult }).value;
-      const result: ToolCallResult = { ...value, message: this.#scrub(value.message, false), rolledBack: false };
-      return record(params, snapshot, result);
+    let failure: ToolCallResult | undefined;
+    try {
+      failure = this.#failureOf(tool, outcome, signal);
+      if (failure === undefined) {
+        const value = (outcome as { kind: 'result'; value: ToolResult }).value;
+        const result: ToolCallResult = { ...value, message: this.#scrub(value.message, false), rolledBack: false };
+        return record(params, snapshot, result);
+      }
+    } catch {
+      // A result whose getters throw: the call failed, and is rolled back like any other (it escaped the rollback).
+      failure = failed('ETOOL', `${tool.name} returned an invalid result (expected { success, message, value? })`, false);
     }
     if (snapshot === undefined) return record(params, snapshot, { ...failure, rolledBack: false });
     try {

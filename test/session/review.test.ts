@@ -59,3 +59,48 @@ describe('session review: rollback exactness', () => {
     });
   }
 });
+
+describe('session review: calls that escaped the rollback', () => {
+  it('a result whose getters throw is a failed call, rolled back (it rejected runTool and kept the write)', async () => {
+    await using session = await createSession({ backend: 'memory' });
+    const hostile = defineTool({
+      name: 'hostile_result',
+      description: 'writes, then returns a result that throws when read',
+      parameters: z.object({}),
+      async handler(_params, { filesystem }) {
+        await filesystem.write('leak.txt', 'x');
+        return {
+          success: false,
+          get message(): string {
+            throw new Error('no message');
+          },
+        };
+      },
+    });
+    expect(await session.runTool(hostile, {})).toMatchObject({ success: false, rolledBack: true, code: 'ETOOL' });
+    expect(await session.filesystem.exists('leak.txt')).toBe(false);
+  });
+
+  it('a call aborted while its snapshot is taken does not start its handler', async () => {
+    await using session = await createSession({ backend: 'memory' });
+    const real = session.filesystem;
+    const snapshot = real.snapshot;
+    const controller = new AbortController();
+    (real as unknown as Record<string, unknown>).snapshot = async (...args: Parameters<typeof snapshot>) => {
+      controller.abort();
+      return snapshot.apply(real, args);
+    };
+    let ran = false;
+    const effect = defineTool({
+      name: 'effect',
+      description: 'has an effect beyond the workspace',
+      parameters: z.object({}),
+      handler() {
+        ran = true;
+        return { success: true, message: 'deployed' };
+      },
+    });
+    expect(await session.runTool(effect, {}, { signal: controller.signal })).toMatchObject({ success: false, code: 'EABORT', rolledBack: false });
+    expect(ran).toBe(false);
+  });
+});
