@@ -182,7 +182,7 @@ class WorkspaceSession implements HydratedSession {
           });
     try {
       this.#hostDirs = hostDirectories(settings, workspace);
-      this.#baseline = settings.root !== undefined && !settings.readOnly ? await workspace.snapshot({ tag: `session ${this.id} baseline` }) : undefined;
+      this.#baseline = settings.root !== undefined ? await workspace.snapshot({ tag: `session ${this.id} baseline` }) : undefined;
       this.#hydration = undefined;
       if (settings.mounts.length > 0) {
         this.#hydration = await hydrate(workspace, settings.mounts, {
@@ -371,7 +371,7 @@ class WorkspaceSession implements HydratedSession {
       const old = this.#workspace;
       if (old !== undefined) {
         // A given host root outlives its workspace object: put it back as it was before the first hydration.
-        if (this.#baseline !== undefined) await old.restore(this.#baseline);
+        if (this.#baseline !== undefined) await this.#restoreBaseline(old, this.#baseline);
         await old.dispose();
         this.#workspace = undefined;
       }
@@ -379,6 +379,31 @@ class WorkspaceSession implements HydratedSession {
       this.#history = [];
       this.#workspace = await this.#populate(undefined);
     });
+  }
+
+  /**
+   * Puts a given host root back as it was before the first hydration. A read-only session's workspace is
+   * sealed, so it restores through a second, unsealed workspace on the same root and git dir (the given root
+   * otherwise kept the last hydration's files, even those deleted from the host since).
+   */
+  async #restoreBaseline(old: SnapshotableWorkspace, baseline: WorkspaceSnapshot): Promise<void> {
+    if (!old.readOnly) {
+      await old.restore(baseline);
+      return;
+    }
+    const settings = this.#settings;
+    const writer = new HostWorkspace({
+      root: settings.root,
+      gitDir: (old as HostWorkspace).gitDir,
+      exclude: settings.exclude,
+      changeDetection: 'scan',
+      limits: settings.limits,
+    });
+    try {
+      await writer.restore(baseline);
+    } finally {
+      await writer.dispose();
+    }
   }
 
   dispose(): Promise<void> {

@@ -1,4 +1,5 @@
-import { realpathSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -102,5 +103,31 @@ describe('session review: calls that escaped the rollback', () => {
     });
     expect(await session.runTool(effect, {}, { signal: controller.signal })).toMatchObject({ success: false, code: 'EABORT', rolledBack: false });
     expect(ran).toBe(false);
+  });
+});
+
+describe('session review: reset', () => {
+  it('a read-only session on a given host root starts fresh on reset: a file deleted on the host is gone', async () => {
+    const dir = realpathSync(mkdtempSync(join(tmpdir(), 'sessionfs-review-reset-')));
+    try {
+      mkdirSync(join(dir, 'm'));
+      writeFileSync(join(dir, 'm/a.txt'), 'A');
+      writeFileSync(join(dir, 'm/b.txt'), 'B');
+      await using session = await createSession({
+        backend: 'host',
+        root: join(dir, 'root'),
+        readOnly: true,
+        mounts: [{ hostPath: join(dir, 'm') }],
+        allowedHostRoots: [dir],
+      });
+      expect((await session.filesystem.list('m')).map((entry) => entry.name)).toEqual(['a.txt', 'b.txt']);
+      rmSync(join(dir, 'm/b.txt'));
+      await session.reset();
+      // Reproduced: b.txt stayed (the sealed root was never restored to its baseline).
+      expect((await session.filesystem.list('m')).map((entry) => entry.name)).toEqual(['a.txt']);
+      expect(session.filesystem.readOnly).toBe(true);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
