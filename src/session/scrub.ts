@@ -47,6 +47,7 @@ function stripSlash(path: string): string {
 /** Replaces every occurrence of `prefix` (as a whole path prefix) plus the rest of that path. */
 function replacePrefix(segments: Segment[], prefix: string, replace: (rest: string) => string): Segment[] {
   const out: Segment[] = [];
+  const singleSegment = !/[\\/]/.test(prefix.slice(1));
   for (const segment of segments) {
     if (segment.done) {
       out.push(segment);
@@ -60,8 +61,10 @@ function replacePrefix(segments: Segment[], prefix: string, replace: (rest: stri
       if (index === -1) break;
       const after = index + prefix.length;
       const next = text[after];
-      // A whole path: `/tmp` must not match inside the workspace path `src/tmp/a.ts`.
-      if (index > 0 && NAME_BEFORE.test(text[index - 1] as string)) {
+      // A whole path: `/tmp` must not match inside the workspace path `src/tmp/a.ts`. Only for one-segment
+      // directories (`/tmp`, `/app`, `/home`): longer ones are specific enough to hide wherever they appear
+      // (`-I/tmp/sessionfs-root-x/include` in a build log).
+      if (singleSegment && index > 0 && NAME_BEFORE.test(text[index - 1] as string)) {
         search = index + 1;
         continue;
       }

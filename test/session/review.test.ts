@@ -10,11 +10,11 @@ const tools = new Map(workspaceTools().map((tool) => [tool.name, tool]));
 const tool = (name: WorkspaceToolName) => tools.get(name)!;
 
 describe('session review: what a model reads', () => {
-  it('a workspace path whose tail spells a hidden host directory (the temp dir) is shown as it is', async () => {
-    await using session = await createSession({ backend: 'memory' });
-    // e.g. `w/tmp/a.txt`: the scrubber hid the temp dir's path inside it (`w<host path>`) in every listing,
+  it('a workspace path whose tail spells a hidden host directory (/tmp, /app, an allowed root) is shown as it is', async () => {
+    await using session = await createSession({ backend: 'memory', allowedHostRoots: ['/zzreview'] });
+    // e.g. `src/tmp/a.txt` with /tmp hidden: the scrubber hid it inside (`src<host path>`) in every listing,
     // read and error, so the model could not name the file it had just written.
-    const path = `w${realpathSync(tmpdir())}/a.txt`;
+    const path = 'w/zzreview/a.txt';
     const written = await session.runTool(tool('write_file'), { path, content: 'x\n' });
     expect(written.message).toBe(`Created ${path} (2 bytes).`);
     expect((await session.runTool(tool('glob'), { pattern: '**/*' })).message).toContain(path);

@@ -30,6 +30,10 @@ describe('scrubHostPaths', () => {
     const hostDirs = ['/tmp', '/app'];
     expect(scrubHostPaths('src/tmp/a.txt and web/app/page.tsx', { hostDirs })).toBe('src/tmp/a.txt and web/app/page.tsx');
     expect(scrubHostPaths('see src/tmp/a.txt', { root: '/tmp', hostDirs, allAbsolute: true })).toBe('see src/tmp/a.txt');
+    // Longer host directories are hidden wherever they appear, even glued to a flag.
+    expect(scrubHostPaths('cc -I/tmp/sessionfs-root-x/include -L/tmp/git-1/lib', { root: '/tmp/sessionfs-root-x', hostDirs: ['/tmp', '/tmp/git-1'] })).toBe(
+      'cc -I/include -L<host path>',
+    );
     // Real host paths are still hidden, wherever they start.
     expect(scrubHostPaths("open '/tmp/x', /app/y, file:///tmp/z, (/tmp/w:1:2)", { hostDirs })).toBe(
       "open '<host path>', <host path>, file://<host path>, (<host path>)",
