@@ -22,6 +22,12 @@ export interface ServeOptions {
  */
 export async function serveMcp(options: ServeOptions): Promise<void> {
   const hostPaths = await hostPathsToHide([...options.mounts, ...options.allow]);
+  // A stop while the session starts (a long hydration) aborts it, so that it disposes what it created: the
+  // default SIGTERM/SIGINT ended the process there and left the host backend's temp root and git dir behind.
+  const starting = new AbortController();
+  const stopStarting = () => starting.abort();
+  process.once('SIGINT', stopStarting);
+  process.once('SIGTERM', stopStarting);
   let session: Session;
   try {
     session = await createSession({
@@ -29,10 +35,19 @@ export async function serveMcp(options: ServeOptions): Promise<void> {
       mounts: options.mounts.map((hostPath) => ({ hostPath })),
       allowedHostRoots: [...options.allow],
       readOnly: options.readOnly,
+      signal: starting.signal,
     });
   } catch (error) {
+    if (starting.signal.aborted) return;
     const message = error instanceof Error ? error.message : String(error);
     throw new Error(`could not start the session: ${redactHostPaths(message, undefined, hostPaths)}`);
+  } finally {
+    process.off('SIGINT', stopStarting);
+    process.off('SIGTERM', stopStarting);
+  }
+  if (starting.signal.aborted) {
+    await session.dispose();
+    return;
   }
   const server = await createMcpServer(session, {
     tools: { readBeforeWrite: options.readBeforeWrite },
