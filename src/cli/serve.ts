@@ -49,11 +49,18 @@ export async function serveMcp(options: ServeOptions): Promise<void> {
     await session.dispose();
     return;
   }
-  const server = await createMcpServer(session, {
-    tools: { readBeforeWrite: options.readBeforeWrite },
-    redact: hostPaths,
-    ...(options.version === undefined ? {} : { version: options.version }),
-  });
+  let server: Awaited<ReturnType<typeof createMcpServer>>;
+  try {
+    server = await createMcpServer(session, {
+      tools: { readBeforeWrite: options.readBeforeWrite },
+      redact: hostPaths,
+      ...(options.version === undefined ? {} : { version: options.version }),
+    });
+  } catch (error) {
+    // The session exists by now: a server that cannot start must not leave its temp root and git dir behind.
+    await session.dispose().catch(() => undefined);
+    throw error;
+  }
   const transport = new StdioServerTransport();
 
   await new Promise<void>((done) => {

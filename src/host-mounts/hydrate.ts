@@ -15,7 +15,7 @@ import {
 } from '../workspace/errors.js';
 import { assertCreatable, displayPath, fitsLimits, joinPath, normalizePath, parentPath, splitPath, type NormalizedPath } from '../workspace/paths.js';
 import type { SnapshotableWorkspace, SkippedPath } from '../workspace/types.js';
-import { HostWorkspace } from '../backends/host/index.js';
+import { HostWorkspace, isTempName } from '../backends/host/index.js';
 import { MemoryWorkspace } from '../backends/memory/index.js';
 import { AllowedRoots } from './allow-list.js';
 import { HostMountSchema, type HostMount, type HydrateOptions, type HydrateResult } from './schema.js';
@@ -183,6 +183,7 @@ const SKIP = {
   limits: 'path over the workspace limits (depth or segment length)',
   special: 'not a regular file or directory',
   unreadable: 'unreadable',
+  reserved: "name reserved for the host backend's temporary files",
 } as const;
 
 // eslint-disable-next-line no-control-regex
@@ -306,6 +307,8 @@ class Planner {
     const name = child.name;
     const workspaceDirectory = relative === '' ? context.mountPath : joinPath(context.mountPath, relative);
     if (INVALID_NAME.test(name)) return { kind: 'skip', path: joinPath(workspaceDirectory, printable(name)), reason: SKIP.invalidName };
+    // A host workspace hides (and refuses to create) names shaped like its atomic-write temp files.
+    if (this.workspace instanceof HostWorkspace && isTempName(name)) return { kind: 'skip', path: joinPath(workspaceDirectory, name), reason: SKIP.reserved };
     const childRelative = relative === '' ? name : `${relative}/${name}`;
     if (context.isExcluded(childRelative)) return undefined;
     const workspacePath = joinPath(workspaceDirectory, name);

@@ -499,6 +499,15 @@ describe.each(BACKENDS)('hydrate on $name', (backend) => {
       expect(isExecutable('project/run.sh')).toBe(true);
     });
 
+    it.runIf(backend.name === 'host')('skips a source file named like the host backend\'s temp files instead of failing the hydration', async () => {
+      const { allowed, project } = layout({ '.sessionfs-tmp-0123456789abcdef': 'looks like a temp file', 'real.txt': 'real' });
+      const workspace = await create();
+      const result = await hydrate(workspace, [{ hostPath: project }], { allowedHostRoots: [allowed] });
+      expect(result.files).toBe(1);
+      expect(result.skipped).toEqual([{ path: 'project/.sessionfs-tmp-0123456789abcdef', reason: "name reserved for the host backend's temporary files" }]);
+      expect(await contentsOf(workspace)).toEqual({ 'project/': '', 'project/real.txt': 'real' });
+    });
+
     it('reports progress per file, in path order, with running totals', async () => {
       const { allowed, project } = layout({ 'b.txt': 'bb', 'a.txt': 'a', 'c/d.txt': 'ddd' });
       const workspace = await create();

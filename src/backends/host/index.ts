@@ -1,1 +1,2 @@
 export { HostWorkspace, type HostWorkspaceOptions, type ChangeDetection } from './workspace.js';
+export { isTempName } from './atomic.js';
