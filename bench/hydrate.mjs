@@ -42,6 +42,30 @@ function makeTree() {
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 const round = (value, digits = 1) => Math.round(value * 10 ** digits) / 10 ** digits;
 
+// Native git isolated from the user's config, as bench/host-snapshot runs it.
+const gitEnv = { PATH: process.env.PATH, HOME: scratch, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', GIT_AUTHOR_NAME: 'bench', GIT_AUTHOR_EMAIL: 'bench@localhost', GIT_COMMITTER_NAME: 'bench', GIT_COMMITTER_EMAIL: 'bench@localhost' };
+const hasGit = (() => {
+  try {
+    execFileSync('git', ['--version'], { env: gitEnv, stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+})();
+
+/** What a shadow-git checkpointer pays for its first checkpoint of the same tree: `add -A && commit`. */
+function timeNativeFirstCommit(tree) {
+  const gitDir = `${tree}.git`;
+  const git = (...args) => execFileSync('git', [`--git-dir=${gitDir}`, `--work-tree=${tree}`, ...args], { env: gitEnv, stdio: 'ignore', cwd: tree });
+  execFileSync('git', ['init', '--bare', '-q', gitDir], { env: gitEnv, stdio: 'ignore' });
+  const start = performance.now();
+  git('add', '-A');
+  git('commit', '-q', '--no-verify', '-m', 'checkpoint');
+  const ms = performance.now() - start;
+  fs.rmSync(gitDir, { recursive: true, force: true });
+  return ms;
+}
+
 function timeCp(target) {
   const start = performance.now();
   execFileSync('cp', ['-r', source, target]);
@@ -67,12 +91,14 @@ const memory = [];
 const host = [];
 const hostSnapshot = [];
 const hostSnapshotTracked = [];
+const nativeFirstCommit = [];
 let files = 0;
 // Round -1 warms up (JIT, page cache, allocator) and is not counted.
 for (let i = -1; i < ROUNDS; i += 1) {
   const counted = i >= 0;
   const target = join(scratch, `cp-${i}`);
   const cpMs = timeCp(target);
+  if (counted && hasGit) nativeFirstCommit.push(timeNativeFirstCommit(target));
   fs.rmSync(target, { recursive: true, force: true });
   if (counted) cp.push(cpMs);
   if (globalThis.gc) globalThis.gc();
@@ -104,7 +130,12 @@ console.log(
       cpRecursiveMs: round(cpMs),
       memory: { ms: round(median(memory)), ratio: round(median(memory) / cpMs, 2), goal: '<= 2x cp -r' },
       host: { ms: round(median(host)), ratio: round(median(host) / cpMs, 2), goal: '<= 1.5x cp -r' },
-      hostFirstSnapshotAfterHydrationMs: { scan: round(median(hostSnapshot)), tracked: round(median(hostSnapshotTracked)) },
+      hostFirstSnapshotAfterHydrationMs: {
+        scan: round(median(hostSnapshot)),
+        tracked: round(median(hostSnapshotTracked)),
+        nativeGitAddCommit: hasGit ? round(median(nativeFirstCommit)) : null,
+        speedupVsNative: hasGit ? round(median(nativeFirstCommit) / median(hostSnapshotTracked), 2) : null,
+      },
       samplesMs: { cp: cp.map((v) => round(v)), memory: memory.map((v) => round(v)), host: host.map((v) => round(v)) },
     },
     null,
