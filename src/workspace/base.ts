@@ -120,8 +120,12 @@ export abstract class BaseWorkspace implements Workspace {
   protected abstract walk(base: NormalizedPath): AsyncIterable<WalkEntry>;
   /** Creates a directory and any missing parents. ENOTDIR for a file in the chain. */
   protected abstract makeDirectory(path: NormalizedPath): Promise<void>;
-  /** Removes a file, link or whole directory (never following a link). */
-  protected abstract removeEntry(path: NormalizedPath): Promise<void>;
+  /**
+   * Removes a file or link (never following it), or a directory: with `recursive` with everything in it,
+   * otherwise only when it is empty (the shared check has seen no visible children, but a backend may hold
+   * entries it never shows, which must not go with it).
+   */
+  protected abstract removeEntry(path: NormalizedPath, options: { recursive: boolean }): Promise<void>;
   /** Moves an entry (a link as a link), creating missing parents of `to`; an existing `to` of the same kind is replaced. */
   protected abstract moveEntry(from: NormalizedPath, to: NormalizedPath): Promise<void>;
   /** Copies an entry (a link as a link, a directory with its contents); an existing `to` of the same kind is replaced. */
@@ -326,7 +330,7 @@ export abstract class BaseWorkspace implements Workspace {
     if (kind === 'directory' && options.recursive !== true && (await this.listAt(target)).length > 0) {
       throw new DirectoryNotEmptyError(displayPath(target));
     }
-    await this.removeEntry(target);
+    await this.removeEntry(target, { recursive: options.recursive === true });
   }
 
   async rename(from: string, to: string, options: RenameOptions = {}): Promise<void> {

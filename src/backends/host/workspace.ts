@@ -1,4 +1,3 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -21,7 +20,7 @@ import {
 } from '../../workspace/errors.js';
 import { guessMimeType } from '../../workspace/mime.js';
 import { baseName, displayPath, joinPath, normalizePath, parentPath, type NormalizedPath } from '../../workspace/paths.js';
-import type { DeleteOptions, DiffEntry, ListEntry, RestoreResult, SnapshotableWorkspace, SnapshotOptions, StatResult, WorkspaceSnapshot } from '../../workspace/types.js';
+import type { DiffEntry, ListEntry, RestoreResult, SnapshotableWorkspace, SnapshotOptions, StatResult, WorkspaceSnapshot } from '../../workspace/types.js';
 import { createFileExclusive, isTempName, KeyedMutex, replaceFile, replaceSymlink } from './atomic.js';
 import { excludeMatcher, isVisibleName } from './names.js';
 import { TreeApplier } from './restore.js';
@@ -74,8 +73,6 @@ export class HostWorkspace extends BaseWorkspace implements SnapshotableWorkspac
   #fullScan = true;
   #queue: Promise<unknown> = Promise.resolve();
   #disposed = false;
-  /** Set for the duration of a non-recursive `delete`, so that `removeEntry` removes only an empty directory. */
-  readonly #nonRecursiveDelete = new AsyncLocalStorage<true>();
 
   constructor(options: HostWorkspaceOptions = {}) {
     super(options);
@@ -172,11 +169,6 @@ export class HostWorkspace extends BaseWorkspace implements SnapshotableWorkspac
    * protocol shows it, which leaves out names a workspace path cannot express and temp files, so a
    * directory holding only those looked empty and was removed with them.
    */
-  override async delete(path: string, options: DeleteOptions = {}): Promise<void> {
-    if (options?.recursive === true) return super.delete(path, options);
-    return this.#nonRecursiveDelete.run(true, () => super.delete(path, options));
-  }
-
   /** Names shaped like our temp files are hidden from list, walks and snapshots, so nobody may create them. */
   #assertNotReserved(path: NormalizedPath): void {
     for (const segment of path.split('/')) {
@@ -422,14 +414,15 @@ export class HostWorkspace extends BaseWorkspace implements SnapshotableWorkspac
     await this.#makeDirectories(target.rel, path);
   }
 
-  protected async removeEntry(path: NormalizedPath): Promise<void> {
+  protected async removeEntry(path: NormalizedPath, options: { recursive: boolean }): Promise<void> {
     const target = await this.#resolve(path, false);
     if (target.stat === undefined) throw new FileNotFoundError(displayPath(path));
     if (target.rel === '') throw new InvalidArgumentError('cannot delete the workspace root', '/');
     let pin: PinnedDir | undefined;
     try {
       pin = pinDirectory(this.#sandbox, parentPath(target.rel), path);
-      if (target.stat.isDirectory() && this.#nonRecursiveDelete.getStore() === true) fs.rmdirSync(pin.at(baseName(target.rel)));
+      // Without `recursive`, rmdir: a directory holding names the protocol never shows (or a write in flight) is not empty.
+      if (target.stat.isDirectory() && !options.recursive) fs.rmdirSync(pin.at(baseName(target.rel)));
       else removeAt(pin, baseName(target.rel), path);
     } catch (error) {
       throw hostError(error, path);

@@ -135,7 +135,8 @@ export class MemoryWorkspace extends BaseWorkspace implements SnapshotableWorksp
     );
   }
 
-  protected async removeEntry(path: NormalizedPath): Promise<void> {
+  // Memory holds nothing it does not show, so the shared emptiness check is exact and `recursive` adds nothing.
+  protected async removeEntry(path: NormalizedPath, _options: { recursive: boolean }): Promise<void> {
     this.#tree = updateEntry(this.#tree, splitPath(path), () => undefined, false, Date.now());
   }
 
