@@ -13,7 +13,7 @@ import {
   SnapshotRestoreError,
   isWorkspaceError,
 } from '../workspace/errors.js';
-import { assertCreatable, displayPath, fitsLimits, joinPath, normalizePath, parentPath, splitPath, type NormalizedPath } from '../workspace/paths.js';
+import { assertCreatable, displayPath, fitsLimits, isExpressibleName, joinPath, normalizePath, parentPath, printable, splitPath, type NormalizedPath } from '../workspace/paths.js';
 import type { SnapshotableWorkspace, SkippedPath } from '../workspace/types.js';
 import { HostWorkspace, isTempName } from '../backends/host/index.js';
 import { MemoryWorkspace } from '../backends/memory/index.js';
@@ -179,15 +179,12 @@ const SKIP = {
   brokenSymlink: 'broken symlink',
   outside: 'symlink target outside the allowed roots',
   cycle: 'symlink cycle',
-  invalidName: 'name cannot be a workspace path (control character or backslash)',
+  invalidName: 'name cannot be a workspace path (control character, backslash, or bytes that are not UTF-8)',
   limits: 'path over the workspace limits (depth or segment length)',
   special: 'not a regular file or directory',
   unreadable: 'unreadable',
   reserved: "name reserved for the host backend's temporary files",
 } as const;
-
-// eslint-disable-next-line no-control-regex
-const INVALID_NAME = /[\u0000-\u001f\u007f-\u009f\\]/;
 
 class Planner {
   readonly entries = new Map<NormalizedPath, Planned>();
@@ -306,7 +303,7 @@ class Planner {
     | { kind: 'directory'; relative: string; source: string } {
     const name = child.name;
     const workspaceDirectory = relative === '' ? context.mountPath : joinPath(context.mountPath, relative);
-    if (INVALID_NAME.test(name)) return { kind: 'skip', path: joinPath(workspaceDirectory, printable(name)), reason: SKIP.invalidName };
+    if (!isExpressibleName(name)) return { kind: 'skip', path: joinPath(workspaceDirectory, printable(name)), reason: SKIP.invalidName };
     // A host workspace hides (and refuses to create) names shaped like its atomic-write temp files.
     if (this.workspace instanceof HostWorkspace && isTempName(name)) return { kind: 'skip', path: joinPath(workspaceDirectory, name), reason: SKIP.reserved };
     const childRelative = relative === '' ? name : `${relative}/${name}`;
@@ -692,9 +689,6 @@ export function defaultMountPath(hostPath: string): string {
   return name;
 }
 
-function printable(name: string): string {
-  return JSON.stringify(name).slice(1, -1).replace(/[\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
-}
 
 function describeError(error: unknown): string {
   if (isWorkspaceError(error)) return error.message;

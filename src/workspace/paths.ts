@@ -14,6 +14,15 @@ export type NormalizedPath = string;
 // eslint-disable-next-line no-control-regex
 const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f]/;
 
+/**
+ * Whether a name found on a host disk can be a segment of a workspace path: no control character, no
+ * backslash, and no U+FFFD, which is how Node decodes a name whose bytes are not UTF-8 (the bytes could
+ * never be named back). Host walks and hydration skip the names that cannot.
+ */
+export function isExpressibleName(name: string): boolean {
+  return !CONTROL_CHARACTERS.test(name) && !name.includes('\\') && !name.includes('\ufffd');
+}
+
 export function normalizePath(input: unknown): NormalizedPath {
   if (typeof input !== 'string') {
     throw new InvalidArgumentError(`path must be a string, got ${input === null ? 'null' : typeof input}`);
@@ -54,7 +63,8 @@ export function displayInput(input: unknown): string | undefined {
   }
 }
 
-function printable(input: string): string {
+/** A name or path as it can be shown: control characters escaped. */
+export function printable(input: string): string {
   return JSON.stringify(input).slice(1, -1).replace(/[\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 

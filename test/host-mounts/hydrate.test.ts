@@ -536,6 +536,15 @@ describe.each(BACKENDS)('hydrate on $name', (backend) => {
       ]);
     });
 
+    it('skips a name whose bytes are not UTF-8, which no workspace path could name back', async () => {
+      const { allowed, project } = layout({ 'ok.txt': 'ok' });
+      writeFileSync(Buffer.concat([Buffer.from(`${project}/bad-`), Buffer.from([0xff, 0xfe]), Buffer.from('.txt')]), 'invalid name');
+      const workspace = await create();
+      const result = await hydrate(workspace, [{ hostPath: project }], { allowedHostRoots: [allowed] });
+      expect(await contentsOf(workspace)).toEqual({ 'project/': '', 'project/ok.txt': 'ok' });
+      expect(result.skipped).toEqual([{ path: 'project/bad-\ufffd\ufffd.txt', reason: expect.stringContaining('not UTF-8') }]);
+    });
+
     it('skips FIFOs and other special files', async () => {
       const { allowed, project } = layout({ 'a.txt': 'a' });
       try {

@@ -1,8 +1,6 @@
 import picomatch from 'picomatch';
+import { isExpressibleName } from '../../workspace/paths.js';
 import { isTempName } from './atomic.js';
-
-// eslint-disable-next-line no-control-regex
-const UNEXPRESSIBLE = /[\u0000-\u001f\u007f-\u009f\\\ufffd]/;
 
 /**
  * Whether a host directory entry is visible to the workspace at all: temp files of atomic writes are not,
@@ -10,7 +8,7 @@ const UNEXPRESSIBLE = /[\u0000-\u001f\u007f-\u009f\\\ufffd]/;
  * not UTF-8, which Node decodes to U+FFFD). Walks skip these; restore leaves them alone.
  */
 export function isVisibleName(name: string): boolean {
-  return !UNEXPRESSIBLE.test(name) && !isTempName(name);
+  return isExpressibleName(name) && !isTempName(name);
 }
 
 /** The workspace's `exclude` globs (picomatch, `dot: true`) as one predicate on relative paths. */
