@@ -476,18 +476,7 @@ export class HostWorkspace extends BaseWorkspace implements SnapshotableWorkspac
       const targetName = baseName(target.rel);
       if (source.stat.isDirectory()) {
         if (target.stat !== undefined) removeAt(toPin, targetName, to);
-        await fs.promises.mkdir(toPin.at(targetName));
-        const sourceDir = pinChild(fromPin, sourceName, from);
-        try {
-          const targetDir = pinChild(toPin, targetName, to);
-          try {
-            await this.#copyTree(sourceDir, targetDir, from, to);
-          } finally {
-            targetDir.release();
-          }
-        } finally {
-          sourceDir.release();
-        }
+        await this.#copyDirectory(fromPin, sourceName, toPin, targetName, from, to);
       } else {
         await this.#copyLeaf(fromPin.at(sourceName), source.stat, toPin.path, toPin.at(targetName));
       }
@@ -517,26 +506,29 @@ export class HostWorkspace extends BaseWorkspace implements SnapshotableWorkspac
     await replaceFile(targetDirAbs, targetAbs, content, st.mode & 0o7777);
   }
 
-  /** Copies the content of one pinned directory into another, pinning each subdirectory before entering it. */
-  async #copyTree(source: PinnedDir, target: PinnedDir, from: NormalizedPath, to: NormalizedPath): Promise<void> {
-    for (const dirent of await fs.promises.readdir(source.path, { withFileTypes: true })) {
-      const name = dirent.name;
-      if (!isVisibleName(name)) continue;
-      const st = await fs.promises.lstat(source.at(name));
-      if (st.isDirectory()) {
-        await fs.promises.mkdir(target.at(name));
-        const sourceDir = pinChild(source, name, from);
-        try {
-          const targetDir = pinChild(target, name, to);
-          try {
-            await this.#copyTree(sourceDir, targetDir, from, to);
-          } finally {
-            targetDir.release();
-          }
-        } finally {
-          sourceDir.release();
+  /**
+   * Creates `targetName` in `targetParent` and copies directory `sourceName` of `sourceParent` into it,
+   * pinning each directory before reading or writing in it, so a directory swapped for a link meanwhile is
+   * never followed.
+   */
+  async #copyDirectory(sourceParent: PinnedDir, sourceName: string, targetParent: PinnedDir, targetName: string, from: NormalizedPath, to: NormalizedPath): Promise<void> {
+    await fs.promises.mkdir(targetParent.at(targetName));
+    const source = pinChild(sourceParent, sourceName, from);
+    try {
+      const target = pinChild(targetParent, targetName, to);
+      try {
+        for (const dirent of await fs.promises.readdir(source.path, { withFileTypes: true })) {
+          const name = dirent.name;
+          if (!isVisibleName(name)) continue;
+          const st = await fs.promises.lstat(source.at(name));
+          if (st.isDirectory()) await this.#copyDirectory(source, name, target, name, from, to);
+          else await this.#copyLeaf(source.at(name), st, target.path, target.at(name));
         }
-      } else await this.#copyLeaf(source.at(name), st, target.path, target.at(name));
+      } finally {
+        target.release();
+      }
+    } finally {
+      source.release();
     }
   }
 
