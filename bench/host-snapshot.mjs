@@ -11,29 +11,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { HostWorkspace } from '../dist/src/index.js';
+import { hasNativeGit, nativeGitEnv } from './_native-git.mjs';
 
 const sizes = (process.argv[2] ?? '1000,10000,50000').split(',').map(Number);
 const ROUNDS = 5;
 const scratch = fs.mkdtempSync(join(tmpdir(), 'sessionfs-bench-'));
 
-const gitEnv = {
-  PATH: process.env.PATH,
-  HOME: scratch,
-  GIT_CONFIG_NOSYSTEM: '1',
-  GIT_CONFIG_GLOBAL: '/dev/null',
-  GIT_AUTHOR_NAME: 'bench',
-  GIT_AUTHOR_EMAIL: 'bench@localhost',
-  GIT_COMMITTER_NAME: 'bench',
-  GIT_COMMITTER_EMAIL: 'bench@localhost',
-};
-const hasGit = (() => {
-  try {
-    execFileSync('git', ['--version'], { env: gitEnv, stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-})();
+const gitEnv = nativeGitEnv(scratch);
+const hasGit = hasNativeGit(gitEnv);
 
 function git(gitDir, root, ...args) {
   execFileSync('git', [`--git-dir=${gitDir}`, `--work-tree=${root}`, ...args], { env: gitEnv, stdio: ['ignore', 'ignore', 'inherit'], cwd: root });

@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { HostWorkspace, MemoryWorkspace, hydrate } from '../dist/src/index.js';
+import { hasNativeGit, nativeGitEnv } from './_native-git.mjs';
 
 const FILES = Number(process.argv[2] ?? 10_000);
 const MEGABYTES = Number(process.argv[3] ?? 100);
@@ -42,16 +43,8 @@ function makeTree() {
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 const round = (value, digits = 1) => Math.round(value * 10 ** digits) / 10 ** digits;
 
-// Native git isolated from the user's config, as bench/host-snapshot runs it.
-const gitEnv = { PATH: process.env.PATH, HOME: scratch, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', GIT_AUTHOR_NAME: 'bench', GIT_AUTHOR_EMAIL: 'bench@localhost', GIT_COMMITTER_NAME: 'bench', GIT_COMMITTER_EMAIL: 'bench@localhost' };
-const hasGit = (() => {
-  try {
-    execFileSync('git', ['--version'], { env: gitEnv, stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-})();
+const gitEnv = nativeGitEnv(scratch);
+const hasGit = hasNativeGit(gitEnv);
 
 /** What a shadow-git checkpointer pays for its first checkpoint of the same tree: `add -A && commit`. */
 function timeNativeFirstCommit(tree) {
