@@ -14,7 +14,12 @@ export type WorkspaceErrorCode =
   | 'EINVAL'
   | 'EILSEQ'
   | 'EFBIG'
-  | 'ESNAPSHOT';
+  | 'ESNAPSHOT'
+  | 'ETIMEDOUT'
+  | 'ABORT_ERR'
+  | 'EPERM'
+  | 'EDQUOT'
+  | 'ECONFLICT';
 
 export class WorkspaceError extends Error {
   readonly code: WorkspaceErrorCode;
@@ -114,6 +119,41 @@ export class SnapshotError extends WorkspaceError {
 export class SnapshotRestoreError extends WorkspaceError {
   constructor(message: string, options?: { cause?: unknown }) {
     super('ESNAPSHOT', message, undefined, options);
+  }
+}
+
+/** A search or other long call passed its deadline. */
+export class TimeoutError extends WorkspaceError {
+  constructor(message: string, path?: string) {
+    super('ETIMEDOUT', message, path);
+  }
+}
+
+/** A call's `signal` was aborted; what was done is undone or reported by the caller. */
+export class AbortError extends WorkspaceError {
+  constructor(message = 'the operation was aborted', path?: string) {
+    super('ABORT_ERR', message, path);
+  }
+}
+
+/** A policy (allow/deny, blocked extension, confirm) or a mount's access level denies the operation. */
+export class PolicyError extends WorkspaceError {
+  constructor(message: string, path?: string) {
+    super('EPERM', message, path);
+  }
+}
+
+/** A workspace's byte or file quota would be exceeded. */
+export class QuotaExceededError extends WorkspaceError {
+  constructor(message: string, path?: string) {
+    super('EDQUOT', message, path);
+  }
+}
+
+/** A destination (or a file version) changed since the baseline the caller relied on. */
+export class ConflictError extends WorkspaceError {
+  constructor(message: string, path?: string) {
+    super('ECONFLICT', message, path);
   }
 }
 
