@@ -10,3 +10,4 @@ export * from './tools/index.js';
 export { hydrate, HostMountSchema, type HostMount, type HydrateOptions, type HydrateProgress, type HydrateResult } from './host-mounts/index.js';
 export { createSession, defineTool, type CreateSessionOptions, type HydratedSession } from './session/index.js';
 export type * from './session/types.js';
+export { createMcpServer, type McpServerOptions } from './cli/mcp-server.js';

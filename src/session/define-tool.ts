@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { InvalidArgumentError } from '../workspace/errors.js';
+import { toStrictJsonSchema } from './strict-schema.js';
 import type { Tool, ToolDefinition } from './types.js';
 
 /** Tool names as the model APIs and MCP accept them. */
@@ -7,7 +8,8 @@ const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
 /**
  * Defines a tool: the definition plus the JSON Schema of its parameters, produced by zod's own converter for
- * the *input* side (what a model sends: fields with defaults are optional).
+ * the *input* side (what a model sends: fields with defaults are optional), and its OpenAI strict-mode form.
+ * Every tool gets both here, so tools added later need nothing of their own.
  */
 export function defineTool<Schema extends z.ZodType, T = unknown>(definition: ToolDefinition<Schema, T>): Tool<Schema, T> {
   if (typeof definition !== 'object' || definition === null) throw new InvalidArgumentError('defineTool needs a definition object');
@@ -24,5 +26,5 @@ export function defineTool<Schema extends z.ZodType, T = unknown>(definition: To
   } catch (error) {
     throw new InvalidArgumentError(`tool ${name}: parameters cannot be expressed as JSON Schema (${error instanceof Error ? error.message : String(error)})`);
   }
-  return { name, description, parameters, handler, jsonSchema };
+  return { name, description, parameters, handler, jsonSchema, strictJsonSchema: toStrictJsonSchema(jsonSchema) };
 }

@@ -1,3 +1,4 @@
+import { prepareArguments } from './arguments.js';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import { realpathSync } from 'node:fs';
@@ -238,9 +239,11 @@ class WorkspaceSession implements HydratedSession {
 
     if (signal?.aborted) return record(rawParams, undefined, failed('EABORT', `${tool.name} was aborted before it started; nothing was changed`, false));
 
+    const prepared = prepareArguments(tool.parameters, rawParams);
+    if (!prepared.ok) return record(rawParams, undefined, failed('EINVAL', this.#scrub(`invalid parameters for ${tool.name}: ${prepared.message}`, false), false));
     let parsed: Awaited<ReturnType<typeof tool.parameters.safeParseAsync>>;
     try {
-      parsed = await tool.parameters.safeParseAsync(rawParams);
+      parsed = await tool.parameters.safeParseAsync(prepared.params);
     } catch (error) {
       // A refinement that throws instead of reporting an issue.
       return record(rawParams, undefined, failed('EINVAL', `invalid parameters for ${tool.name}: ${this.#errorMessage(error)}`, false));

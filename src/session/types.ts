@@ -27,6 +27,11 @@ export interface ToolDefinition<Schema extends z.ZodType = z.ZodType, T = unknow
 /** A defined tool: the definition plus the JSON Schema of its parameters (zod's own converter). */
 export interface Tool<Schema extends z.ZodType = z.ZodType, T = unknown> extends ToolDefinition<Schema, T> {
   jsonSchema: Record<string, unknown>;
+  /**
+   * The same parameters in OpenAI strict mode: every property required, optional ones nullable (`null` means
+   * absent), `additionalProperties: false`, no keywords strict mode refuses.
+   */
+  strictJsonSchema: Record<string, unknown>;
 }
 
 /** What `session.runTool` returns: the handler's result plus what the session did about it. */

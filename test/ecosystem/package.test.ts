@@ -1,0 +1,47 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { assertBuilt, REPO } from '../cli/support.js';
+
+interface PackageJson {
+  exports: Record<string, string | Record<string, string>>;
+  dependencies: Record<string, string>;
+  peerDependencies?: Record<string, string>;
+  peerDependenciesMeta?: Record<string, { optional?: boolean }>;
+}
+const pkg = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as PackageJson;
+
+describe('package surface', () => {
+  it('every export entry has types, import and default, pointing at built files', () => {
+    assertBuilt();
+    for (const [entry, target] of Object.entries(pkg.exports)) {
+      if (typeof target === 'string') continue; // ./package.json
+      expect(Object.keys(target), entry).toEqual(['types', 'import', 'default']);
+      for (const file of Object.values(target)) expect(existsSync(join(REPO, file)), `${entry}: ${file}`).toBe(true);
+    }
+  });
+
+  it('exports createMcpServer from the root', async () => {
+    const root = await import('../../src/index.js');
+    expect(typeof root.createMcpServer).toBe('function');
+  });
+
+  it('keeps memfs out of the runtime dependencies (only a benchmark uses it)', () => {
+    expect(pkg.dependencies).not.toHaveProperty('memfs');
+  });
+
+  it("require('sessionfs') works where Node supports require(esm)", (context) => {
+    assertBuilt();
+    const features = process.features as { require_module?: boolean };
+    if (features.require_module !== true) {
+      console.log(`skipped: Node ${process.version} has no require(esm) (needs 20.19+, 22.12+ or 23+)`);
+      context.skip();
+    }
+    const out = execFileSync(process.execPath, ['-e', "const m = require('sessionfs'); console.log(typeof m.createSession, typeof m.createMcpServer)"], {
+      cwd: REPO,
+      encoding: 'utf8',
+    });
+    expect(out.trim()).toBe('function function');
+  });
+});
