@@ -38,10 +38,14 @@ describe('package surface', () => {
       console.log(`skipped: Node ${process.version} has no require(esm) (needs 20.19+, 22.12+ or 23+)`);
       context.skip();
     }
-    const out = execFileSync(process.execPath, ['-e', "const m = require('sessionfs'); console.log(typeof m.createSession, typeof m.createMcpServer)"], {
-      cwd: REPO,
-      encoding: 'utf8',
-    });
+    const out = execFileSync(
+      process.execPath,
+      ['-e', "const m = require('sessionfs'); console.log(typeof m.createSession, typeof m.createMcpServer)"],
+      {
+        cwd: REPO,
+        encoding: 'utf8',
+      },
+    );
     expect(out.trim()).toBe('function function');
   });
 });

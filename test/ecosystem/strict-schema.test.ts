@@ -11,7 +11,9 @@ import { toStrictJsonSchema } from '../../src/session/strict-schema.js';
  * written out here independently of the implementation's keyword list so the two check each other.
  */
 const OPENAI_STRICT_KEYWORDS = new Set(
-  'type properties required additionalProperties items enum const anyOf description title $ref $defs pattern format minimum maximum exclusiveMinimum exclusiveMaximum multipleOf minItems maxItems'.split(' '),
+  'type properties required additionalProperties items enum const anyOf description title $ref $defs pattern format minimum maximum exclusiveMinimum exclusiveMaximum multipleOf minItems maxItems'.split(
+    ' ',
+  ),
 );
 
 function strictViolations(schema: unknown, at = '#', depth = 0): string[] {
@@ -32,7 +34,8 @@ function strictViolations(schema: unknown, at = '#', depth = 0): string[] {
     const properties = (node.properties ?? {}) as Record<string, unknown>;
     const required = (node.required ?? []) as string[];
     for (const name of Object.keys(properties)) if (!required.includes(name)) problems.push(`${at}: property ${name} is not required`);
-    for (const [name, child] of Object.entries(properties)) problems.push(...strictViolations(child, `${at}/properties/${name}`, depth + 1));
+    for (const [name, child] of Object.entries(properties))
+      problems.push(...strictViolations(child, `${at}/properties/${name}`, depth + 1));
   }
   if (node.items !== undefined) problems.push(...strictViolations(node.items, `${at}/items`, depth + 1));
   if (Array.isArray(node.anyOf)) node.anyOf.forEach((child, i) => problems.push(...strictViolations(child, `${at}/anyOf/${i}`, depth + 1)));
