@@ -1,32 +1,89 @@
 import { parseArgs } from 'node:util';
 
+const GENERAL = `General:
+  -h, --help           Show this help (after a command: that command's help).
+  -v, --version        Show the version.
+
+Exit status: 0 done (mcp: the client disconnected or the process was told to stop); 1 the session could not
+start or the command failed; 2 a usage error (unknown command or flag, a bad or missing value).
+`;
+
+export const MCP_USAGE = `Usage: sessionfs mcp [options]
+
+Serve the workspace tool suite (plus snapshot, restore, diff) over MCP on stdio, on one session, until the
+client disconnects. Every call runs through session.runTool: a failed call is rolled back.
+
+Options:
+  --backend <kind>     memory (default) or host (a sandboxed temp directory with git snapshots).
+  --root <dir>         Work on this host directory (implies --backend host); snapshots live outside it.
+  --mount <path>       Host directory or file to copy into the workspace (under its base name). Repeatable.
+  --include <glob>     Only copy matching files of the --mount before it. Repeatable.
+  --exclude <glob>     Skip matching paths of the --mount before it (wins over --include). Repeatable.
+  --max-bytes <n>      Refuse to start if the --mount before it holds more than n bytes.
+  --allow <root>       Host directory that mounts may come from. Repeatable; required with --mount.
+  --read-only          Hydrate the mounts, then refuse every change.
+  --read-before-write  Refuse write_file/edit_file on an existing file the model has not read.
+  --quiet              No hydration progress on stderr (it is also off when stderr is not a terminal).
+
+${GENERAL}`;
+
+export const DEMO_USAGE = `Usage: sessionfs demo
+
+Narrate a scripted agent session on the in-memory backend (what \`npm start\` runs): a generated project,
+edits, a failed multi-file call rolled back, a refused escape, a snapshot and its diff.
+
+${GENERAL}`;
+
 export const USAGE = `Usage: sessionfs <command> [options]
 
 Commands:
   demo                 Narrate a scripted agent session on the in-memory backend (what \`npm start\` runs).
   mcp                  Serve the workspace tool suite over MCP on stdio.
+  help [command]       Show this help, or a command's.
 
-Options for mcp:
-  --backend <kind>     memory (default) or host (a sandboxed temp directory with git snapshots).
-  --mount <path>       Host directory or file to copy into the workspace (under its base name). Repeatable.
-  --allow <root>       Host directory that mounts may come from. Repeatable; required with --mount.
-  --read-only          Hydrate the mounts, then refuse every change.
-  --read-before-write  Refuse write_file/edit_file on an existing file the model has not read.
+Run 'sessionfs <command> --help' for a command's options.
 
-General:
-  -h, --help           Show this help.
-  -v, --version        Show the version.
-`;
+${GENERAL}`;
 
 export class UsageError extends Error {
   override name = 'UsageError';
 }
 
-export type Command =
-  | { command: 'help' }
-  | { command: 'version' }
-  | { command: 'demo' }
-  | { command: 'mcp'; backend: 'memory' | 'host'; mounts: string[]; allow: string[]; readOnly: boolean; readBeforeWrite: boolean };
+/** One `--mount` with the per-mount flags that followed it. */
+export interface MountArgument {
+  hostPath: string;
+  include?: string[];
+  exclude?: string[];
+  maxBytes?: number;
+}
+
+export interface McpCommand {
+  command: 'mcp';
+  backend: 'memory' | 'host';
+  root?: string;
+  mounts: MountArgument[];
+  allow: string[];
+  readOnly: boolean;
+  readBeforeWrite: boolean;
+  quiet: boolean;
+}
+
+export type Command = { command: 'help'; usage: string } | { command: 'version' } | { command: 'demo' } | McpCommand;
+
+const COMMAND_USAGE: Record<string, string> = { mcp: MCP_USAGE, demo: DEMO_USAGE };
+const MCP_ONLY = [
+  'backend',
+  'root',
+  'mount',
+  'include',
+  'exclude',
+  'max-bytes',
+  'allow',
+  'read-only',
+  'read-before-write',
+  'quiet',
+] as const;
+const PER_MOUNT = new Set(['include', 'exclude', 'max-bytes']);
 
 /** Parses the command line with `node:util` `parseArgs` (strict): an unknown flag or a bad value is a `UsageError`. */
 export function parseCommandLine(argv: readonly string[]): Command {
@@ -36,37 +93,85 @@ export function parseCommandLine(argv: readonly string[]): Command {
   } catch (error) {
     throw new UsageError(error instanceof Error ? error.message : String(error));
   }
-  const { values, positionals } = parsed;
-  if (values.help === true) return { command: 'help' };
-  if (values.version === true) return { command: 'version' };
+  const { values, positionals, tokens } = parsed;
   const [command, ...rest] = positionals;
+  if (values.help === true) return { command: 'help', usage: (command === undefined ? undefined : COMMAND_USAGE[command]) ?? USAGE };
+  if (values.version === true) return { command: 'version' };
   if (command === undefined) throw new UsageError('missing command: expected demo or mcp');
+  if (command === 'help') {
+    if (rest.length > 1) throw new UsageError(`unexpected argument ${JSON.stringify(rest[1])}`);
+    const topic = rest[0];
+    if (topic !== undefined && COMMAND_USAGE[topic] === undefined)
+      throw new UsageError(`no help for ${JSON.stringify(topic)}: expected demo or mcp`);
+    return { command: 'help', usage: topic === undefined ? USAGE : COMMAND_USAGE[topic]! };
+  }
   if (rest.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(rest[0])}`);
-  const mcpOnly = ['backend', 'mount', 'allow', 'read-only', 'read-before-write'] as const;
   switch (command) {
-    case 'help':
-      return { command: 'help' };
     case 'demo': {
-      const misplaced = mcpOnly.find((name) => values[name] !== undefined);
+      const misplaced = MCP_ONLY.find((name) => values[name] !== undefined);
       if (misplaced !== undefined) throw new UsageError(`--${misplaced} is an option of the mcp command, not of demo`);
       return { command: 'demo' };
     }
-    case 'mcp': {
-      const backend = values.backend ?? 'memory';
-      if (backend !== 'memory' && backend !== 'host') throw new UsageError(`--backend must be memory or host, got ${JSON.stringify(backend)}`);
-      const mounts = values.mount ?? [];
-      const allow = values.allow ?? [];
-      for (const [flag, list] of [['--mount', mounts], ['--allow', allow]] as const) {
-        if (list.some((value) => value.trim() === '')) throw new UsageError(`${flag} needs a non-empty path`);
-      }
-      if (mounts.length > 0 && allow.length === 0) {
-        throw new UsageError('--mount needs at least one --allow <root>: the host directories mounts may come from');
-      }
-      return { command: 'mcp', backend, mounts, allow, readOnly: values['read-only'] === true, readBeforeWrite: values['read-before-write'] === true };
-    }
+    case 'mcp':
+      return mcpCommand(values, tokens);
     default:
       throw new UsageError(`unknown command ${JSON.stringify(command)}: expected demo or mcp`);
   }
+}
+
+type Parsed = ReturnType<typeof parse>;
+
+function mcpCommand(values: Parsed['values'], tokens: Parsed['tokens']): McpCommand {
+  const root = values.root;
+  if (root !== undefined && root.trim() === '') throw new UsageError('--root needs a non-empty path');
+  if (root !== undefined && values.backend === 'memory')
+    throw new UsageError('--root works on a host directory: it cannot be used with --backend memory');
+  const backend = values.backend ?? (root === undefined ? 'memory' : 'host');
+  if (backend !== 'memory' && backend !== 'host') throw new UsageError(`--backend must be memory or host, got ${JSON.stringify(backend)}`);
+  const mounts = mountsInOrder(tokens);
+  const allow = values.allow ?? [];
+  if (allow.some((value) => value.trim() === '')) throw new UsageError('--allow needs a non-empty path');
+  if (mounts.length > 0 && allow.length === 0) {
+    throw new UsageError('--mount needs at least one --allow <root>: the host directories mounts may come from');
+  }
+  return {
+    command: 'mcp',
+    backend,
+    ...(root === undefined ? {} : { root }),
+    mounts,
+    allow,
+    readOnly: values['read-only'] === true,
+    readBeforeWrite: values['read-before-write'] === true,
+    quiet: values.quiet === true,
+  };
+}
+
+/** `--include`, `--exclude` and `--max-bytes` belong to the `--mount` before them, so the order of the flags matters. */
+function mountsInOrder(tokens: Parsed['tokens']): MountArgument[] {
+  const mounts: MountArgument[] = [];
+  for (const token of tokens) {
+    if (token.kind !== 'option') continue;
+    const value = token.value ?? '';
+    if (token.name === 'mount') {
+      if (value.trim() === '') throw new UsageError('--mount needs a non-empty path');
+      mounts.push({ hostPath: value });
+      continue;
+    }
+    if (!PER_MOUNT.has(token.name)) continue;
+    const mount = mounts.at(-1);
+    if (mount === undefined) throw new UsageError(`--${token.name} applies to the --mount before it: put it after a --mount`);
+    if (token.name === 'max-bytes') {
+      if (!/^\d+$/.test(value) || !Number.isSafeInteger(Number(value)))
+        throw new UsageError(`--max-bytes must be a whole number of bytes, got ${JSON.stringify(value)}`);
+      if (mount.maxBytes !== undefined) throw new UsageError(`--max-bytes is given twice for the mount ${JSON.stringify(mount.hostPath)}`);
+      mount.maxBytes = Number(value);
+    } else {
+      if (value === '') throw new UsageError(`--${token.name} needs a non-empty glob`);
+      const key = token.name as 'include' | 'exclude';
+      (mount[key] ??= []).push(value);
+    }
+  }
+  return mounts;
 }
 
 function parse(argv: readonly string[]) {
@@ -74,14 +179,20 @@ function parse(argv: readonly string[]) {
     args: [...argv],
     strict: true,
     allowPositionals: true,
+    tokens: true,
     options: {
       help: { type: 'boolean', short: 'h' },
       version: { type: 'boolean', short: 'v' },
       backend: { type: 'string' },
+      root: { type: 'string' },
       mount: { type: 'string', multiple: true },
+      include: { type: 'string', multiple: true },
+      exclude: { type: 'string', multiple: true },
+      'max-bytes': { type: 'string', multiple: true },
       allow: { type: 'string', multiple: true },
       'read-only': { type: 'boolean' },
       'read-before-write': { type: 'boolean' },
+      quiet: { type: 'boolean' },
     },
   });
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import { readFileSync, realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { parseCommandLine, UsageError, USAGE } from './args.js';
+import { parseCommandLine, UsageError } from './args.js';
 import { runDemo } from './demo.js';
 import { serveMcp } from './serve.js';
 import { redactHostPaths } from '../tools/failure.js';
@@ -20,7 +20,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   }
   switch (command.command) {
     case 'help':
-      process.stdout.write(USAGE);
+      process.stdout.write(command.usage);
       return 0;
     case 'version':
       process.stdout.write(`${packageVersion()}\n`);

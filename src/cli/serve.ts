@@ -4,14 +4,20 @@ import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import { createSession } from '../session/index.js';
 import type { Session } from '../session/types.js';
 import { redactHostPaths } from '../tools/failure.js';
+import type { MountArgument } from './args.js';
 import { createMcpServer } from './mcp-server.js';
+import { hydrationProgress } from './progress.js';
 
 export interface ServeOptions {
   backend: 'memory' | 'host';
-  mounts: readonly string[];
+  /** A host directory to work on (host backend); default a private temp directory. */
+  root?: string;
+  mounts: readonly MountArgument[];
   allow: readonly string[];
   readOnly: boolean;
   readBeforeWrite: boolean;
+  /** No hydration progress on stderr. */
+  quiet?: boolean;
   version?: string;
 }
 
@@ -21,7 +27,8 @@ export interface ServeOptions {
  * backend's temp directory and git dir are removed).
  */
 export async function serveMcp(options: ServeOptions): Promise<void> {
-  const hostPaths = await hostPathsToHide([...options.mounts, ...options.allow]);
+  const hostPaths = await hostPathsToHide([...options.mounts.map((m) => m.hostPath), ...options.allow, ...(options.root === undefined ? [] : [options.root])]);
+  const progress = hydrationProgress(process.stderr, { quiet: options.quiet === true });
   // A stop while the session starts (a long hydration) aborts it, so that it disposes what it created: the
   // default SIGTERM/SIGINT ended the process there and left the host backend's temp root and git dir behind.
   const starting = new AbortController();
@@ -32,11 +39,14 @@ export async function serveMcp(options: ServeOptions): Promise<void> {
   try {
     session = await createSession({
       backend: options.backend,
-      mounts: options.mounts.map((hostPath) => ({ hostPath })),
+      ...(options.root === undefined ? {} : { root: options.root }),
+      mounts: options.mounts.map((mount) => ({ ...mount })),
       allowedHostRoots: [...options.allow],
       readOnly: options.readOnly,
       signal: starting.signal,
+      onProgress: progress.onProgress,
     });
+    progress.done();
   } catch (error) {
     if (starting.signal.aborted) return;
     const message = error instanceof Error ? error.message : String(error);

@@ -48,7 +48,8 @@ function lengthNote(schema: JsonObject): string | undefined {
 function makeNullable(schema: JsonObject): JsonObject {
   if (Array.isArray(schema.enum) && !schema.enum.includes(null)) schema = { ...schema, enum: [...(schema.enum as unknown[]), null] };
   if (typeof schema.type === 'string') return { ...schema, type: [schema.type, 'null'] };
-  if (Array.isArray(schema.type)) return schema.type.includes('null') ? schema : { ...schema, type: [...(schema.type as unknown[]), 'null'] };
+  if (Array.isArray(schema.type))
+    return schema.type.includes('null') ? schema : { ...schema, type: [...(schema.type as unknown[]), 'null'] };
   if (Array.isArray(schema.anyOf)) return { ...schema, anyOf: [...(schema.anyOf as unknown[]), { type: 'null' }] };
   return { anyOf: [schema, { type: 'null' }] };
 }

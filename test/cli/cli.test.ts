@@ -10,14 +10,15 @@ describe('command line parsing', () => {
     expect(parseCommandLine(['mcp', '--backend', 'host', '--mount', 'a', '--mount', 'b', '--allow', '.'])).toEqual({
       command: 'mcp',
       backend: 'host',
-      mounts: ['a', 'b'],
+      mounts: [{ hostPath: 'a' }, { hostPath: 'b' }],
       allow: ['.'],
       readOnly: false,
       readBeforeWrite: false,
+      quiet: false,
     });
     expect(parseCommandLine(['mcp'])).toMatchObject({ backend: 'memory', mounts: [], allow: [] });
     expect(parseCommandLine(['demo'])).toEqual({ command: 'demo' });
-    expect(parseCommandLine(['--help'])).toEqual({ command: 'help' });
+    expect(parseCommandLine(['--help'])).toMatchObject({ command: 'help' });
   });
 
   it.each([
