@@ -22,6 +22,20 @@ describe('package surface', () => {
     }
   });
 
+  it('each adapter is a subpath export whose SDK is an optional peer dependency', () => {
+    for (const [subpath, sdk] of [
+      ['./ai-sdk', 'ai'],
+      ['./openai', 'openai'],
+      ['./anthropic', '@anthropic-ai/sdk'],
+      ['./langchain', '@langchain/core'],
+    ] as const) {
+      expect(pkg.exports, subpath).toHaveProperty([subpath]);
+      expect(pkg.peerDependencies?.[sdk], sdk).toBeDefined();
+      expect(pkg.peerDependenciesMeta?.[sdk]?.optional, sdk).toBe(true);
+      expect(pkg.dependencies, sdk).not.toHaveProperty([sdk]);
+    }
+  });
+
   it('exports createMcpServer from the root', async () => {
     const root = await import('../../src/index.js');
     expect(typeof root.createMcpServer).toBe('function');

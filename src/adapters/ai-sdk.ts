@@ -1,0 +1,28 @@
+import { jsonSchema, tool, type ToolSet } from 'ai';
+import type { JSONSchema7 } from 'ai';
+import type { Session } from '../session/types.js';
+import { adapterTools, runNamedTool, ToolCallFailedError, type AdapterOptions } from './shared.js';
+
+/**
+ * sessionfs tools as a Vercel AI SDK `ToolSet` (ai 6, the newest major that runs on Node 20), for `generateText` / `streamText`:
+ * `generateText({ model, tools: aiSdkTools(session), … })`. Every call goes through `session.runTool` (with
+ * the SDK's abort signal). A failed call is rolled back and thrown as a `ToolCallFailedError`, which the SDK
+ * turns into a `tool-error` part the model reads (its text starts `Error [CODE]:`).
+ */
+export function aiSdkTools(session: Session, options: AdapterOptions = {}): ToolSet {
+  const tools = adapterTools(options);
+  const set: ToolSet = {};
+  for (const definition of tools) {
+    set[definition.name] = tool({
+      description: definition.description,
+      inputSchema: jsonSchema<unknown>(definition.jsonSchema as JSONSchema7),
+      execute: async (input: unknown, { abortSignal }) => {
+        const result = await runNamedTool(session, tools, definition.name, input, abortSignal);
+        if (!result.success) throw new ToolCallFailedError(definition.name, result);
+        return result.message;
+      },
+    });
+  }
+  return set;
+}
+export { ToolCallFailedError } from './shared.js';

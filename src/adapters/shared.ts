@@ -1,0 +1,76 @@
+import type { Session, Tool, ToolCallResult } from '../session/types.js';
+import { workspaceTools, type WorkspaceToolsOptions } from '../tools/index.js';
+
+/** What every adapter takes: the session the calls run on, and which tools to offer. */
+export interface AdapterOptions {
+  /** The tools to offer; default `workspaceTools(toolOptions)`. Add your own `defineTool` tools here. */
+  tools?: readonly Tool[];
+  /** Options of the default tool suite (ignored when `tools` is given). */
+  toolOptions?: WorkspaceToolsOptions;
+}
+
+export function adapterTools(options: AdapterOptions = {}): readonly Tool[] {
+  return options.tools ?? (workspaceTools(options.toolOptions) as readonly Tool[]);
+}
+
+/** The text a model reads for a result: failures start with `Error [CODE]:` and say when they were rolled back. */
+export function resultText(result: Pick<ToolCallResult, 'success' | 'message' | 'code' | 'rolledBack' | 'value'>): string {
+  if (result.success) return result.message;
+  const code = result.code ?? (result.value as { code?: string } | undefined)?.code;
+  let text = code !== undefined && !result.message.startsWith('Error [') ? `Error [${code}]: ${result.message}` : result.message;
+  if (result.rolledBack) text += '\n(This call was rolled back: the workspace is exactly as it was before it.)';
+  return text;
+}
+
+/**
+ * Runs one model-issued call by tool name through `session.runTool`. An unknown name is a failed result
+ * naming the available tools; arguments given as a JSON string (OpenAI) are parsed first.
+ */
+export async function runNamedTool(
+  session: Session,
+  tools: readonly Tool[],
+  name: string,
+  args: unknown,
+  signal?: AbortSignal,
+): Promise<ToolCallResult> {
+  const tool = tools.find((candidate) => candidate.name === name);
+  if (tool === undefined) {
+    return {
+      success: false,
+      rolledBack: false,
+      code: 'EINVAL',
+      message: `there is no tool named ${JSON.stringify(name)}. Available tools: ${tools.map((t) => t.name).join(', ')}.`,
+    };
+  }
+  let params = args;
+  if (typeof args === 'string') {
+    try {
+      params = args.trim() === '' ? {} : (JSON.parse(args) as unknown);
+    } catch {
+      return {
+        success: false,
+        rolledBack: false,
+        code: 'EINVAL',
+        message: `invalid parameters for ${name}: the arguments are not valid JSON`,
+      };
+    }
+  }
+  return session.runTool(tool, params, signal === undefined ? {} : { signal });
+}
+
+/** Thrown by adapters whose SDK reports a failed tool call as a thrown error (AI SDK, LangChain). */
+export class ToolCallFailedError extends Error {
+  override name = 'ToolCallFailedError';
+  constructor(
+    readonly tool: string,
+    readonly result: ToolCallResult,
+  ) {
+    super(resultText(result));
+  }
+  get code(): string | undefined {
+    return this.result.code;
+  }
+  get rolledBack(): boolean {
+    return this.result.rolledBack;
+  }
+}
