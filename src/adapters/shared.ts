@@ -1,5 +1,8 @@
 import type { Session, Tool, ToolCallResult } from '../session/types.js';
+import { resultText } from '../session/result-text.js';
 import { workspaceTools, type WorkspaceToolsOptions } from '../tools/index.js';
+
+export { resultText };
 
 /** What every adapter takes: the session the calls run on, and which tools to offer. */
 export interface AdapterOptions {
@@ -11,15 +14,6 @@ export interface AdapterOptions {
 
 export function adapterTools(options: AdapterOptions = {}): readonly Tool[] {
   return options.tools ?? (workspaceTools(options.toolOptions) as readonly Tool[]);
-}
-
-/** The text a model reads for a result: failures start with `Error [CODE]:` and say when they were rolled back. */
-export function resultText(result: Pick<ToolCallResult, 'success' | 'message' | 'code' | 'rolledBack' | 'value'>): string {
-  if (result.success) return result.message;
-  const code = result.code ?? (result.value as { code?: string } | undefined)?.code;
-  let text = code !== undefined && !result.message.startsWith('Error [') ? `Error [${code}]: ${result.message}` : result.message;
-  if (result.rolledBack) text += '\n(This call was rolled back: the workspace is exactly as it was before it.)';
-  return text;
 }
 
 /**

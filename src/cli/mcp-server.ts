@@ -2,6 +2,7 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { defineTool } from '../session/define-tool.js';
+import { resultText } from '../session/result-text.js';
 import type { Session, Tool, ToolCallResult, ToolResult } from '../session/types.js';
 import type { WorkspaceSnapshot } from '../workspace/types.js';
 import { SnapshotRestoreError } from '../workspace/errors.js';
@@ -151,11 +152,5 @@ export async function createMcpServer(session: Session, options: McpServerOption
 }
 
 function toCallToolResult(result: ToolCallResult, redact: (text: string) => string): CallToolResult {
-  let text = result.message;
-  if (!result.success) {
-    const code = result.code ?? (result.value as { code?: string } | undefined)?.code;
-    if (code !== undefined && !text.startsWith('Error [')) text = `Error [${code}]: ${text}`;
-    if (result.rolledBack) text += '\n(This call was rolled back: the workspace is exactly as it was before it.)';
-  }
-  return { content: [{ type: 'text', text: redact(text) }], isError: !result.success };
+  return { content: [{ type: 'text', text: redact(resultText(result)) }], isError: !result.success };
 }

@@ -1,11 +1,9 @@
-import { execFile } from 'node:child_process';
-import { mkdtemp, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
-import { promisify } from 'node:util';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 import { assertBuilt, REPO } from '../cli/support.js';
+import { runSnippet } from './run-snippet.js';
 
 /**
  * Every ```ts block in README.md and docs/*.md (files found at run time, so new docs are checked without
@@ -22,7 +20,6 @@ interface Block {
 
 const BLOCK = /^```ts( check-only)?[ \t]*\n([\s\S]*?)^```[ \t]*$/gm;
 const OUT = join(REPO, '.docs-check');
-const run = promisify(execFile);
 
 async function collectBlocks(): Promise<Block[]> {
   const docs = (await readdir(join(REPO, 'docs')).catch(() => [] as string[])).filter((name) => name.endsWith('.md')).sort();
@@ -72,21 +69,6 @@ describe('code blocks in README.md and docs/', async () => {
   });
 
   for (const block of blocks.filter((b) => b.run)) {
-    it(`runs ${block.source}`, async () => {
-      const js = ts.transpileModule(block.code + '\nexport {};\n', {
-        compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 },
-      }).outputText;
-      const file = block.file.replace(/\.ts$/, '.mjs');
-      await writeFile(file, js);
-      const cwd = await mkdtemp(join(tmpdir(), 'sessionfs-docs-'));
-      try {
-        await run(process.execPath, [file], { cwd, timeout: 30_000 });
-      } catch (error) {
-        const { stderr, stdout } = error as { stderr?: string; stdout?: string };
-        throw new Error(`${block.source} failed:\n${stderr ?? ''}${stdout ?? ''}`);
-      } finally {
-        await rm(cwd, { recursive: true, force: true });
-      }
-    });
+    it(`runs ${block.source}`, () => runSnippet(block.source, `${block.code}\nexport {};\n`, block.file.replace(/\.ts$/, '.mjs')));
   }
 });

@@ -1,13 +1,9 @@
-import { execFile } from 'node:child_process';
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
-import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 import { assertBuilt, REPO } from '../cli/support.js';
+import { runSnippet } from './run-snippet.js';
 
-const run = promisify(execFile);
 const OUT = join(REPO, '.docs-check', 'examples');
 
 /** Every examples/*.ts (type-checked by `npm run lint`, which includes examples/) runs offline and exits 0. */
@@ -23,20 +19,7 @@ describe('examples/', async () => {
   for (const name of files) {
     it(`runs examples/${name}`, async () => {
       const source = await readFile(join(REPO, 'examples', name), 'utf8');
-      const js = ts.transpileModule(source, {
-        compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 },
-      }).outputText;
-      const file = join(OUT, name.replace(/\.ts$/, '.mjs'));
-      await writeFile(file, js);
-      const cwd = await mkdtemp(join(tmpdir(), 'sessionfs-example-'));
-      try {
-        await run(process.execPath, [file], { cwd, timeout: 30_000 });
-      } catch (error) {
-        const { stderr, stdout } = error as { stderr?: string; stdout?: string };
-        throw new Error(`examples/${name} failed:\n${stderr ?? ''}${stdout ?? ''}`);
-      } finally {
-        await rm(cwd, { recursive: true, force: true });
-      }
+      await runSnippet(`examples/${name}`, source, join(OUT, name.replace(/\.ts$/, '.mjs')));
     });
   }
 });
