@@ -21,7 +21,11 @@ const gitEnv = nativeGitEnv(scratch);
 const hasGit = hasNativeGit(gitEnv);
 
 function git(gitDir, root, ...args) {
-  execFileSync('git', [`--git-dir=${gitDir}`, `--work-tree=${root}`, ...args], { env: gitEnv, stdio: ['ignore', 'ignore', 'inherit'], cwd: root });
+  execFileSync('git', [`--git-dir=${gitDir}`, `--work-tree=${root}`, ...args], {
+    env: gitEnv,
+    stdio: ['ignore', 'ignore', 'inherit'],
+    cwd: root,
+  });
 }
 
 /** Tree of `count` small files, 100 per directory, two levels deep. */
@@ -34,7 +38,8 @@ function makeTree(root, count) {
   }
 }
 
-const rel = (count, k, round) => `d${Math.floor(((k * 7919 + round * 131) % count) / 1000)}/e${Math.floor(((k * 7919 + round * 131) % count) / 100) % 10}/f${(k * 7919 + round * 131) % count}.txt`;
+const rel = (count, k, round) =>
+  `d${Math.floor(((k * 7919 + round * 131) % count) / 1000)}/e${Math.floor(((k * 7919 + round * 131) % count) / 100) % 10}/f${(k * 7919 + round * 131) % count}.txt`;
 
 async function time(fn) {
   const start = performance.now();
@@ -99,7 +104,9 @@ async function benchSize(count) {
     for (let round = 0; round < ROUNDS; round += 1) {
       for (let k = 0; k < 10; k += 1) fs.writeFileSync(join(roots.native, rel(count, k, round)), `protocol write ${round} ${k}\n`);
       nWrites.push(await time(() => commit(roots.native)));
-      const previous = execFileSync('git', [`--git-dir=${gitDir}`, 'rev-parse', 'HEAD'], { env: gitEnv }).toString().trim();
+      const previous = execFileSync('git', [`--git-dir=${gitDir}`, 'rev-parse', 'HEAD'], { env: gitEnv })
+        .toString()
+        .trim();
       await pause();
       for (let k = 0; k < 10; k += 1) fs.writeFileSync(join(roots.native, rel(count, k + 10, round)), `external write ${round} ${k}\n`);
       nExternal.push(await time(() => commit(roots.native)));
@@ -134,7 +141,13 @@ async function benchSize(count) {
 try {
   const results = [];
   for (const count of sizes) results.push(await benchSize(count));
-  console.log(JSON.stringify({ bench: 'host-snapshot', node: process.version, platform: `${process.platform}-${process.arch}`, rounds: ROUNDS, results }, null, 2));
+  console.log(
+    JSON.stringify(
+      { bench: 'host-snapshot', node: process.version, platform: `${process.platform}-${process.arch}`, rounds: ROUNDS, results },
+      null,
+      2,
+    ),
+  );
 } finally {
   fs.rmSync(scratch, { recursive: true, force: true });
 }

@@ -23,7 +23,7 @@ const source = join(scratch, 'source');
 /** A deterministic tree: 100 files per directory, two levels, sizes spread around the mean. */
 function makeTree() {
   let seed = 42;
-  const random = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
+  const random = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff;
   const mean = (MEGABYTES * 1024 * 1024) / FILES;
   const block = Buffer.alloc(Math.ceil(mean * 2) + 1);
   for (let i = 0; i < block.length; i += 1) block[i] = Math.floor(random() * 256);
@@ -49,7 +49,8 @@ const hasGit = hasNativeGit(gitEnv);
 /** What a shadow-git checkpointer pays for its first checkpoint of the same tree: `add -A && commit`. */
 function timeNativeFirstCommit(tree) {
   const gitDir = `${tree}.git`;
-  const git = (...args) => execFileSync('git', [`--git-dir=${gitDir}`, `--work-tree=${tree}`, ...args], { env: gitEnv, stdio: 'ignore', cwd: tree });
+  const git = (...args) =>
+    execFileSync('git', [`--git-dir=${gitDir}`, `--work-tree=${tree}`, ...args], { env: gitEnv, stdio: 'ignore', cwd: tree });
   execFileSync('git', ['init', '--bare', '-q', gitDir], { env: gitEnv, stdio: 'ignore' });
   const start = performance.now();
   git('add', '-A');

@@ -9,7 +9,11 @@ const SIZES = (process.env.SIZES ?? '1000,10000,100000').split(',').map(Number);
 const ROUNDS = Number(process.env.ROUNDS ?? 200);
 // Heap figures are averaged over more snapshots than timings: a few hundred bytes each drown in GC noise otherwise.
 const HEAP_ROUNDS = Number(process.env.HEAP_ROUNDS ?? 5000);
-const gc = globalThis.gc ?? (() => { throw new Error('run with --expose-gc (npm run bench does)'); });
+const gc =
+  globalThis.gc ??
+  (() => {
+    throw new Error('run with --expose-gc (npm run bench does)');
+  });
 
 const median = (values) => {
   const sorted = [...values].sort((a, b) => a - b);
@@ -31,7 +35,7 @@ async function memoryWorkspace(size) {
   const times = [];
   const kept = [];
   for (let round = 0; round < ROUNDS; round += 1) {
-    await ws.writeBytes(pathOf(round * 7919 % size), content(round));
+    await ws.writeBytes(pathOf((round * 7919) % size), content(round));
     const start = process.hrtime.bigint();
     kept.push(await ws.snapshot());
     times.push(Number(process.hrtime.bigint() - start) / 1e6);
@@ -50,7 +54,7 @@ function copyTheMapStore(size) {
   const times = [];
   const kept = [];
   for (let round = 0; round < rounds; round += 1) {
-    live.set(pathOf(round * 7919 % size), content(round));
+    live.set(pathOf((round * 7919) % size), content(round));
     const start = process.hrtime.bigint();
     kept.push(new Map(live));
     times.push(Number(process.hrtime.bigint() - start) / 1e6);

@@ -25,7 +25,12 @@ for (let i = 0; i < FILES; i += 1) {
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 const round = (value) => Math.round(value * 1000) / 1000;
 
-const noop = defineTool({ name: 'noop', description: 'reads nothing, writes nothing', parameters: z.object({ n: z.number() }), handler: () => ({ success: true, message: 'ok' }) });
+const noop = defineTool({
+  name: 'noop',
+  description: 'reads nothing, writes nothing',
+  parameters: z.object({ n: z.number() }),
+  handler: () => ({ success: true, message: 'ok' }),
+});
 const edit = defineTool({
   name: 'edit',
   description: 'writes one file',

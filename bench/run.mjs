@@ -13,7 +13,11 @@ const benches = readdirSync(here)
   .filter((name) => wanted === undefined || name === wanted || name === `${wanted}.mjs`)
   .sort();
 if (benches.length === 0) {
-  console.error(`no bench named ${wanted}; available: ${readdirSync(here).filter((n) => n.endsWith('.mjs') && n !== 'run.mjs').join(', ')}`);
+  console.error(
+    `no bench named ${wanted}; available: ${readdirSync(here)
+      .filter((n) => n.endsWith('.mjs') && n !== 'run.mjs')
+      .join(', ')}`,
+  );
   process.exit(2);
 }
 let failed = 0;

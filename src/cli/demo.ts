@@ -13,7 +13,8 @@ const PROJECT: Record<string, string> = {
   'README.md': '# acme-greeter\n\nCall `greet(name)` to build a greeting.\n',
   'src/greet.ts': 'export function greet(name: string): string {\n  return `Hello, ${name}!`;\n}\n',
   'src/main.ts': 'import { greet } from "./greet.js";\n\nconsole.log(greet("world"));\n',
-  'test/greet.test.ts': 'import { greet } from "../src/greet.js";\n\nif (greet("Ada") !== "Hello, Ada!") throw new Error("greet is broken");\n',
+  'test/greet.test.ts':
+    'import { greet } from "../src/greet.js";\n\nif (greet("Ada") !== "Hello, Ada!") throw new Error("greet is broken");\n',
 };
 
 type Print = (line?: string) => void;
@@ -40,21 +41,31 @@ export async function runDemo(out: Print = (line = '') => process.stdout.write(`
     print();
     print('1. Mount a host project');
     print(`   A small project (${Object.keys(PROJECT).length} files) was generated in a temporary host directory, the only one allowed.`);
-    print("   createSession({ backend: 'memory', mounts: [{ hostPath: <tmp>/acme-greeter, mountPath: 'app' }], allowedHostRoots: [<tmp>] })");
+    print(
+      "   createSession({ backend: 'memory', mounts: [{ hostPath: <tmp>/acme-greeter, mountPath: 'app' }], allowedHostRoots: [<tmp>] })",
+    );
     session = await createSession({ backend: 'memory', mounts: [{ hostPath: projectDir, mountPath: 'app' }], allowedHostRoots: [hostDir] });
     const hydrated = session.hydration;
-    print(`   -> session ${session.id.slice(0, 8)}: ${hydrated?.files ?? 0} files (${hydrated?.bytes ?? 0} bytes) hydrated under /app, in memory. The host copy is never touched.`);
+    print(
+      `   -> session ${session.id.slice(0, 8)}: ${hydrated?.files ?? 0} files (${hydrated?.bytes ?? 0} bytes) hydrated under /app, in memory. The host copy is never touched.`,
+    );
     const baseline = await session.filesystem.snapshot({ tag: 'hydrated' });
     print();
 
     const tools = new Map(workspaceTools().map((tool) => [tool.name, tool]));
     const active = session;
-    const call = async (name: WorkspaceToolName | ToolDefinition<z.ZodType>, params: Record<string, unknown>, maxLines = 8): Promise<ToolCallResult> => {
+    const call = async (
+      name: WorkspaceToolName | ToolDefinition<z.ZodType>,
+      params: Record<string, unknown>,
+      maxLines = 8,
+    ): Promise<ToolCallResult> => {
       const tool = typeof name === 'string' ? tools.get(name) : name;
       if (tool === undefined) throw new Error(`no tool ${String(name)}`);
       print(`   > ${tool.name} ${JSON.stringify(params)}`);
       const result = await active.runTool(tool, params);
-      const mark = result.success ? 'ok' : `FAILED${result.code === undefined ? '' : ` (${result.code})`}${result.rolledBack ? ', rolled back' : ''}`;
+      const mark = result.success
+        ? 'ok'
+        : `FAILED${result.code === undefined ? '' : ` (${result.code})`}${result.rolledBack ? ', rolled back' : ''}`;
       const lines = result.message.split('\n');
       const shown = lines.slice(0, maxLines);
       if (lines.length > maxLines) shown.push(`... (${lines.length - maxLines} more lines)`);
@@ -90,7 +101,8 @@ export async function runDemo(out: Print = (line = '') => process.stdout.write(`
         if (edit === undefined) throw new Error('edit_file missing');
         for (const [index, step] of edits.entries()) {
           const result = await edit.handler(step, context);
-          if (!result.success) return { success: false, message: `edit ${index + 1} of ${edits.length} failed: ${result.message}`, value: result.value };
+          if (!result.success)
+            return { success: false, message: `edit ${index + 1} of ${edits.length} failed: ${result.message}`, value: result.value };
         }
         return { success: true, message: `applied ${edits.length} edits` };
       },
@@ -114,7 +126,8 @@ export async function runDemo(out: Print = (line = '') => process.stdout.write(`
     await call('move', { source: 'app/test/greet.test.ts', destination: 'app/test/welcome.test.ts' });
     await call('write_file', {
       path: 'app/test/unicode.test.ts',
-      content: 'import { welcome } from "../src/greet.js";\n\nif (welcome("Zoë") !== "Hello, Zoë!") throw new Error("welcome mangles names");\n',
+      content:
+        'import { welcome } from "../src/greet.js";\n\nif (welcome("Zoë") !== "Hello, Zoë!") throw new Error("welcome mangles names");\n',
     });
     print('   An attempt to leave the workspace is refused, and nothing leaks about the host:');
     await call('read_file', { path: '../../etc/passwd' });
@@ -130,7 +143,9 @@ export async function runDemo(out: Print = (line = '') => process.stdout.write(`
 
     const failed = session.history.filter((record) => !record.result.success).length;
     const rolledBack = session.history.filter((record) => record.result.rolledBack).length;
-    print(`Session summary: ${session.history.length} tool calls, ${failed} failed, ${rolledBack} rolled back, ${session.snapshots.length} pre-call snapshots kept.`);
+    print(
+      `Session summary: ${session.history.length} tool calls, ${failed} failed, ${rolledBack} rolled back, ${session.snapshots.length} pre-call snapshots kept.`,
+    );
     print('The host project is unchanged; every change lives in the session workspace until you export it.');
   } finally {
     await session?.dispose();

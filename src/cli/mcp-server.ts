@@ -64,7 +64,11 @@ export async function createMcpServer(session: Session, options: McpServerOption
       try {
         const record = await filesystem.snapshot(tag === undefined ? {} : { tag });
         records.set(record.id, record);
-        return { success: true, message: `Snapshot ${record.id}${tag === undefined ? '' : ` (${tag})`} saved.`, value: summary(record.id, record) };
+        return {
+          success: true,
+          message: `Snapshot ${record.id}${tag === undefined ? '' : ` (${tag})`} saved.`,
+          value: summary(record.id, record),
+        };
       } catch (error) {
         return failureFromError('snapshot', error, filesystem);
       }
@@ -78,7 +82,10 @@ export async function createMcpServer(session: Session, options: McpServerOption
     handler: async ({ id }, { filesystem }): Promise<ToolResult> => {
       try {
         const result = await filesystem.restore(lookup(id));
-        const skipped = result.skipped.length === 0 ? '' : ` ${result.skipped.length} entries were left alone: ${result.skipped.map((s) => `${s.path} (${s.reason})`).join(', ')}.`;
+        const skipped =
+          result.skipped.length === 0
+            ? ''
+            : ` ${result.skipped.length} entries were left alone: ${result.skipped.map((s) => `${s.path} (${s.reason})`).join(', ')}.`;
         return { success: true, message: `Restored snapshot ${id}.${skipped}`, value: { id, skipped: result.skipped } };
       } catch (error) {
         return failureFromError('restore', error, filesystem);
@@ -100,7 +107,11 @@ export async function createMcpServer(session: Session, options: McpServerOption
         const against = to === undefined ? 'now' : to;
         if (entries.length === 0) return { success: true, message: `No changes between ${fromId} and ${against}.`, value: { changes: [] } };
         const lines = entries.map((e) => `${e.status === 'added' ? 'A' : e.status === 'deleted' ? 'D' : 'M'} ${e.path}`);
-        return { success: true, message: `${entries.length} changed between ${fromId} and ${against} (A added, M modified, D deleted):\n${lines.join('\n')}`, value: { changes: entries } };
+        return {
+          success: true,
+          message: `${entries.length} changed between ${fromId} and ${against} (A added, M modified, D deleted):\n${lines.join('\n')}`,
+          value: { changes: entries },
+        };
       } catch (error) {
         return failureFromError('diff', error, filesystem);
       }
@@ -134,7 +145,10 @@ export async function createMcpServer(session: Session, options: McpServerOption
   server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
     const tool = byName.get(request.params.name);
     if (tool === undefined) {
-      const unknown = failure('EINVAL', `there is no tool named ${JSON.stringify(request.params.name)}. Available tools: ${[...byName.keys()].join(', ')}.`);
+      const unknown = failure(
+        'EINVAL',
+        `there is no tool named ${JSON.stringify(request.params.name)}. Available tools: ${[...byName.keys()].join(', ')}.`,
+      );
       return { content: [{ type: 'text', text: unknown.message }], isError: true };
     }
     let result: ToolCallResult;

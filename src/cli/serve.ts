@@ -27,7 +27,11 @@ export interface ServeOptions {
  * backend's temp directory and git dir are removed).
  */
 export async function serveMcp(options: ServeOptions): Promise<void> {
-  const hostPaths = await hostPathsToHide([...options.mounts.map((m) => m.hostPath), ...options.allow, ...(options.root === undefined ? [] : [options.root])]);
+  const hostPaths = await hostPathsToHide([
+    ...options.mounts.map((m) => m.hostPath),
+    ...options.allow,
+    ...(options.root === undefined ? [] : [options.root]),
+  ]);
   const progress = hydrationProgress(process.stderr, { quiet: options.quiet === true });
   // A stop while the session starts (a long hydration) aborts it, so that it disposes what it created: the
   // default SIGTERM/SIGINT ended the process there and left the host backend's temp root and git dir behind.

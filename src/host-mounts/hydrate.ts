@@ -1,4 +1,20 @@
-import { closeSync, constants as fsConstants, existsSync, fstatSync, lstatSync, mkdirSync, openSync, writeSync, readdirSync, readlinkSync, readSync, realpathSync, statSync, type Dirent, type Stats } from 'node:fs';
+import {
+  closeSync,
+  constants as fsConstants,
+  existsSync,
+  fstatSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  writeSync,
+  readdirSync,
+  readlinkSync,
+  readSync,
+  realpathSync,
+  statSync,
+  type Dirent,
+  type Stats,
+} from 'node:fs';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { basename, join, posix, resolve } from 'node:path';
 import picomatch from 'picomatch';
@@ -13,7 +29,18 @@ import {
   SnapshotRestoreError,
   isWorkspaceError,
 } from '../workspace/errors.js';
-import { assertCreatable, displayPath, fitsLimits, isExpressibleName, joinPath, normalizePath, parentPath, printable, splitPath, type NormalizedPath } from '../workspace/paths.js';
+import {
+  assertCreatable,
+  displayPath,
+  fitsLimits,
+  isExpressibleName,
+  joinPath,
+  normalizePath,
+  parentPath,
+  printable,
+  splitPath,
+  type NormalizedPath,
+} from '../workspace/paths.js';
 import type { SnapshotableWorkspace, SkippedPath } from '../workspace/types.js';
 import { HostWorkspace, isTempName } from '../backends/host/index.js';
 import { MemoryWorkspace } from '../backends/memory/index.js';
@@ -38,11 +65,17 @@ import { HostMountSchema, type HostMount, type HydrateOptions, type HydrateResul
  * through (see `SourceOpener`).
  * No error or skipped entry names a host path: mounts are identified by index and workspace path.
  */
-export async function hydrate(workspace: SnapshotableWorkspace, mounts: readonly HostMount[], options: HydrateOptions): Promise<HydrateResult> {
+export async function hydrate(
+  workspace: SnapshotableWorkspace,
+  mounts: readonly HostMount[],
+  options: HydrateOptions,
+): Promise<HydrateResult> {
   if (workspace.readOnly) throw new ReadOnlyError(undefined, 'the workspace is read-only: cannot hydrate it');
   const parsed = HostMountSchema.array().safeParse(mounts);
   if (!parsed.success) {
-    throw new InvalidArgumentError(`invalid mounts: ${parsed.error.issues.map((issue) => `${issue.path.join('.') || 'mounts'}: ${issue.message}`).join('; ')}`);
+    throw new InvalidArgumentError(
+      `invalid mounts: ${parsed.error.issues.map((issue) => `${issue.path.join('.') || 'mounts'}: ${issue.message}`).join('; ')}`,
+    );
   }
   const allowed = await AllowedRoots.resolve((options as Partial<HydrateOptions> | undefined)?.allowedHostRoots);
   const signal = options.signal;
@@ -102,7 +135,9 @@ export async function hydrate(workspace: SnapshotableWorkspace, mounts: readonly
       mountBytes.set(file.mount, total);
       const budget = plan.budgets[file.mount];
       if (budget !== undefined && total > budget) {
-        throw new LimitExceededError(`hydration refused: ${plan.describe(file.mount)} grew past its maxBytes of ${budget} bytes while it was being copied; nothing was written`);
+        throw new LimitExceededError(
+          `hydration refused: ${plan.describe(file.mount)} grew past its maxBytes of ${budget} bytes while it was being copied; nothing was written`,
+        );
       }
       if (outsideSnapshots.active) await outsideSnapshots.note(path);
       const size = outcome.bytes.byteLength;
@@ -118,7 +153,10 @@ export async function hydrate(workspace: SnapshotableWorkspace, mounts: readonly
         else window.push({ path, size, done: undefined });
         continue;
       }
-      const done = workspace.writeBytes(path, scratch === undefined ? outcome.bytes : outcome.bytes.slice(), { mode: 'overwrite', createParents: true });
+      const done = workspace.writeBytes(path, scratch === undefined ? outcome.bytes : outcome.bytes.slice(), {
+        mode: 'overwrite',
+        createParents: true,
+      });
       // Settled later (in order); mark it handled now so a failure is not reported as unhandled meanwhile.
       done.catch(() => undefined);
       window.push({ path, size, done });
@@ -305,7 +343,8 @@ class Planner {
     const workspaceDirectory = relative === '' ? context.mountPath : joinPath(context.mountPath, relative);
     if (!isExpressibleName(name)) return { kind: 'skip', path: joinPath(workspaceDirectory, printable(name)), reason: SKIP.invalidName };
     // A host workspace hides (and refuses to create) names shaped like its atomic-write temp files.
-    if (this.workspace instanceof HostWorkspace && isTempName(name)) return { kind: 'skip', path: joinPath(workspaceDirectory, name), reason: SKIP.reserved };
+    if (this.workspace instanceof HostWorkspace && isTempName(name))
+      return { kind: 'skip', path: joinPath(workspaceDirectory, name), reason: SKIP.reserved };
     const childRelative = relative === '' ? name : `${relative}/${name}`;
     if (context.isExcluded(childRelative)) return undefined;
     const workspacePath = joinPath(workspaceDirectory, name);
@@ -432,7 +471,8 @@ function readSource(source: string, opener: SourceOpener, maxBytes: number, scra
     let buffer: Buffer;
     if (scratch === undefined) buffer = Buffer.allocUnsafe(wanted);
     else {
-      if (scratch.buffer.length < wanted) scratch.buffer = Buffer.allocUnsafe(Math.min(Math.max(wanted, scratch.buffer.length * 2), maxBytes + 1));
+      if (scratch.buffer.length < wanted)
+        scratch.buffer = Buffer.allocUnsafe(Math.min(Math.max(wanted, scratch.buffer.length * 2), maxBytes + 1));
       buffer = scratch.buffer;
     }
     const end = known ? info.size : Infinity;
@@ -644,7 +684,10 @@ class DirectHostWriter {
       while (offset < bytes.byteLength) offset += writeSync(fd, bytes, offset, bytes.byteLength - offset);
     } catch (error) {
       if (isWorkspaceError(error)) throw error;
-      throw new LimitExceededError(`hydration stopped: cannot write ${displayPath(path)} (${(error as NodeJS.ErrnoException).code ?? 'error'})`, displayPath(path));
+      throw new LimitExceededError(
+        `hydration stopped: cannot write ${displayPath(path)} (${(error as NodeJS.ErrnoException).code ?? 'error'})`,
+        displayPath(path),
+      );
     } finally {
       closeSync(fd);
     }
@@ -688,7 +731,6 @@ export function defaultMountPath(hostPath: string): string {
   if (name === '.' || name === '..') return basename(resolve(hostPath));
   return name;
 }
-
 
 function describeError(error: unknown): string {
   if (isWorkspaceError(error)) return error.message;

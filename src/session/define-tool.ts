@@ -24,7 +24,9 @@ export function defineTool<Schema extends z.ZodType, T = unknown>(definition: To
   try {
     jsonSchema = z.toJSONSchema(parameters, { io: 'input' }) as Record<string, unknown>;
   } catch (error) {
-    throw new InvalidArgumentError(`tool ${name}: parameters cannot be expressed as JSON Schema (${error instanceof Error ? error.message : String(error)})`);
+    throw new InvalidArgumentError(
+      `tool ${name}: parameters cannot be expressed as JSON Schema (${error instanceof Error ? error.message : String(error)})`,
+    );
   }
   return { name, description, parameters, handler, jsonSchema, strictJsonSchema: toStrictJsonSchema(jsonSchema) };
 }

@@ -69,7 +69,13 @@ function replacePrefix(segments: Segment[], prefix: string, replace: (rest: stri
         continue;
       }
       // A whole prefix: `/tmp/ws` must not match inside `/tmp/ws2`.
-      if (next !== undefined && next !== '/' && next !== '\\' && NAME_CHAR.test(next) && !(next === '.' && (after + 1 === text.length || /\s/.test(text[after + 1] as string)))) {
+      if (
+        next !== undefined &&
+        next !== '/' &&
+        next !== '\\' &&
+        NAME_CHAR.test(next) &&
+        !(next === '.' && (after + 1 === text.length || /\s/.test(text[after + 1] as string)))
+      ) {
         search = index + 1;
         continue;
       }

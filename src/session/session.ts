@@ -50,7 +50,19 @@ export interface HydratedSession extends Session {
 const BACKENDS: readonly BackendKind[] = ['memory', 'host'];
 const HOST_ONLY = ['root', 'gitDir', 'exclude', 'changeDetection'] as const;
 const KNOWN_CODES = new Set<string>([
-  'ENOENT', 'EISDIR', 'ENOTDIR', 'EEXIST', 'ENOTEMPTY', 'EACCES', 'EROFS', 'EINVAL', 'EILSEQ', 'EFBIG', 'ESNAPSHOT', 'EABORT', 'ETOOL',
+  'ENOENT',
+  'EISDIR',
+  'ENOTDIR',
+  'EEXIST',
+  'ENOTEMPTY',
+  'EACCES',
+  'EROFS',
+  'EINVAL',
+  'EILSEQ',
+  'EFBIG',
+  'ESNAPSHOT',
+  'EABORT',
+  'ETOOL',
 ]);
 
 /**
@@ -88,16 +100,21 @@ interface Settings {
 
 function validate(options: CreateSessionOptions): Settings {
   if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('createSession needs an options object');
-  if (!BACKENDS.includes(options.backend)) throw new InvalidArgumentError(`backend must be one of ${BACKENDS.join(', ')}, got ${JSON.stringify(options.backend)}`);
+  if (!BACKENDS.includes(options.backend))
+    throw new InvalidArgumentError(`backend must be one of ${BACKENDS.join(', ')}, got ${JSON.stringify(options.backend)}`);
   if (options.backend === 'memory') {
     for (const key of HOST_ONLY) {
-      if (options[key] !== undefined) throw new InvalidArgumentError(`${key} is a host-backend option; the memory backend does not take it`);
+      if (options[key] !== undefined)
+        throw new InvalidArgumentError(`${key} is a host-backend option; the memory backend does not take it`);
     }
   }
-  if (options.id !== undefined && (typeof options.id !== 'string' || options.id === '')) throw new InvalidArgumentError('id must be a non-empty string');
+  if (options.id !== undefined && (typeof options.id !== 'string' || options.id === ''))
+    throw new InvalidArgumentError('id must be a non-empty string');
   const mounts = HostMountSchema.array().optional().safeParse(options.mounts);
   if (!mounts.success) {
-    throw new InvalidArgumentError(`invalid mounts: ${mounts.error.issues.map((issue) => `${issue.path.join('.') || 'mounts'}: ${issue.message}`).join('; ')}`);
+    throw new InvalidArgumentError(
+      `invalid mounts: ${mounts.error.issues.map((issue) => `${issue.path.join('.') || 'mounts'}: ${issue.message}`).join('; ')}`,
+    );
   }
   return {
     id: options.id ?? randomUUID(),
@@ -115,10 +132,7 @@ function validate(options: CreateSessionOptions): Settings {
   };
 }
 
-type Outcome =
-  | { kind: 'result'; value: unknown }
-  | { kind: 'error'; error: unknown }
-  | { kind: 'aborted' };
+type Outcome = { kind: 'result'; value: unknown } | { kind: 'error'; error: unknown } | { kind: 'aborted' };
 
 class WorkspaceSession implements HydratedSession {
   readonly id: string;
@@ -143,7 +157,9 @@ class WorkspaceSession implements HydratedSession {
     if (scope?.session === this) return scope.view;
     if (this.#workspace === undefined) {
       throw new InvalidArgumentError(
-        this.#disposed ? `session ${this.id} has been disposed` : `session ${this.id} has no workspace: its last reset failed (call reset() again, or dispose())`,
+        this.#disposed
+          ? `session ${this.id} has been disposed`
+          : `session ${this.id} has no workspace: its last reset failed (call reset() again, or dispose())`,
       );
     }
     return this.#workspace;
@@ -214,10 +230,19 @@ class WorkspaceSession implements HydratedSession {
     if (this.#disposed) throw new InvalidArgumentError(`session ${this.id} has been disposed`);
   }
 
-  runTool<Schema extends z.ZodType, T>(tool: ToolDefinition<Schema, T>, rawParams: unknown, options: RunToolOptions = {}): Promise<ToolCallResult<T>> {
+  runTool<Schema extends z.ZodType, T>(
+    tool: ToolDefinition<Schema, T>,
+    rawParams: unknown,
+    options: RunToolOptions = {},
+  ): Promise<ToolCallResult<T>> {
     try {
       this.#assertUsable('runTool');
-      if (typeof tool !== 'object' || tool === null || typeof tool.handler !== 'function' || typeof tool.parameters?.safeParseAsync !== 'function') {
+      if (
+        typeof tool !== 'object' ||
+        tool === null ||
+        typeof tool.handler !== 'function' ||
+        typeof tool.parameters?.safeParseAsync !== 'function'
+      ) {
         throw new InvalidArgumentError('runTool needs a tool defined with defineTool (name, parameters, handler)');
       }
     } catch (error) {
@@ -237,10 +262,16 @@ class WorkspaceSession implements HydratedSession {
       return result;
     };
 
-    if (signal?.aborted) return record(rawParams, undefined, failed('EABORT', `${tool.name} was aborted before it started; nothing was changed`, false));
+    if (signal?.aborted)
+      return record(rawParams, undefined, failed('EABORT', `${tool.name} was aborted before it started; nothing was changed`, false));
 
     const prepared = prepareArguments(tool.parameters, rawParams);
-    if (!prepared.ok) return record(rawParams, undefined, failed('EINVAL', this.#scrub(`invalid parameters for ${tool.name}: ${prepared.message}`, false), false));
+    if (!prepared.ok)
+      return record(
+        rawParams,
+        undefined,
+        failed('EINVAL', this.#scrub(`invalid parameters for ${tool.name}: ${prepared.message}`, false), false),
+      );
     let parsed: Awaited<ReturnType<typeof tool.parameters.safeParseAsync>>;
     try {
       parsed = await tool.parameters.safeParseAsync(prepared.params);
@@ -249,7 +280,9 @@ class WorkspaceSession implements HydratedSession {
       return record(rawParams, undefined, failed('EINVAL', `invalid parameters for ${tool.name}: ${this.#errorMessage(error)}`, false));
     }
     if (!parsed.success) {
-      const issues = parsed.error.issues.map((issue) => `${issue.path.length === 0 ? 'parameters' : issue.path.join('.')}: ${issue.message}`).join('; ');
+      const issues = parsed.error.issues
+        .map((issue) => `${issue.path.length === 0 ? 'parameters' : issue.path.join('.')}: ${issue.message}`)
+        .join('; ');
       return record(rawParams, undefined, failed('EINVAL', this.#scrub(`invalid parameters for ${tool.name}: ${issues}`, false), false));
     }
     const params: unknown = parsed.data;
@@ -259,12 +292,17 @@ class WorkspaceSession implements HydratedSession {
       try {
         snapshot = await workspace.snapshot({ tag: `before ${tool.name}` });
       } catch (error) {
-        return record(params, undefined, failed('ESNAPSHOT', `${tool.name} was not run: the snapshot before it failed (${this.#errorMessage(error)})`, false));
+        return record(
+          params,
+          undefined,
+          failed('ESNAPSHOT', `${tool.name} was not run: the snapshot before it failed (${this.#errorMessage(error)})`, false),
+        );
       }
       this.#snapshots.push(snapshot);
     }
     // Aborted while the snapshot was taken: the handler must not start (its effects may reach beyond the workspace).
-    if (signal?.aborted) return record(params, snapshot, failed('EABORT', `${tool.name} was aborted before it started; nothing was changed`, false));
+    if (signal?.aborted)
+      return record(params, snapshot, failed('EABORT', `${tool.name} was aborted before it started; nothing was changed`, false));
 
     const guard = guardWorkspace(workspace, tool.name);
     const context: ToolContext = { filesystem: guard.workspace, session: this };
@@ -411,7 +449,9 @@ class WorkspaceSession implements HydratedSession {
 
   dispose(): Promise<void> {
     if (callScope.getStore()?.session === this) {
-      return Promise.reject(new InvalidArgumentError('dispose cannot be called from inside a tool call on the same session (it would wait for itself)'));
+      return Promise.reject(
+        new InvalidArgumentError('dispose cannot be called from inside a tool call on the same session (it would wait for itself)'),
+      );
     }
     return this.#enqueue(async () => {
       if (this.#disposed) return;

@@ -65,7 +65,11 @@ export interface Session extends AsyncDisposable {
   readonly snapshots: readonly WorkspaceSnapshot[];
   /** Every call: tool, parameters, the snapshot before, outcome. */
   readonly history: readonly ToolCallRecord[];
-  runTool<Schema extends z.ZodType, T>(tool: ToolDefinition<Schema, T>, rawParams: unknown, options?: RunToolOptions): Promise<ToolCallResult<T>>;
+  runTool<Schema extends z.ZodType, T>(
+    tool: ToolDefinition<Schema, T>,
+    rawParams: unknown,
+    options?: RunToolOptions,
+  ): Promise<ToolCallResult<T>>;
   /** Restores `snapshot` (undoing every call after it). */
   rollbackTo(snapshot: WorkspaceSnapshot): Promise<void>;
   /** A fresh workspace with the mounts replayed; history and snapshots start over. */

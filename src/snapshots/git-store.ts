@@ -62,8 +62,12 @@ export class GitStore {
   static initSync(gitDir: string): void {
     fs.mkdirSync(gitDir, { recursive: true });
     if (fs.existsSync(join(gitDir, 'HEAD')) && fs.existsSync(join(gitDir, 'objects'))) return;
-    for (const dir of ['objects/info', 'objects/pack', 'refs/heads', 'refs/tags', 'refs/sessionfs']) fs.mkdirSync(join(gitDir, dir), { recursive: true });
-    fs.writeFileSync(join(gitDir, 'config'), '[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = true\n\tlogallrefupdates = false\n');
+    for (const dir of ['objects/info', 'objects/pack', 'refs/heads', 'refs/tags', 'refs/sessionfs'])
+      fs.mkdirSync(join(gitDir, dir), { recursive: true });
+    fs.writeFileSync(
+      join(gitDir, 'config'),
+      '[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = true\n\tlogallrefupdates = false\n',
+    );
     fs.writeFileSync(join(gitDir, 'description'), 'sessionfs snapshots\n');
     fs.writeFileSync(join(gitDir, 'HEAD'), 'ref: refs/heads/main\n');
   }

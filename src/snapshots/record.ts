@@ -17,9 +17,17 @@ export const WorkspaceSnapshotSchema = z.object({
 export function parseSnapshotRecord(value: unknown): WorkspaceSnapshot {
   const parsed = WorkspaceSnapshotSchema.safeParse(value);
   if (!parsed.success) {
-    throw new SnapshotRestoreError(`not a snapshot record: ${parsed.error.issues.map((i) => `${i.path.join('.') || 'record'}: ${i.message}`).join('; ')}`);
+    throw new SnapshotRestoreError(
+      `not a snapshot record: ${parsed.error.issues.map((i) => `${i.path.join('.') || 'record'}: ${i.message}`).join('; ')}`,
+    );
   }
-  const record: WorkspaceSnapshot = { id: parsed.data.id, backend: parsed.data.backend, ref: parsed.data.ref, createdAt: parsed.data.createdAt, root: parsed.data.root };
+  const record: WorkspaceSnapshot = {
+    id: parsed.data.id,
+    backend: parsed.data.backend,
+    ref: parsed.data.ref,
+    createdAt: parsed.data.createdAt,
+    root: parsed.data.root,
+  };
   if (parsed.data.gitDir !== undefined) record.gitDir = parsed.data.gitDir;
   if (parsed.data.tag !== undefined) record.tag = parsed.data.tag;
   return record;

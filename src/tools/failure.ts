@@ -29,7 +29,8 @@ export function failure(code: ToolErrorCode, message: string, extra: Omit<ToolFa
 }
 
 /** The tools whose failure messages get tool-specific hints. */
-export type HintedTool = 'list_directory' | 'read_file' | 'write_file' | 'edit_file' | 'glob' | 'grep' | 'delete' | 'mkdir' | 'move' | 'copy' | 'stat' | string;
+export type HintedTool =
+  'list_directory' | 'read_file' | 'write_file' | 'edit_file' | 'glob' | 'grep' | 'delete' | 'mkdir' | 'move' | 'copy' | 'stat' | string;
 
 const FIND_PATH = 'Paths are relative to the workspace root; use list_directory or glob to find the right one.';
 
@@ -41,10 +42,18 @@ const FIND_PATH = 'Paths are relative to the workspace root; use list_directory 
 export function failureFromError(tool: HintedTool, error: unknown, workspace?: Workspace): ToolResult<ToolFailure> {
   if (!isWorkspaceError(error)) {
     const name = error instanceof Error && /^[A-Za-z]+$/.test(error.name) ? ` (${error.name})` : '';
-    return failure('ETOOL', `${tool} hit an unexpected internal error${name}. Nothing was changed. Retry once; if it fails again, try a different approach.`, { reason: 'internal' });
+    return failure(
+      'ETOOL',
+      `${tool} hit an unexpected internal error${name}. Nothing was changed. Retry once; if it fails again, try a different approach.`,
+      { reason: 'internal' },
+    );
   }
   let hint = hintFor(tool, error);
-  if (error.code === 'ENOENT' && error.path !== undefined && /^(?:tmp|var|home|Users|usr|etc|opt|private|mnt|root|srv|work)\//.test(error.path)) {
+  if (
+    error.code === 'ENOENT' &&
+    error.path !== undefined &&
+    /^(?:tmp|var|home|Users|usr|etc|opt|private|mnt|root|srv|work)\//.test(error.path)
+  ) {
     hint += " A leading '/' means the workspace root, not the host's: host paths do not exist here.";
   }
   const message = redactHostPaths(`${sentence(messageFor(tool, error))} ${hint}`.trim(), workspace);
@@ -124,7 +133,10 @@ export function redactHostPaths(text: string, workspace?: Pick<Workspace, 'root'
     .filter((dir) => dir.includes('/'))
     .sort((a, b) => b.length - a.length);
   for (const dir of bare) {
-    const pattern = new RegExp(`(?<![\\p{L}\\p{N}\\p{M}_.~+/-])${dir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?![\\p{L}\\p{N}\\p{M}_.~+-])`, 'gu');
+    const pattern = new RegExp(
+      `(?<![\\p{L}\\p{N}\\p{M}_.~+/-])${dir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?![\\p{L}\\p{N}\\p{M}_.~+-])`,
+      'gu',
+    );
     result = result.replace(pattern, '<host path>');
   }
   return result;

@@ -21,8 +21,10 @@ export function workspacePrompt(options: WorkspacePromptOptions = {}): string {
     '',
     'You work in a private virtual workspace: a file tree that belongs to this session only. Reach it only through the tools below; nothing you do here touches any other machine or directory.',
     '',
-    "- Paths are POSIX and relative to the workspace root. `/`, `.` and an empty path are the root, and a leading `/` also means the root (`/src/a.ts` is `src/a.ts`). `..` may not climb above the root; backslashes and control characters are refused.",
-    readOnly ? '- The workspace is **read-only**: you can list, read, search and inspect, but every change is refused.' : '- Files are UTF-8 text for `read_file` and `edit_file`; binary files can be listed, moved, copied and deleted but not read as text.',
+    '- Paths are POSIX and relative to the workspace root. `/`, `.` and an empty path are the root, and a leading `/` also means the root (`/src/a.ts` is `src/a.ts`). `..` may not climb above the root; backslashes and control characters are refused.',
+    readOnly
+      ? '- The workspace is **read-only**: you can list, read, search and inspect, but every change is refused.'
+      : '- Files are UTF-8 text for `read_file` and `edit_file`; binary files can be listed, moved, copied and deleted but not read as text.',
     '',
     '### Tools',
     '',
@@ -39,8 +41,16 @@ export function workspacePrompt(options: WorkspacePromptOptions = {}): string {
     '',
     'A failed call returns a message starting with `Error [CODE]:` (for example `ENOENT` for a missing path, `EEXIST` for an existing one, `EACCES` for a path outside the workspace) that says how to recover. Read it, fix the call and try again.',
   ];
-  if (rollback) lines.push('', 'A failed call is rolled back: the workspace is exactly as it was before that call, so you never need to clean up after a partial change.');
-  if (limits.readBeforeWrite) lines.push('', 'Read an existing file with `read_file` before you change it with `write_file` or `edit_file`; changing an unread file is refused.');
+  if (rollback)
+    lines.push(
+      '',
+      'A failed call is rolled back: the workspace is exactly as it was before that call, so you never need to clean up after a partial change.',
+    );
+  if (limits.readBeforeWrite)
+    lines.push(
+      '',
+      'Read an existing file with `read_file` before you change it with `write_file` or `edit_file`; changing an unread file is refused.',
+    );
   lines.push('', 'Results are capped and say so when more exist: narrow the path, pattern or glob rather than asking for everything.');
   return `${lines.join('\n')}\n`;
 }

@@ -69,7 +69,12 @@ export function workspaceTools(options: WorkspaceToolsOptions = {}): WorkspaceTo
       `At most ${limits.maxReadLines} lines (and ${limits.maxReadChars} characters) per call; when more exist the result says which offset to read on from.`,
     parameters: z.object({
       path: pathParam('File to read'),
-      offset: z.number().int().min(0).optional().describe('Line number to start from, 1-based as in the numbered output (0 also means the first line). Default 1.'),
+      offset: z
+        .number()
+        .int()
+        .min(0)
+        .optional()
+        .describe('Line number to start from, 1-based as in the numbered output (0 also means the first line). Default 1.'),
       limit: z.number().int().min(1).optional().describe(`Most lines to return. Default and maximum ${limits.maxReadLines}.`),
     }),
     handler: guard('read_file', async ({ path, offset, limit }, context) => {
@@ -78,15 +83,19 @@ export function workspaceTools(options: WorkspaceToolsOptions = {}): WorkspaceTo
       const wanted = Math.min(limit ?? limits.maxReadLines, limits.maxReadLines);
       const result = await filesystem.read(path, { offset: first - 1, limit: wanted });
       tracker.markRead(trackingKey(context), result.path);
-      if (result.totalLines === 0) return ok(`${result.path} is empty (0 lines).`, { path: result.path, totalLines: 0, startLine: 1, endLine: 0, truncated: false });
+      if (result.totalLines === 0)
+        return ok(`${result.path} is empty (0 lines).`, { path: result.path, totalLines: 0, startLine: 1, endLine: 0, truncated: false });
       if (first > result.totalLines) {
-        return ok(`${result.path} has ${count(result.totalLines, 'line')}; offset ${first} is past the end. Read from offset 1 to see it.`, {
-          path: result.path,
-          totalLines: result.totalLines,
-          startLine: first,
-          endLine: first - 1,
-          truncated: false,
-        });
+        return ok(
+          `${result.path} has ${count(result.totalLines, 'line')}; offset ${first} is past the end. Read from offset 1 to see it.`,
+          {
+            path: result.path,
+            totalLines: result.totalLines,
+            startLine: first,
+            endLine: first - 1,
+            truncated: false,
+          },
+        );
       }
       const lines = result.content.split('\n');
       const numbered: string[] = [];
@@ -110,7 +119,10 @@ export function workspaceTools(options: WorkspaceToolsOptions = {}): WorkspaceTo
       } else if (first > 1) {
         notes.push(`Showing lines ${first}-${endLine} of ${result.totalLines} (end of file).`);
       }
-      if (cutLines > 0) notes.push(`${count(cutLines, 'line')} longer than ${limits.maxLineChars} characters ${cutLines === 1 ? 'was' : 'were'} cut; use grep to find text in ${cutLines === 1 ? 'it' : 'them'}.`);
+      if (cutLines > 0)
+        notes.push(
+          `${count(cutLines, 'line')} longer than ${limits.maxLineChars} characters ${cutLines === 1 ? 'was' : 'were'} cut; use grep to find text in ${cutLines === 1 ? 'it' : 'them'}.`,
+        );
       if (notes.length > 0) text += `\n\n${notes.join('\n')}`;
       return ok(text, { path: result.path, totalLines: result.totalLines, startLine: first, endLine, truncated });
     }),
@@ -147,7 +159,9 @@ export function workspaceTools(options: WorkspaceToolsOptions = {}): WorkspaceTo
       tracker.markRead(trackingKey(context), result.path);
       const size = count(result.bytesWritten, 'byte');
       const message =
-        writeMode === 'append' ? `Appended ${size} to ${result.path}${existed ? '' : ' (new file)'}.` : `${existed ? 'Overwrote' : 'Created'} ${result.path} (${size}).`;
+        writeMode === 'append'
+          ? `Appended ${size} to ${result.path}${existed ? '' : ' (new file)'}.`
+          : `${existed ? 'Overwrote' : 'Created'} ${result.path} (${size}).`;
       return ok(message, { path: result.path, bytesWritten: result.bytesWritten, mode: writeMode, created: !existed });
     }),
   });
@@ -166,16 +180,26 @@ export function workspaceTools(options: WorkspaceToolsOptions = {}): WorkspaceTo
       const { filesystem } = context;
       const target = displayPath(normalizePath(path));
       if (oldString === '') {
-        return failure('EINVAL', 'old_string is empty. To create a file or replace its whole content, use write_file.', { path: target, reason: 'no_match' });
+        return failure('EINVAL', 'old_string is empty. To create a file or replace its whole content, use write_file.', {
+          path: target,
+          reason: 'no_match',
+        });
       }
       if (oldString === newString) {
-        return failure('EINVAL', 'old_string and new_string are identical, so the edit would change nothing.', { path: target, reason: 'no_change' });
+        return failure('EINVAL', 'old_string and new_string are identical, so the edit would change nothing.', {
+          path: target,
+          reason: 'no_change',
+        });
       }
       if (newString.length > limits.maxWriteChars) {
-        return failure('EFBIG', `new_string is ${newString.length} characters; the limit is ${limits.maxWriteChars}. Make the edit in smaller pieces.`, {
-          path: target,
-          reason: 'too_large',
-        });
+        return failure(
+          'EFBIG',
+          `new_string is ${newString.length} characters; the limit is ${limits.maxWriteChars}. Make the edit in smaller pieces.`,
+          {
+            path: target,
+            reason: 'too_large',
+          },
+        );
       }
       const bytes = await filesystem.readBytes(path);
       const text = decodeUtf8(bytes.content);
@@ -184,7 +208,8 @@ export function workspaceTools(options: WorkspaceToolsOptions = {}): WorkspaceTo
       if (refused !== undefined) return refused;
 
       const positions = occurrences(text, oldString);
-      if (positions.length === 0) return failure('EINVAL', noMatchMessage(bytes.path, text, oldString), { path: bytes.path, reason: 'no_match' });
+      if (positions.length === 0)
+        return failure('EINVAL', noMatchMessage(bytes.path, text, oldString), { path: bytes.path, reason: 'no_match' });
       if (positions.length > 1 && replaceAll !== true) {
         const allLines = [...new Set(positions.map((p) => lineAt(text, p)))];
         const lines = allLines.slice(0, 10);
@@ -223,7 +248,11 @@ export function workspaceTools(options: WorkspaceToolsOptions = {}): WorkspaceTo
       const where = displayPath(normalizePath(base));
       if (matches.length === 0) {
         const missing = where !== '/' && !(await filesystem.exists(base));
-        return ok(`No files match ${JSON.stringify(pattern)} under ${where}.${missing ? ` Note: ${where} does not exist.` : ''}`, { paths: [], total: 0, truncated: false });
+        return ok(`No files match ${JSON.stringify(pattern)} under ${where}.${missing ? ` Note: ${where} does not exist.` : ''}`, {
+          paths: [],
+          total: 0,
+          truncated: false,
+        });
       }
       const shown = matches.slice(0, limits.maxGlobResults).map((m) => m.path);
       const truncated = matches.length > shown.length;
@@ -240,10 +269,18 @@ export function workspaceTools(options: WorkspaceToolsOptions = {}): WorkspaceTo
       'Search file contents with a JavaScript regular expression (Unicode mode). Returns "path:line: text" for the first match on each matching line, sorted by path and line. ' +
       `At most max_matches results (default ${limits.defaultGrepMatches}, up to ${limits.maxGrepMatches}); the result says when more exist. Binary files are skipped.`,
     parameters: z.object({
-      pattern: z.string().min(1).describe('Regular expression, e.g. "function\\\\s+main". Escape ( [ { . * + ? | ^ $ \\\\ to match them literally.'),
+      pattern: z
+        .string()
+        .min(1)
+        .describe('Regular expression, e.g. "function\\\\s+main". Escape ( [ { . * + ? | ^ $ \\\\ to match them literally.'),
       path: pathParam('File or directory to search (default the root)').optional(),
       glob: z.string().min(1).optional().describe('Only search files matching this glob, relative to path, e.g. "**/*.ts".'),
-      max_matches: z.number().int().min(1).optional().describe(`Most matches to return (default ${limits.defaultGrepMatches}, at most ${limits.maxGrepMatches}).`),
+      max_matches: z
+        .number()
+        .int()
+        .min(1)
+        .optional()
+        .describe(`Most matches to return (default ${limits.defaultGrepMatches}, at most ${limits.maxGrepMatches}).`),
       ignore_case: z.boolean().optional().describe('Case-insensitive search. Default false.'),
     }),
     handler: guard('grep', async ({ pattern, path, glob: fileGlob, max_matches: maxMatches, ignore_case: ignoreCase }, { filesystem }) => {
@@ -258,14 +295,19 @@ export function workspaceTools(options: WorkspaceToolsOptions = {}): WorkspaceTo
       const where = displayPath(normalizePath(base));
       if (matches.length === 0) {
         const missing = where !== '/' && !(await filesystem.exists(base));
-        return ok(`No matches for ${JSON.stringify(pattern)} under ${where}${fileGlob === undefined ? '' : ` in files matching ${JSON.stringify(fileGlob)}`}.${missing ? ` Note: ${where} does not exist.` : ''}`, {
-          matches: [],
-          truncated: false,
-        });
+        return ok(
+          `No matches for ${JSON.stringify(pattern)} under ${where}${fileGlob === undefined ? '' : ` in files matching ${JSON.stringify(fileGlob)}`}.${missing ? ` Note: ${where} does not exist.` : ''}`,
+          {
+            matches: [],
+            truncated: false,
+          },
+        );
       }
       const shown = matches.slice(0, cap);
       const truncated = matches.length > cap;
-      const lines = shown.map((m) => `${m.path}:${m.lineNumber}: ${excerpt(m.lineContent, m.matchStart, m.matchEnd, Math.min(limits.maxLineChars, 400))}`);
+      const lines = shown.map(
+        (m) => `${m.path}:${m.lineNumber}: ${excerpt(m.lineContent, m.matchStart, m.matchEnd, Math.min(limits.maxLineChars, 400))}`,
+      );
       const header = truncated
         ? `More than ${cap} matches; showing the first ${cap}. Narrow the search with path or glob${cap < limits.maxGrepMatches ? `, or raise max_matches (up to ${limits.maxGrepMatches})` : ''}.`
         : `${count(shown.length, 'match', 'matches')}:`;
@@ -328,7 +370,8 @@ export function workspaceTools(options: WorkspaceToolsOptions = {}): WorkspaceTo
 
   const copy = defineTool({
     name: 'copy',
-    description: 'Copy a file, link or (with recursive: true) a directory. destination is the full new path; it must not exist unless overwrite is true.',
+    description:
+      'Copy a file, link or (with recursive: true) a directory. destination is the full new path; it must not exist unless overwrite is true.',
     parameters: z.object({
       ...transferParams,
       recursive: z.boolean().optional().describe('Required to copy a directory. Default false.'),
@@ -398,7 +441,8 @@ function entryType(entry: ListEntry): 'file' | 'directory' | 'symlink' | 'other'
 }
 
 function formatEntry(entry: ListEntry): string {
-  if (entry.isSymlink) return `${entry.name}@${entry.isDirectory ? ' (link to a directory)' : entry.isFile ? '' : ' (link leading outside the workspace)'}`;
+  if (entry.isSymlink)
+    return `${entry.name}@${entry.isDirectory ? ' (link to a directory)' : entry.isFile ? '' : ' (link leading outside the workspace)'}`;
   if (entry.isDirectory) return `${entry.name}/`;
   return entry.name;
 }
@@ -435,12 +479,18 @@ function lineAt(text: string, index: number): number {
 function noMatchMessage(path: string, text: string, oldString: string): string {
   let hint = 'Read the file with read_file and copy the exact text, including whitespace and indentation, without the line-number prefix.';
   if (/^\s*\d+\t/m.test(oldString)) hint = 'old_string seems to include read_file line-number prefixes ("   12\\t"); leave them out.';
-  else if (text.includes('\r\n') && !oldString.includes('\r') && oldString.includes('\n') && text.includes(oldString.replace(/\n/g, '\r\n'))) {
+  else if (
+    text.includes('\r\n') &&
+    !oldString.includes('\r') &&
+    oldString.includes('\n') &&
+    text.includes(oldString.replace(/\n/g, '\r\n'))
+  ) {
     hint = 'The file uses CRLF (\\r\\n) line endings; use \\r\\n in old_string and new_string.';
   } else if (oldString.trim() !== oldString && text.includes(oldString.trim())) {
     hint = 'The text matches when its leading and trailing whitespace is removed; fix the whitespace in old_string.';
   } else if (squash(text).includes(squash(oldString))) {
-    hint = 'The text matches only when whitespace is ignored: the indentation or spacing differs. Read the file with read_file and copy the exact text.';
+    hint =
+      'The text matches only when whitespace is ignored: the indentation or spacing differs. Read the file with read_file and copy the exact text.';
   }
   return `old_string was not found in ${path}. Nothing was changed. ${hint}`;
 }

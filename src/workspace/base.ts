@@ -105,7 +105,10 @@ export abstract class BaseWorkspace implements Workspace {
   // ---- primitives -------------------------------------------------------------------------------------
 
   /** Bytes of a file (following a link inside the root). ENOENT, EISDIR, EACCES. */
-  protected abstract readFileAt(path: NormalizedPath, range: { offset: number; length?: number }): Promise<{ content: Uint8Array; sizeBytes: number }>;
+  protected abstract readFileAt(
+    path: NormalizedPath,
+    range: { offset: number; length?: number },
+  ): Promise<{ content: Uint8Array; sizeBytes: number }>;
   /** Writes a file. Owns `create` exclusivity, `append`, EISDIR, ENOTDIR in the parent chain, ENOENT without createParents. */
   protected abstract writeFileAt(path: NormalizedPath, content: Uint8Array, request: WriteFileRequest): Promise<void>;
   /** What the path is without following a final link; `undefined` when missing. EACCES for a parent chain that leaves the root. */
@@ -238,7 +241,13 @@ export abstract class BaseWorkspace implements Workspace {
         const line = raw.endsWith('\r') ? raw.slice(0, -1) : raw;
         const match = regex.exec(line);
         if (match === null) continue;
-        results.push({ path: file, lineNumber: index + 1, lineContent: line, matchStart: match.index, matchEnd: match.index + match[0].length });
+        results.push({
+          path: file,
+          lineNumber: index + 1,
+          lineContent: line,
+          matchStart: match.index,
+          matchEnd: match.index + match[0].length,
+        });
         if (results.length >= maxMatches) return results;
       }
     }
@@ -265,7 +274,8 @@ export abstract class BaseWorkspace implements Workspace {
     const found: string[] = [];
     for await (const entry of this.walk(start)) {
       if (!entry.isFile) continue;
-      if (entry.path === base ? pattern === undefined || matcher(baseName(base)) : matcher(relativeTo(entry.path, base))) found.push(entry.path);
+      if (entry.path === base ? pattern === undefined || matcher(baseName(base)) : matcher(relativeTo(entry.path, base)))
+        found.push(entry.path);
     }
     return found.sort(compareStrings);
   }
@@ -274,7 +284,8 @@ export abstract class BaseWorkspace implements Workspace {
 
   async write(path: string, content: string, options: WriteOptions = {}): Promise<WriteResult> {
     this.assertWritable(path);
-    if (typeof content !== 'string') throw new InvalidArgumentError('write content must be a string (use writeBytes for bytes)', displayInput(path));
+    if (typeof content !== 'string')
+      throw new InvalidArgumentError('write content must be a string (use writeBytes for bytes)', displayInput(path));
     return this.writeChecked(path, encodeUtf8(content), options);
   }
 
@@ -287,11 +298,16 @@ export abstract class BaseWorkspace implements Workspace {
   private async writeChecked(path: string, content: Uint8Array, options: WriteOptions): Promise<WriteResult> {
     const target = this.resolvePath(path);
     const mode = options.mode ?? 'overwrite';
-    if (!WRITE_MODES.includes(mode)) throw new InvalidArgumentError(`mode must be one of ${WRITE_MODES.join(', ')}, got ${String(mode)}`, displayPath(target));
-    if (options.mimeType !== undefined && typeof options.mimeType !== 'string') throw new InvalidArgumentError('mimeType must be a string', displayPath(target));
+    if (!WRITE_MODES.includes(mode))
+      throw new InvalidArgumentError(`mode must be one of ${WRITE_MODES.join(', ')}, got ${String(mode)}`, displayPath(target));
+    if (options.mimeType !== undefined && typeof options.mimeType !== 'string')
+      throw new InvalidArgumentError('mimeType must be a string', displayPath(target));
     if (target === '') throw new IsADirectoryError('/');
     if (content.byteLength > this.limits.maxWriteBytes) {
-      throw new LimitExceededError(`write of ${content.byteLength} bytes is over the limit of ${this.limits.maxWriteBytes} bytes: ${displayPath(target)}`, displayPath(target));
+      throw new LimitExceededError(
+        `write of ${content.byteLength} bytes is over the limit of ${this.limits.maxWriteBytes} bytes: ${displayPath(target)}`,
+        displayPath(target),
+      );
     }
     assertCreatable(target, this.limits);
     await this.writeFileAt(target, content, { mode, createParents: options.createParents !== false, mimeType: options.mimeType });
@@ -315,7 +331,11 @@ export abstract class BaseWorkspace implements Workspace {
     if (options.parents === false) {
       const parent = parentPath(target);
       const parentKind = await this.entryKind(parent);
-      if (parentKind === undefined) throw new FileNotFoundError(displayPath(parent), `parent directory does not exist: ${displayPath(parent)} (pass parents: true to create it)`);
+      if (parentKind === undefined)
+        throw new FileNotFoundError(
+          displayPath(parent),
+          `parent directory does not exist: ${displayPath(parent)} (pass parents: true to create it)`,
+        );
       if (parentKind === 'file') throw new NotADirectoryError(displayPath(parent));
     }
     await this.makeDirectory(target);
@@ -367,14 +387,21 @@ export abstract class BaseWorkspace implements Workspace {
       throw new FileExistsError(displayPath(target), `cannot copy a path onto itself: ${displayPath(target)}`);
     }
     if (isSameOrInside(target, source)) {
-      if (sourceKind !== 'directory') throw new NotADirectoryError(displayPath(source), `not a directory: ${displayPath(source)} is a file`);
-      throw new InvalidArgumentError(`cannot ${verb} a directory into itself: ${displayPath(source)} -> ${displayPath(target)}`, displayPath(target));
+      if (sourceKind !== 'directory')
+        throw new NotADirectoryError(displayPath(source), `not a directory: ${displayPath(source)} is a file`);
+      throw new InvalidArgumentError(
+        `cannot ${verb} a directory into itself: ${displayPath(source)} -> ${displayPath(target)}`,
+        displayPath(target),
+      );
     }
     const targetKind = await this.entryKind(target);
     if (targetKind !== undefined) {
-      if (!overwrite) throw new FileExistsError(displayPath(target), `already exists: ${displayPath(target)} (pass overwrite: true to replace it)`);
-      if (sourceKind === 'directory' && targetKind !== 'directory') throw new NotADirectoryError(displayPath(target), `cannot replace a file with a directory: ${displayPath(target)}`);
-      if (sourceKind !== 'directory' && targetKind === 'directory') throw new IsADirectoryError(displayPath(target), `cannot replace a directory with a file: ${displayPath(target)}`);
+      if (!overwrite)
+        throw new FileExistsError(displayPath(target), `already exists: ${displayPath(target)} (pass overwrite: true to replace it)`);
+      if (sourceKind === 'directory' && targetKind !== 'directory')
+        throw new NotADirectoryError(displayPath(target), `cannot replace a file with a directory: ${displayPath(target)}`);
+      if (sourceKind !== 'directory' && targetKind === 'directory')
+        throw new IsADirectoryError(displayPath(target), `cannot replace a directory with a file: ${displayPath(target)}`);
     }
     assertCreatable(target, this.limits, sourceKind === 'directory' ? await this.subtreeDepth(source) : 0);
     return { source, target };

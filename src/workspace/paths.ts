@@ -65,7 +65,9 @@ export function displayInput(input: unknown): string | undefined {
 
 /** A name or path as it can be shown: control characters escaped. */
 export function printable(input: string): string {
-  return JSON.stringify(input).slice(1, -1).replace(/[\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return JSON.stringify(input)
+    .slice(1, -1)
+    .replace(/[\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
 export function splitPath(path: NormalizedPath): string[] {

@@ -69,8 +69,13 @@ for (const backend of backends) {
     });
 
     it('writes a file, without touching the host', async () => {
-      expect(await call('write_file', { path: 'project/src/new.ts', content: 'export {};\n' })).toEqual({ isError: false, text: 'Created project/src/new.ts (11 bytes).' });
-      expect((await call('edit_file', { path: 'project/src/app.ts', old_string: '41', new_string: '42' })).text).toBe('Replaced 1 occurrence in project/src/app.ts (at line 1).');
+      expect(await call('write_file', { path: 'project/src/new.ts', content: 'export {};\n' })).toEqual({
+        isError: false,
+        text: 'Created project/src/new.ts (11 bytes).',
+      });
+      expect((await call('edit_file', { path: 'project/src/app.ts', old_string: '41', new_string: '42' })).text).toBe(
+        'Replaced 1 occurrence in project/src/app.ts (at line 1).',
+      );
       expect((await call('read_file', { path: 'project/src/app.ts', limit: 1 })).text).toContain('answer = 42');
       expect(await readFile(join(hostDir, 'project/src/app.ts'), 'utf8')).toContain('answer = 41');
     });
@@ -169,7 +174,9 @@ describe('sessionfs mcp options', () => {
       const refused = await client.callTool({ name: 'edit_file', arguments: args });
       expect(text(refused)).toMatch(/^Error \[ETOOL\]: docs\/guide\.md exists and has not been read in this session/);
       await client.callTool({ name: 'read_file', arguments: { path: 'docs/guide.md' } });
-      expect(text(await client.callTool({ name: 'edit_file', arguments: args }))).toBe('Replaced 1 occurrence in docs/guide.md (at line 1).');
+      expect(text(await client.callTool({ name: 'edit_file', arguments: args }))).toBe(
+        'Replaced 1 occurrence in docs/guide.md (at line 1).',
+      );
     } finally {
       await client.close();
     }

@@ -28,7 +28,9 @@ describe('mcp server review', () => {
     await client.connect(clientSide);
     try {
       const controller = new AbortController();
-      const call = client.callTool({ name: 'write_file', arguments: { path: 'x.txt', content: 'x' } }, undefined, { signal: controller.signal });
+      const call = client.callTool({ name: 'write_file', arguments: { path: 'x.txt', content: 'x' } }, undefined, {
+        signal: controller.signal,
+      });
       setTimeout(() => controller.abort(), 20);
       await expect(call).rejects.toThrow();
       await sleep(250);

@@ -80,7 +80,12 @@ export function mutations(harness: ComplianceHarness): void {
       await ws.rename('a.txt', 'moved/deep/a.txt');
       await ws.rename('dir', 'renamed');
       expect(await contentsOf(ws)).toEqual({
-        'moved/': '', 'moved/deep/': '', 'moved/deep/a.txt': 'a', 'renamed/': '', 'renamed/empty/': '', 'renamed/x.txt': 'x',
+        'moved/': '',
+        'moved/deep/': '',
+        'moved/deep/a.txt': 'a',
+        'renamed/': '',
+        'renamed/empty/': '',
+        'renamed/x.txt': 'x',
       });
     });
 

@@ -18,7 +18,12 @@ export function readAndWrite(harness: ComplianceHarness): void {
       for (const [text, totalLines, content] of cases) {
         await ws.write('f.txt', text);
         const result = await ws.read('f.txt');
-        expect({ text, totalLines: result.totalLines, content: result.content, truncated: result.truncated }).toEqual({ text, totalLines, content, truncated: false });
+        expect({ text, totalLines: result.totalLines, content: result.content, truncated: result.truncated }).toEqual({
+          text,
+          totalLines,
+          content,
+          truncated: false,
+        });
       }
     });
 
@@ -33,9 +38,18 @@ export function readAndWrite(harness: ComplianceHarness): void {
       const ws = await create();
       await ws.write('lines.txt', Array.from({ length: 10 }, (_, i) => `line ${i}`).join('\n') + '\n');
       expect(await ws.read('lines.txt', { offset: 2, limit: 3 })).toEqual({
-        path: 'lines.txt', content: 'line 2\nline 3\nline 4', totalLines: 10, offset: 2, limit: 3, truncated: true,
+        path: 'lines.txt',
+        content: 'line 2\nline 3\nline 4',
+        totalLines: 10,
+        offset: 2,
+        limit: 3,
+        truncated: true,
       });
-      expect(await ws.read('lines.txt', { offset: 7, limit: 5 })).toMatchObject({ content: 'line 7\nline 8\nline 9', limit: 3, truncated: false });
+      expect(await ws.read('lines.txt', { offset: 7, limit: 5 })).toMatchObject({
+        content: 'line 7\nline 8\nline 9',
+        limit: 3,
+        truncated: false,
+      });
       expect(await ws.read('lines.txt', { offset: 0, limit: -1 })).toMatchObject({ limit: 10, truncated: false });
       expect(await ws.read('lines.txt', { offset: 0, limit: 0 })).toMatchObject({ content: '', limit: 0, truncated: true });
     });
@@ -43,7 +57,14 @@ export function readAndWrite(harness: ComplianceHarness): void {
     it('returns empty content, not an error, for an offset past the end', async () => {
       const ws = await create();
       await ws.write('short.txt', 'a\nb\n');
-      expect(await ws.read('short.txt', { offset: 10 })).toEqual({ path: 'short.txt', content: '', totalLines: 2, offset: 10, limit: 0, truncated: false });
+      expect(await ws.read('short.txt', { offset: 10 })).toEqual({
+        path: 'short.txt',
+        content: '',
+        totalLines: 2,
+        offset: 10,
+        limit: 0,
+        truncated: false,
+      });
     });
 
     it('returns 2000 lines by default', async () => {
@@ -138,7 +159,11 @@ export function readAndWrite(harness: ComplianceHarness): void {
       const ws = await create();
       expect(await ws.write('/a.txt', 'héllo')).toEqual({ path: 'a.txt', bytesWritten: 6, mode: 'overwrite' });
       expect(await ws.write('a.txt', '!', { mode: 'append' })).toEqual({ path: 'a.txt', bytesWritten: 1, mode: 'append' });
-      expect(await ws.writeBytes('b.bin', new Uint8Array(3), { mode: 'create' })).toEqual({ path: 'b.bin', bytesWritten: 3, mode: 'create' });
+      expect(await ws.writeBytes('b.bin', new Uint8Array(3), { mode: 'create' })).toEqual({
+        path: 'b.bin',
+        bytesWritten: 3,
+        mode: 'create',
+      });
     });
 
     it('overwrites by default', async () => {

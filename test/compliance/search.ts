@@ -78,7 +78,11 @@ export function listingAndSearch(harness: ComplianceHarness): void {
       const ws = await create();
       await project(ws);
       expect((await ws.glob('*.ts', { path: 'src/lib' })).map((m) => m.path)).toEqual(['src/lib/util.test.ts', 'src/lib/util.ts']);
-      expect((await ws.glob('**/*.ts', { path: '/src' })).map((m) => m.path)).toEqual(['src/index.ts', 'src/lib/util.test.ts', 'src/lib/util.ts']);
+      expect((await ws.glob('**/*.ts', { path: '/src' })).map((m) => m.path)).toEqual([
+        'src/index.ts',
+        'src/lib/util.test.ts',
+        'src/lib/util.ts',
+      ]);
       expect((await ws.glob('lib/util.ts', { path: 'src' })).map((m) => m.path)).toEqual(['src/lib/util.ts']);
     });
 
@@ -104,7 +108,13 @@ export function listingAndSearch(harness: ComplianceHarness): void {
       await project(ws);
       const matches = await ws.grep('TODO');
       expect(matches.map((m) => `${m.path}:${m.lineNumber}`)).toEqual(['README.md:2', 'src/index.ts:2', 'src/lib/util.ts:2']);
-      expect(matches[2]).toEqual({ path: 'src/lib/util.ts', lineNumber: 2, lineContent: '  return "TODO TODO";', matchStart: 10, matchEnd: 14 });
+      expect(matches[2]).toEqual({
+        path: 'src/lib/util.ts',
+        lineNumber: 2,
+        lineContent: '  return "TODO TODO";',
+        matchStart: 10,
+        matchEnd: 14,
+      });
     });
 
     it('skips dot files unless the glob asks for them, as ripgrep does', async () => {
@@ -121,7 +131,9 @@ export function listingAndSearch(harness: ComplianceHarness): void {
       const insensitive = await ws.grep('todo', { ignoreCase: true, path: '/' });
       expect(insensitive).toEqual([]);
       await ws.write('t.txt', 'ToDo here\n');
-      expect(await ws.grep('todo', { ignoreCase: true })).toEqual([{ path: 't.txt', lineNumber: 1, lineContent: 'ToDo here', matchStart: 0, matchEnd: 4 }]);
+      expect(await ws.grep('todo', { ignoreCase: true })).toEqual([
+        { path: 't.txt', lineNumber: 1, lineContent: 'ToDo here', matchStart: 0, matchEnd: 4 },
+      ]);
       expect(await ws.grep('todo')).toEqual([]);
       const astral = await ws.grep('🚀', {});
       expect(astral).toEqual([]);

@@ -9,7 +9,10 @@ async function seed(ws: SnapshotableWorkspace): Promise<void> {
   await ws.write('gone.txt', 'will be deleted');
   await ws.write('dir/nested/deep.txt', 'deep');
   await ws.mkdir('empty/inner');
-  await ws.writeBytes('bin/blob.bin', Uint8Array.from({ length: 300 }, (_, i) => (i * 7) % 256));
+  await ws.writeBytes(
+    'bin/blob.bin',
+    Uint8Array.from({ length: 300 }, (_, i) => (i * 7) % 256),
+  );
 }
 
 async function mess(ws: SnapshotableWorkspace): Promise<void> {

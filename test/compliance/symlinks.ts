@@ -28,8 +28,20 @@ export function symlinkRules(harness: ComplianceHarness): void {
       await ws.write('real/target.txt', 'hello link\n');
       await plant(ws, 'alias.txt', 'real/target.txt');
       expect((await ws.read('alias.txt')).content).toBe('hello link');
-      expect(await ws.stat('alias.txt')).toMatchObject({ path: 'alias.txt', isSymlink: true, isFile: true, isDirectory: false, sizeBytes: 11 });
-      expect((await ws.list('/')).find((e) => e.name === 'alias.txt')).toEqual({ name: 'alias.txt', path: 'alias.txt', isFile: true, isDirectory: false, isSymlink: true });
+      expect(await ws.stat('alias.txt')).toMatchObject({
+        path: 'alias.txt',
+        isSymlink: true,
+        isFile: true,
+        isDirectory: false,
+        sizeBytes: 11,
+      });
+      expect((await ws.list('/')).find((e) => e.name === 'alias.txt')).toEqual({
+        name: 'alias.txt',
+        path: 'alias.txt',
+        isFile: true,
+        isDirectory: false,
+        isSymlink: true,
+      });
       expect((await ws.glob('*.txt')).map((m) => m.path)).toEqual(['alias.txt']);
       expect((await ws.grep('hello')).map((m) => m.path)).toEqual(['alias.txt', 'real/target.txt']);
       expect(await ws.exists('alias.txt')).toBe(true);
@@ -70,8 +82,20 @@ export function symlinkRules(harness: ComplianceHarness): void {
       await plant(ws, 'file-out', join(outside, 'secret.txt'));
       await plant(ws, 'dir-out', join(outside, 'dir'));
       const listing = await ws.list('/');
-      expect(listing.find((e) => e.name === 'file-out')).toEqual({ name: 'file-out', path: 'file-out', isFile: false, isDirectory: false, isSymlink: true });
-      expect(listing.find((e) => e.name === 'dir-out')).toEqual({ name: 'dir-out', path: 'dir-out', isFile: false, isDirectory: false, isSymlink: true });
+      expect(listing.find((e) => e.name === 'file-out')).toEqual({
+        name: 'file-out',
+        path: 'file-out',
+        isFile: false,
+        isDirectory: false,
+        isSymlink: true,
+      });
+      expect(listing.find((e) => e.name === 'dir-out')).toEqual({
+        name: 'dir-out',
+        path: 'dir-out',
+        isFile: false,
+        isDirectory: false,
+        isSymlink: true,
+      });
       expect((await ws.glob('**', { dot: true })).map((m) => m.path)).toEqual(['inside.txt']);
       expect((await ws.grep('secret')).map((m) => m.path)).toEqual(['inside.txt']);
     });
@@ -126,8 +150,11 @@ export function symlinkRules(harness: ComplianceHarness): void {
       await plant(ws, 'file.txt', join(outside, 'secret.txt'));
       await ws.delete('dir', { recursive: true });
       await plant(ws, 'dir', join(outside, 'dir'));
-      expect((await ws.diff(snapshot)).map((d) => `${d.status} ${d.path}`)).toEqual(['deleted dir/inner.txt', 'added dir', 'modified file.txt', 'deleted link']
-        .sort((a, b) => (a.split(' ')[1]! < b.split(' ')[1]! ? -1 : 1)));
+      expect((await ws.diff(snapshot)).map((d) => `${d.status} ${d.path}`)).toEqual(
+        ['deleted dir/inner.txt', 'added dir', 'modified file.txt', 'deleted link'].sort((a, b) =>
+          a.split(' ')[1]! < b.split(' ')[1]! ? -1 : 1,
+        ),
+      );
       await ws.restore(snapshot);
       expect((await ws.read('file.txt')).content).toBe('original');
       expect((await ws.stat('file.txt')).isSymlink).toBe(false);

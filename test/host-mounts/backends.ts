@@ -19,7 +19,9 @@ export const BACKENDS: BackendUnderTest[] = [
 ];
 
 /** Workspaces created in one test, disposed after it. */
-export function workspaceFactory(backend: BackendUnderTest): (options?: Parameters<BackendUnderTest['create']>[0]) => Promise<SnapshotableWorkspace> {
+export function workspaceFactory(
+  backend: BackendUnderTest,
+): (options?: Parameters<BackendUnderTest['create']>[0]) => Promise<SnapshotableWorkspace> {
   const created: SnapshotableWorkspace[] = [];
   afterEach(async () => {
     for (const workspace of created.splice(0)) await workspace.dispose();

@@ -48,7 +48,9 @@ describe.each(BACKENDS)('hydrate on $name', (backend) => {
     it('resolves `..` before checking: allowed/project/../../secret escapes', async () => {
       const { allowed, project, base } = layout();
       const workspace = await create();
-      const error = await caught(() => hydrate(workspace, [{ hostPath: `${project}/../../secret`, mountPath: 'x' }], { allowedHostRoots: [allowed] }));
+      const error = await caught(() =>
+        hydrate(workspace, [{ hostPath: `${project}/../../secret`, mountPath: 'x' }], { allowedHostRoots: [allowed] }),
+      );
       expect(error).toMatchObject({ name: 'PathEscapeError', code: 'EACCES' });
       expectNoHostPath(error, base);
       // The same `..` staying inside is fine.
@@ -61,7 +63,9 @@ describe.each(BACKENDS)('hydrate on $name', (backend) => {
       // allowed/jump -> base/secret/dir; allowed/jump/.. is base/secret, outside.
       symlinkSync(join(base, 'secret', 'dir'), join(allowed, 'jump'));
       const workspace = await create();
-      const error = await caught(() => hydrate(workspace, [{ hostPath: `${allowed}/jump/..`, mountPath: 'x', followSymlinks: true }], { allowedHostRoots: [allowed] }));
+      const error = await caught(() =>
+        hydrate(workspace, [{ hostPath: `${allowed}/jump/..`, mountPath: 'x', followSymlinks: true }], { allowedHostRoots: [allowed] }),
+      );
       expect(error).toMatchObject({ name: 'PathEscapeError' });
       expect(await workspace.list('/')).toEqual([]);
     });
@@ -77,7 +81,9 @@ describe.each(BACKENDS)('hydrate on $name', (backend) => {
       expect(notFollowed.skipped).toEqual([{ path: 'in', reason: expect.stringContaining('symlink') }]);
       expect(await workspace.list('/')).toEqual([]);
 
-      const escape = await caught(() => hydrate(workspace, [{ hostPath: join(allowed, 'out'), followSymlinks: true }], { allowedHostRoots: [allowed] }));
+      const escape = await caught(() =>
+        hydrate(workspace, [{ hostPath: join(allowed, 'out'), followSymlinks: true }], { allowedHostRoots: [allowed] }),
+      );
       expect(escape).toMatchObject({ name: 'PathEscapeError', path: 'out' });
       expect(await workspace.list('/')).toEqual([]);
 
@@ -99,7 +105,9 @@ describe.each(BACKENDS)('hydrate on $name', (backend) => {
       const base = host.dir();
       host.tree({ 'root/a': 'a', 'root2/b': 'b' }, base);
       const workspace = await create();
-      await expect(hydrate(workspace, [{ hostPath: join(base, 'root2') }], { allowedHostRoots: [join(base, 'root')] })).rejects.toMatchObject({ code: 'EACCES' });
+      await expect(
+        hydrate(workspace, [{ hostPath: join(base, 'root2') }], { allowedHostRoots: [join(base, 'root')] }),
+      ).rejects.toMatchObject({ code: 'EACCES' });
     });
 
     it('a missing host path is ENOENT without the host path', async () => {
@@ -133,7 +141,12 @@ describe.each(BACKENDS)('hydrate on $name', (backend) => {
       const { allowed } = linkedTree();
       const workspace = await create();
       const result = await hydrate(workspace, [{ hostPath: join(allowed, 'project') }], { allowedHostRoots: [allowed] });
-      expect(await contentsOf(workspace)).toEqual({ 'project/': '', 'project/real.txt': 'real', 'project/sub/': '', 'project/sub/file.txt': 'sub' });
+      expect(await contentsOf(workspace)).toEqual({
+        'project/': '',
+        'project/real.txt': 'real',
+        'project/sub/': '',
+        'project/sub/file.txt': 'sub',
+      });
       expect(result.skipped.map((s) => s.path)).toEqual([
         'project/abs-out-dir',
         'project/abs-out-file',
@@ -151,7 +164,9 @@ describe.each(BACKENDS)('hydrate on $name', (backend) => {
     it('with followSymlinks, only targets inside the allowed roots are copied (as regular files and directories)', async () => {
       const { allowed, base } = linkedTree();
       const workspace = await create();
-      const result = await hydrate(workspace, [{ hostPath: join(allowed, 'project'), followSymlinks: true }], { allowedHostRoots: [allowed] });
+      const result = await hydrate(workspace, [{ hostPath: join(allowed, 'project'), followSymlinks: true }], {
+        allowedHostRoots: [allowed],
+      });
       expect(await contentsOf(workspace)).toEqual({
         'project/': '',
         'project/in-dir/': '',
@@ -221,16 +236,25 @@ describe.each(BACKENDS)('hydrate on $name', (backend) => {
     it('match paths relative to the mount source with dot: true, and exclude wins', async () => {
       const { allowed, project } = layout(tree as never);
       const workspace = await create();
-      await hydrate(workspace, [{ hostPath: project, mountPath: 'p', include: ['**/*.ts', '.github/**'], exclude: ['**/node_modules/**', 'src/deep/nested/**'] }], {
-        allowedHostRoots: [allowed],
-      });
-      expect(Object.keys(await contentsOf(workspace)).filter((p) => !p.endsWith('/'))).toEqual(['p/.github/workflows/ci.yml', 'p/src/index.ts']);
+      await hydrate(
+        workspace,
+        [{ hostPath: project, mountPath: 'p', include: ['**/*.ts', '.github/**'], exclude: ['**/node_modules/**', 'src/deep/nested/**'] }],
+        {
+          allowedHostRoots: [allowed],
+        },
+      );
+      expect(Object.keys(await contentsOf(workspace)).filter((p) => !p.endsWith('/'))).toEqual([
+        'p/.github/workflows/ci.yml',
+        'p/src/index.ts',
+      ]);
     });
 
     it('exclude alone keeps dotfiles unless named, prunes whole directories, and keeps empty directories', async () => {
       const { allowed, project } = layout(tree as never);
       const workspace = await create();
-      await hydrate(workspace, [{ hostPath: project, mountPath: '/', exclude: ['node_modules', '**/*.log', '.env'] }], { allowedHostRoots: [allowed] });
+      await hydrate(workspace, [{ hostPath: project, mountPath: '/', exclude: ['node_modules', '**/*.log', '.env'] }], {
+        allowedHostRoots: [allowed],
+      });
       expect(Object.keys(await contentsOf(workspace))).toEqual([
         '.github/',
         '.github/workflows/',
@@ -252,7 +276,9 @@ describe.each(BACKENDS)('hydrate on $name', (backend) => {
     it('include on a file that is also excluded: exclude wins', async () => {
       const { allowed, project } = layout({ 'a.ts': 'a', 'b.ts': 'b' });
       const workspace = await create();
-      const result = await hydrate(workspace, [{ hostPath: project, include: ['*.ts'], exclude: ['b.ts'] }], { allowedHostRoots: [allowed] });
+      const result = await hydrate(workspace, [{ hostPath: project, include: ['*.ts'], exclude: ['b.ts'] }], {
+        allowedHostRoots: [allowed],
+      });
       expect(result.files).toBe(1);
       expect(await contentsOf(workspace)).toEqual({ 'project/': '', 'project/a.ts': 'a' });
     });
@@ -297,8 +323,12 @@ describe.each(BACKENDS)('hydrate on $name', (backend) => {
     it('refuses a mountPath that climbs above the root, and unknown mount keys', async () => {
       const { allowed, project } = layout();
       const workspace = await create();
-      await expect(hydrate(workspace, [{ hostPath: project, mountPath: '../up' }], { allowedHostRoots: [allowed] })).rejects.toMatchObject({ code: 'EACCES' });
-      await expect(hydrate(workspace, [{ hostPath: project, exlude: ['x'] } as never], { allowedHostRoots: [allowed] })).rejects.toMatchObject({ code: 'EINVAL' });
+      await expect(hydrate(workspace, [{ hostPath: project, mountPath: '../up' }], { allowedHostRoots: [allowed] })).rejects.toMatchObject({
+        code: 'EACCES',
+      });
+      await expect(
+        hydrate(workspace, [{ hostPath: project, exlude: ['x'] } as never], { allowedHostRoots: [allowed] }),
+      ).rejects.toMatchObject({ code: 'EINVAL' });
       expect(HostMountSchema.safeParse({ hostPath: '' }).success).toBe(false);
       expect(await workspace.list('/')).toEqual([]);
     });
@@ -384,7 +414,9 @@ describe.each(BACKENDS)('hydrate on $name', (backend) => {
       expect(aborted.name).toBe('AbortError');
       expect(await contentsOf(workspace)).toEqual(before);
 
-      await expect(hydrate(workspace, [{ hostPath: project }], { allowedHostRoots: [allowed], signal: AbortSignal.abort() })).rejects.toMatchObject({ name: 'AbortError' });
+      await expect(
+        hydrate(workspace, [{ hostPath: project }], { allowedHostRoots: [allowed], signal: AbortSignal.abort() }),
+      ).rejects.toMatchObject({ name: 'AbortError' });
       expect(await contentsOf(workspace)).toEqual(before);
     });
 
@@ -433,7 +465,17 @@ describe.each(BACKENDS)('hydrate on $name', (backend) => {
 
     it('overlapping mounts: later files win, directories merge; a file/directory clash fails with nothing written', async () => {
       const base = host.dir();
-      host.tree({ 'one/shared.txt': 'from one', 'one/only-one.txt': '1', 'one/dir/x.txt': 'x', 'two/shared.txt': 'from two', 'two/dir/y.txt': 'y', 'three/shared.txt/': null }, base);
+      host.tree(
+        {
+          'one/shared.txt': 'from one',
+          'one/only-one.txt': '1',
+          'one/dir/x.txt': 'x',
+          'two/shared.txt': 'from two',
+          'two/dir/y.txt': 'y',
+          'three/shared.txt/': null,
+        },
+        base,
+      );
       const workspace = await create();
       const result = await hydrate(
         workspace,
@@ -443,7 +485,14 @@ describe.each(BACKENDS)('hydrate on $name', (backend) => {
         ],
         { allowedHostRoots: [base] },
       );
-      expect(await contentsOf(workspace)).toEqual({ 'm/': '', 'm/dir/': '', 'm/dir/x.txt': 'x', 'm/dir/y.txt': 'y', 'm/only-one.txt': '1', 'm/shared.txt': 'from two' });
+      expect(await contentsOf(workspace)).toEqual({
+        'm/': '',
+        'm/dir/': '',
+        'm/dir/x.txt': 'x',
+        'm/dir/y.txt': 'y',
+        'm/only-one.txt': '1',
+        'm/shared.txt': 'from two',
+      });
       expect(result.files).toBe(4);
 
       const fresh = await create();
@@ -462,7 +511,14 @@ describe.each(BACKENDS)('hydrate on $name', (backend) => {
       expect(await fresh.list('/')).toEqual([]);
       // A single-file mount onto a mounted directory's path clashes too.
       await expect(
-        hydrate(fresh, [{ hostPath: join(base, 'one') , mountPath: 'm' }, { hostPath: join(base, 'two', 'shared.txt'), mountPath: 'm/dir' }], { allowedHostRoots: [base] }),
+        hydrate(
+          fresh,
+          [
+            { hostPath: join(base, 'one'), mountPath: 'm' },
+            { hostPath: join(base, 'two', 'shared.txt'), mountPath: 'm/dir' },
+          ],
+          { allowedHostRoots: [base] },
+        ),
       ).rejects.toMatchObject({ code: 'EISDIR', path: 'm/dir' });
       expect(await fresh.list('/')).toEqual([]);
     });
@@ -472,7 +528,14 @@ describe.each(BACKENDS)('hydrate on $name', (backend) => {
     it('copies binary files byte for byte, including empty and large ones, and keeps empty directories', async () => {
       const random = randomBytes(3 * 1024 * 1024 + 7);
       const invalidUtf8 = Uint8Array.from([0xff, 0xfe, 0x00, 0xc3, 0x28, 0x80, 0x0a, 0x0d]);
-      const { allowed, project } = layout({ 'bin/random.dat': random, 'bin/bad.bin': invalidUtf8, 'bin/empty.dat': new Uint8Array(0), 'crlf.txt': 'a\r\nb\r\n', 'keep/': null, 'keep/nested/empty/': null });
+      const { allowed, project } = layout({
+        'bin/random.dat': random,
+        'bin/bad.bin': invalidUtf8,
+        'bin/empty.dat': new Uint8Array(0),
+        'crlf.txt': 'a\r\nb\r\n',
+        'keep/': null,
+        'keep/nested/empty/': null,
+      });
       const workspace = await create();
       const result = await hydrate(workspace, [{ hostPath: project, mountPath: '/' }], { allowedHostRoots: [allowed] });
       expect(result).toEqual({ files: 4, bytes: random.byteLength + invalidUtf8.byteLength + 6, skipped: [] });
@@ -484,35 +547,46 @@ describe.each(BACKENDS)('hydrate on $name', (backend) => {
       expect(await workspace.list('keep/nested/empty')).toEqual([]);
     });
 
-    it.runIf(backend.name === 'host')('keeps the executable bit, which a host snapshot holds, when hydrating into a host workspace', async () => {
-      const { allowed, project } = layout({ 'run.sh': '#!/bin/sh\necho hi\n', 'data.txt': 'data' });
-      chmodSync(join(project, 'run.sh'), 0o755);
-      chmodSync(join(project, 'data.txt'), 0o644);
-      const workspace = await create();
-      await hydrate(workspace, [{ hostPath: project }], { allowedHostRoots: [allowed] });
-      const isExecutable = (path: string) => (statSync(join(workspace.root, path)).mode & 0o100) !== 0;
-      expect(isExecutable('project/run.sh')).toBe(true);
-      expect(isExecutable('project/data.txt')).toBe(false);
-      const snapshot = await workspace.snapshot();
-      chmodSync(join(workspace.root, 'project/run.sh'), 0o644);
-      await workspace.restore(snapshot);
-      expect(isExecutable('project/run.sh')).toBe(true);
-    });
+    it.runIf(backend.name === 'host')(
+      'keeps the executable bit, which a host snapshot holds, when hydrating into a host workspace',
+      async () => {
+        const { allowed, project } = layout({ 'run.sh': '#!/bin/sh\necho hi\n', 'data.txt': 'data' });
+        chmodSync(join(project, 'run.sh'), 0o755);
+        chmodSync(join(project, 'data.txt'), 0o644);
+        const workspace = await create();
+        await hydrate(workspace, [{ hostPath: project }], { allowedHostRoots: [allowed] });
+        const isExecutable = (path: string) => (statSync(join(workspace.root, path)).mode & 0o100) !== 0;
+        expect(isExecutable('project/run.sh')).toBe(true);
+        expect(isExecutable('project/data.txt')).toBe(false);
+        const snapshot = await workspace.snapshot();
+        chmodSync(join(workspace.root, 'project/run.sh'), 0o644);
+        await workspace.restore(snapshot);
+        expect(isExecutable('project/run.sh')).toBe(true);
+      },
+    );
 
-    it.runIf(backend.name === 'host')('skips a source file named like the host backend\'s temp files instead of failing the hydration', async () => {
-      const { allowed, project } = layout({ '.sessionfs-tmp-0123456789abcdef': 'looks like a temp file', 'real.txt': 'real' });
-      const workspace = await create();
-      const result = await hydrate(workspace, [{ hostPath: project }], { allowedHostRoots: [allowed] });
-      expect(result.files).toBe(1);
-      expect(result.skipped).toEqual([{ path: 'project/.sessionfs-tmp-0123456789abcdef', reason: "name reserved for the host backend's temporary files" }]);
-      expect(await contentsOf(workspace)).toEqual({ 'project/': '', 'project/real.txt': 'real' });
-    });
+    it.runIf(backend.name === 'host')(
+      "skips a source file named like the host backend's temp files instead of failing the hydration",
+      async () => {
+        const { allowed, project } = layout({ '.sessionfs-tmp-0123456789abcdef': 'looks like a temp file', 'real.txt': 'real' });
+        const workspace = await create();
+        const result = await hydrate(workspace, [{ hostPath: project }], { allowedHostRoots: [allowed] });
+        expect(result.files).toBe(1);
+        expect(result.skipped).toEqual([
+          { path: 'project/.sessionfs-tmp-0123456789abcdef', reason: "name reserved for the host backend's temporary files" },
+        ]);
+        expect(await contentsOf(workspace)).toEqual({ 'project/': '', 'project/real.txt': 'real' });
+      },
+    );
 
     it('reports progress per file, in path order, with running totals', async () => {
       const { allowed, project } = layout({ 'b.txt': 'bb', 'a.txt': 'a', 'c/d.txt': 'ddd' });
       const workspace = await create();
       const seen: HydrateProgress[] = [];
-      const result = await hydrate(workspace, [{ hostPath: project }], { allowedHostRoots: [allowed], onProgress: (p) => seen.push({ ...p }) });
+      const result = await hydrate(workspace, [{ hostPath: project }], {
+        allowedHostRoots: [allowed],
+        onProgress: (p) => seen.push({ ...p }),
+      });
       expect(seen).toEqual([
         { files: 1, bytes: 1, path: 'project/a.txt' },
         { files: 2, bytes: 3, path: 'project/b.txt' },
@@ -523,10 +597,24 @@ describe.each(BACKENDS)('hydrate on $name', (backend) => {
 
     it('skips and reports paths over the creation limits and names that cannot be workspace paths', async () => {
       const long = 'n'.repeat(30);
-      const { allowed, project } = layout({ 'ok/a.txt': 'a', 'd1/d2/d3/deep.txt': 'deep', 'd1/d2/d3/d4/': null, [`${long}.txt`]: 'long', 'back\\slash.txt': 'x', 'new\nline.txt': 'y' });
+      const { allowed, project } = layout({
+        'ok/a.txt': 'a',
+        'd1/d2/d3/deep.txt': 'deep',
+        'd1/d2/d3/d4/': null,
+        [`${long}.txt`]: 'long',
+        'back\\slash.txt': 'x',
+        'new\nline.txt': 'y',
+      });
       const workspace = await create({ limits: { maxPathDepth: 4, maxSegmentLength: 20 } });
       const result = await hydrate(workspace, [{ hostPath: project }], { allowedHostRoots: [allowed] });
-      expect(await contentsOf(workspace)).toEqual({ 'project/': '', 'project/d1/': '', 'project/d1/d2/': '', 'project/d1/d2/d3/': '', 'project/ok/': '', 'project/ok/a.txt': 'a' });
+      expect(await contentsOf(workspace)).toEqual({
+        'project/': '',
+        'project/d1/': '',
+        'project/d1/d2/': '',
+        'project/d1/d2/d3/': '',
+        'project/ok/': '',
+        'project/ok/a.txt': 'a',
+      });
       expect(result.skipped).toEqual([
         { path: 'project/back\\\\slash.txt', reason: expect.stringContaining('cannot be a workspace path') },
         { path: 'project/d1/d2/d3/d4', reason: expect.stringContaining('limits') },
@@ -560,7 +648,10 @@ describe.each(BACKENDS)('hydrate on $name', (backend) => {
 
     it('a read-only workspace is refused first, before any other check', async () => {
       const workspace = await create({ readOnly: true });
-      await expect(hydrate(workspace, [{ hostPath: '/nonexistent' }], {} as never)).rejects.toMatchObject({ name: 'ReadOnlyError', code: 'EROFS' });
+      await expect(hydrate(workspace, [{ hostPath: '/nonexistent' }], {} as never)).rejects.toMatchObject({
+        name: 'ReadOnlyError',
+        code: 'EROFS',
+      });
     });
 
     it('never writes through a link already planted in a host root (the fast path falls back to the protocol)', async () => {
@@ -584,7 +675,9 @@ describe.each(BACKENDS)('hydrate on $name', (backend) => {
     it('hydrating nothing writes nothing and takes no snapshot', async () => {
       const { allowed, project } = layout({ 'a.txt': 'a' });
       const workspace = await create();
-      const result = await hydrate(workspace, [{ hostPath: project, include: ['*.none'], mountPath: '/' }], { allowedHostRoots: [allowed] });
+      const result = await hydrate(workspace, [{ hostPath: project, include: ['*.none'], mountPath: '/' }], {
+        allowedHostRoots: [allowed],
+      });
       expect(result).toEqual({ files: 0, bytes: 0, skipped: [] });
       expect(await workspace.list('/')).toEqual([]);
     });

@@ -34,7 +34,7 @@ describe('host snapshots are exact', () => {
     await ws.mkdir('new-empty');
     await ws.restore(snap);
     expect((await ws.stat('empty/nested/deeper')).isDirectory).toBe(true);
-    expect((await ws.list('empty/nested/deeper'))).toEqual([]);
+    expect(await ws.list('empty/nested/deeper')).toEqual([]);
     expect(await ws.exists('new-empty')).toBe(false);
     expect((await ws.list('/')).map((e) => e.name)).toEqual(['empty', 'other']);
   });

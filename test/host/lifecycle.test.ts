@@ -40,12 +40,26 @@ describe('host workspace lifetime and change detection', () => {
     const ws = workspace({ root: join(base, 'alias', 'new', 'root') });
     expect(ws.root).toBe(join(base, 'real', 'new', 'root'));
     expect(fs.statSync(ws.root).isDirectory()).toBe(true);
-    const error = await expectError(Promise.resolve().then(() => new HostWorkspace({ root: ws.root, gitDir: join(ws.root, '.snapshots') })), 'InvalidArgumentError', [base]);
+    const error = await expectError(
+      Promise.resolve().then(() => new HostWorkspace({ root: ws.root, gitDir: join(ws.root, '.snapshots') })),
+      'InvalidArgumentError',
+      [base],
+    );
     expect(error.message).toMatch(/outside/);
     expect(fs.existsSync(join(ws.root, '.snapshots'))).toBe(false);
     // Through a link into the root, too.
-    await expectError(Promise.resolve().then(() => new HostWorkspace({ root: join(base, 'alias', 'new', 'root'), gitDir: join(base, 'real', 'new', 'root', 'g') })), 'InvalidArgumentError', [base]);
-    await expectError(Promise.resolve().then(() => new HostWorkspace({ root: ws.root, gitDir: ws.root })), 'InvalidArgumentError', [base]);
+    await expectError(
+      Promise.resolve().then(
+        () => new HostWorkspace({ root: join(base, 'alias', 'new', 'root'), gitDir: join(base, 'real', 'new', 'root', 'g') }),
+      ),
+      'InvalidArgumentError',
+      [base],
+    );
+    await expectError(
+      Promise.resolve().then(() => new HostWorkspace({ root: ws.root, gitDir: ws.root })),
+      'InvalidArgumentError',
+      [base],
+    );
   });
 
   it('read-only: refuses restore and exec (ReadOnlyError), allows snapshot and diff', async () => {

@@ -199,14 +199,23 @@ describe('host restore, records and diff', () => {
     expect(readTree.mock.calls.length).toBeLessThanOrEqual(16);
     readTree.mockRestore();
     expect(await ws.diff(a)).toEqual(expected);
-    expect(await ws.diff(b, a)).toEqual(expected.map((e) => ({ ...e, status: e.status === 'added' ? 'deleted' : e.status === 'deleted' ? 'added' : 'modified' })).sort((x, y) => (x.path < y.path ? -1 : 1)));
+    expect(await ws.diff(b, a)).toEqual(
+      expected
+        .map((e) => ({ ...e, status: e.status === 'added' ? 'deleted' : e.status === 'deleted' ? 'added' : 'modified' }))
+        .sort((x, y) => (x.path < y.path ? -1 : 1)),
+    );
   });
 
   it('keeps snapshots under its own refs, with a fixed author, whatever GIT_* variables say', async () => {
     const ws = workspace();
     await ws.write('a.txt', 'a');
     const saved = { ...process.env };
-    Object.assign(process.env, { GIT_AUTHOR_NAME: 'intruder', GIT_DIR: '/nonexistent', GIT_INDEX_FILE: '/nonexistent/index', GIT_OBJECT_DIRECTORY: '/nonexistent' });
+    Object.assign(process.env, {
+      GIT_AUTHOR_NAME: 'intruder',
+      GIT_DIR: '/nonexistent',
+      GIT_INDEX_FILE: '/nonexistent/index',
+      GIT_OBJECT_DIRECTORY: '/nonexistent',
+    });
     let snap;
     try {
       snap = await ws.snapshot();

@@ -18,7 +18,11 @@ describe('host review attacks', () => {
     const ws = workspace(options);
     return { ws, outside, hostPaths: [ws.root, outside] };
   }
-  const outsideTree = (outside: string) => ({ top: fs.readdirSync(outside).sort(), sub: fs.readdirSync(join(outside, 'sub')).sort(), secret: fs.readFileSync(join(outside, 'secret.txt'), 'utf8') });
+  const outsideTree = (outside: string) => ({
+    top: fs.readdirSync(outside).sort(),
+    sub: fs.readdirSync(join(outside, 'sub')).sort(),
+    secret: fs.readFileSync(join(outside, 'secret.txt'), 'utf8'),
+  });
   const pristine = { top: ['secret.txt', 'sub'], sub: ['inner.txt'], secret: 'secret\n' };
 
   it('rename and copy whose target parent is an escaping link are refused', async () => {
@@ -270,7 +274,10 @@ describe('host review attacks', () => {
       () => ws.write('file', 'x', { mode: 'create' }),
     ];
     for (const attempt of attempts) {
-      const error = await attempt().then(() => undefined, (e: unknown) => e as Error);
+      const error = await attempt().then(
+        () => undefined,
+        (e: unknown) => e as Error,
+      );
       expect(error).toBeInstanceOf(Error);
       expectNoHostPath(error as Error, hostPaths);
     }
@@ -448,7 +455,11 @@ describe('host review attacks: a FIFO swapped in after the check', () => {
     }) as typeof fs.promises.lstat;
     syncBuiltinESMExports();
     try {
-      const operations: Array<() => Promise<unknown>> = [() => ws.read('f.txt'), () => ws.snapshot(), () => ws.copy('f.txt', 'g.txt', { overwrite: true })];
+      const operations: Array<() => Promise<unknown>> = [
+        () => ws.read('f.txt'),
+        () => ws.snapshot(),
+        () => ws.copy('f.txt', 'g.txt', { overwrite: true }),
+      ];
       for (const operation of operations) {
         fs.rmSync(target, { force: true });
         fs.writeFileSync(target, `changed ${Math.random()}`);

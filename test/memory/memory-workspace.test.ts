@@ -2,7 +2,14 @@ import { describe, expect, it } from 'vitest';
 import { MemoryWorkspace } from '../../src/backends/memory/index.js';
 import { emptyDirectory, lookup, updateEntry, type DirectoryNode, type FileNode } from '../../src/backends/memory/tree.js';
 
-const file = (text: string): FileNode => ({ type: 'file', content: new TextEncoder().encode(text), createdAt: 0, modifiedAt: 0, version: 1, mimeType: 'text/plain' });
+const file = (text: string): FileNode => ({
+  type: 'file',
+  content: new TextEncoder().encode(text),
+  createdAt: 0,
+  modifiedAt: 0,
+  version: 1,
+  mimeType: 'text/plain',
+});
 
 describe('MemoryWorkspace metadata', () => {
   it('keeps createdAt on overwrite, moves modifiedAt and counts writes in version', async () => {

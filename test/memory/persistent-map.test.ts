@@ -25,7 +25,7 @@ describe('PersistentMap', () => {
     let persistent = PersistentMap.empty<number>();
     const reference = new Map<string, number>();
     let seed = 42;
-    const random = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) % 5000);
+    const random = () => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) % 5000;
     for (let i = 0; i < 20000; i += 1) {
       const key = `k${random()}`;
       if (random() % 3 === 0) {

@@ -49,7 +49,11 @@ describe('session review: rollback exactness', () => {
       });
       const controller = new AbortController();
       setTimeout(() => controller.abort(), 12);
-      expect(await session.runTool(stubborn, {}, { signal: controller.signal })).toMatchObject({ success: false, rolledBack: true, code: 'EABORT' });
+      expect(await session.runTool(stubborn, {}, { signal: controller.signal })).toMatchObject({
+        success: false,
+        rolledBack: true,
+        code: 'EABORT',
+      });
       await sleep(150);
       // Reproduced: b1.txt … b9.txt appeared after the rollback.
       expect((await session.filesystem.list()).map((entry) => entry.name)).toEqual(['keep.txt']);
@@ -101,7 +105,11 @@ describe('session review: calls that escaped the rollback', () => {
         return { success: true, message: 'deployed' };
       },
     });
-    expect(await session.runTool(effect, {}, { signal: controller.signal })).toMatchObject({ success: false, code: 'EABORT', rolledBack: false });
+    expect(await session.runTool(effect, {}, { signal: controller.signal })).toMatchObject({
+      success: false,
+      code: 'EABORT',
+      rolledBack: false,
+    });
     expect(ran).toBe(false);
   });
 });

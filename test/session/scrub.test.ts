@@ -20,7 +20,9 @@ describe('scrubHostPaths', () => {
 
   it('with allAbsolute, hides every other absolute path but keeps workspace paths from the root', () => {
     const message = `EACCES: permission denied, open '/etc/shadow' (after ${root}/a.txt), file:///srv/x, C:\\Users\\me\\x`;
-    expect(scrubHostPaths(message, { root, allAbsolute: true })).toBe("EACCES: permission denied, open '<path>' (after /a.txt), file:<path>, <path>");
+    expect(scrubHostPaths(message, { root, allAbsolute: true })).toBe(
+      "EACCES: permission denied, open '<path>' (after /a.txt), file:<path>, <path>",
+    );
     expect(scrubHostPaths('a / b and 1/2', { allAbsolute: true })).toBe('a / b and 1/2');
   });
 
@@ -31,9 +33,12 @@ describe('scrubHostPaths', () => {
     expect(scrubHostPaths('src/tmp/a.txt and web/app/page.tsx', { hostDirs })).toBe('src/tmp/a.txt and web/app/page.tsx');
     expect(scrubHostPaths('see src/tmp/a.txt', { root: '/tmp', hostDirs, allAbsolute: true })).toBe('see src/tmp/a.txt');
     // Longer host directories are hidden wherever they appear, even glued to a flag.
-    expect(scrubHostPaths('cc -I/tmp/sessionfs-root-x/include -L/tmp/git-1/lib', { root: '/tmp/sessionfs-root-x', hostDirs: ['/tmp', '/tmp/git-1'] })).toBe(
-      'cc -I/include -L<host path>',
-    );
+    expect(
+      scrubHostPaths('cc -I/tmp/sessionfs-root-x/include -L/tmp/git-1/lib', {
+        root: '/tmp/sessionfs-root-x',
+        hostDirs: ['/tmp', '/tmp/git-1'],
+      }),
+    ).toBe('cc -I/include -L<host path>');
     // Real host paths are still hidden, wherever they start.
     expect(scrubHostPaths("open '/tmp/x', /app/y, file:///tmp/z, (/tmp/w:1:2)", { hostDirs })).toBe(
       "open '<host path>', <host path>, file://<host path>, (<host path>)",

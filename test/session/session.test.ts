@@ -30,7 +30,9 @@ const failingTool = defineTool({
         await filesystem.read('missing.txt');
         break;
       case 'host-error':
-        throw new Error(`EACCES: permission denied, open '${filesystem.root === '/' ? '/srv/secret/data.txt' : join(filesystem.root, 'x.txt')}' and '/home/someone/.ssh/id_rsa'`);
+        throw new Error(
+          `EACCES: permission denied, open '${filesystem.root === '/' ? '/srv/secret/data.txt' : join(filesystem.root, 'x.txt')}' and '/home/someone/.ssh/id_rsa'`,
+        );
       case 'result':
         return { success: false, message: 'the tool gave up' };
       case 'result-with-code':
@@ -61,7 +63,11 @@ describe.each(BACKENDS)('sessions on $name', ({ name: backend }) => {
       parameters: z.object({ path: z.string().describe('a path'), limit: z.number().int().default(10) }),
       handler: () => ({ success: true, message: 'ok' }),
     });
-    expect(tool.jsonSchema).toMatchObject({ type: 'object', properties: { path: { type: 'string', description: 'a path' }, limit: { type: 'integer', default: 10 } }, required: ['path'] });
+    expect(tool.jsonSchema).toMatchObject({
+      type: 'object',
+      properties: { path: { type: 'string', description: 'a path' }, limit: { type: 'integer', default: 10 } },
+      required: ['path'],
+    });
     expect(() => defineTool({ ...tool, name: 'has space' })).toThrow(/tool name/);
   });
 
@@ -72,7 +78,12 @@ describe.each(BACKENDS)('sessions on $name', ({ name: backend }) => {
     expect(session.hydration).toMatchObject({ files: 1 });
     const result = await session.runTool(writeTool, { files: { 'project/b.ts': 'b' } });
     expect(result).toEqual({ success: true, message: 'wrote 1 files', value: ['project/b.ts'], rolledBack: false });
-    expect(await contentsOf(session.filesystem)).toEqual({ 'project/': '', 'project/b.ts': 'b', 'project/src/': '', 'project/src/a.ts': 'export const a = 1;\n' });
+    expect(await contentsOf(session.filesystem)).toEqual({
+      'project/': '',
+      'project/b.ts': 'b',
+      'project/src/': '',
+      'project/src/a.ts': 'export const a = 1;\n',
+    });
     expect(session.history).toHaveLength(1);
     expect(session.history[0]).toMatchObject({ tool: 'write', params: { files: { 'project/b.ts': 'b' } }, result: { success: true } });
     expect(session.snapshots).toEqual([session.history[0]?.snapshot]);
@@ -334,7 +345,9 @@ describe.each(BACKENDS)('sessions on $name', ({ name: backend }) => {
   it('refuses mounts without allowed roots, and a failed hydration leaves nothing behind', async () => {
     const source = host.tree({ 'a.txt': 'a' });
     await expect(createSession({ backend, mounts: [{ hostPath: source }] })).rejects.toMatchObject({ name: 'PathEscapeError' });
-    await expect(createSession({ backend, mounts: [{ hostPath: source, maxBytes: 0 }], allowedHostRoots: [source] })).rejects.toMatchObject({ code: 'EFBIG' });
+    await expect(createSession({ backend, mounts: [{ hostPath: source, maxBytes: 0 }], allowedHostRoots: [source] })).rejects.toMatchObject(
+      { code: 'EFBIG' },
+    );
     await expect(createSession({ backend: 'nope' as never })).rejects.toMatchObject({ code: 'EINVAL' });
   });
 
@@ -362,7 +375,13 @@ describe('host sessions on a given root', () => {
     const root = host.tree({ 'own.txt': 'the user file' });
     const gitDir = host.dir();
     const source = host.tree({ 'm.txt': 'mounted' });
-    const session = await createSession({ backend: 'host', root, gitDir, mounts: [{ hostPath: source, mountPath: 'mnt' }], allowedHostRoots: [source] });
+    const session = await createSession({
+      backend: 'host',
+      root,
+      gitDir,
+      mounts: [{ hostPath: source, mountPath: 'mnt' }],
+      allowedHostRoots: [source],
+    });
     try {
       await session.runTool(writeTool, { files: { 'new.txt': 'n', 'own.txt': 'changed' } });
       await session.reset();

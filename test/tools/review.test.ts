@@ -6,8 +6,12 @@ describe('tools review: redactHostPaths', () => {
   it('hides the slash-less form of a host directory only as a whole path, never an ordinary word', () => {
     // `sessionfs mcp --allow /tmp` (or a working directory /app, /data) turned every "tmp" in a file the model
     // read into "<host path>" (reproduced over MCP: `import <host path> from "<host path>"`).
-    expect(redactHostPaths('import tmp from "tmp"; myapp/app.ts', { root: '/' }, ['/tmp', '/app'])).toBe('import tmp from "tmp"; myapp/app.ts');
-    expect(redactHostPaths('in tmp/ws/b.ts, xtmp/ws/c.ts, tmp/ws2/d.ts', { root: '/tmp/ws' })).toBe('in <host path>/b.ts, xtmp/ws/c.ts, tmp/ws2/d.ts');
+    expect(redactHostPaths('import tmp from "tmp"; myapp/app.ts', { root: '/' }, ['/tmp', '/app'])).toBe(
+      'import tmp from "tmp"; myapp/app.ts',
+    );
+    expect(redactHostPaths('in tmp/ws/b.ts, xtmp/ws/c.ts, tmp/ws2/d.ts', { root: '/tmp/ws' })).toBe(
+      'in <host path>/b.ts, xtmp/ws/c.ts, tmp/ws2/d.ts',
+    );
     expect(redactHostPaths('"srv/data" and srv/data/y', { root: '/' }, ['/srv/data'])).toBe('"<host path>" and <host path>/y');
   });
 });
@@ -23,11 +27,18 @@ describe('tools review: read-before-write through move and copy', () => {
       // b.txt was read, then replaced by the unread a.txt: its content is unseen again (reproduced: the write went through).
       expect(await run('read_file', { path: 'b.txt' })).toMatchObject({ success: true });
       expect(await run('move', { source: 'a.txt', destination: 'b.txt', overwrite: true })).toMatchObject({ success: true });
-      expect(await run('write_file', { path: 'b.txt', content: 'clobbered' })).toMatchObject({ success: false, code: 'ETOOL', value: { reason: 'not_read' } });
+      expect(await run('write_file', { path: 'b.txt', content: 'clobbered' })).toMatchObject({
+        success: false,
+        code: 'ETOOL',
+        value: { reason: 'not_read' },
+      });
 
       expect(await run('read_file', { path: 'd.txt' })).toMatchObject({ success: true });
       expect(await run('copy', { source: 'c.txt', destination: 'd.txt', overwrite: true })).toMatchObject({ success: true });
-      expect(await run('edit_file', { path: 'd.txt', old_string: 'c by', new_string: 'd by' })).toMatchObject({ success: false, code: 'ETOOL' });
+      expect(await run('edit_file', { path: 'd.txt', old_string: 'c by', new_string: 'd by' })).toMatchObject({
+        success: false,
+        code: 'ETOOL',
+      });
       expect((await session.filesystem.read('d.txt')).content).toBe('c by someone else');
 
       // A copy of a read file is read; the source stays read.

@@ -22,7 +22,11 @@ describe('the tool suite through session.runTool', () => {
       expect((await session.filesystem.read('a.txt')).content).toBe('uno\ntwo');
 
       await session.filesystem.write('b.txt', 'written by someone else\n');
-      expect(await run('edit_file', { path: 'b.txt', old_string: 'someone', new_string: 'me' })).toMatchObject({ success: false, code: 'ETOOL', rolledBack: true });
+      expect(await run('edit_file', { path: 'b.txt', old_string: 'someone', new_string: 'me' })).toMatchObject({
+        success: false,
+        code: 'ETOOL',
+        rolledBack: true,
+      });
       expect(await run('read_file', { path: 'b.txt' })).toMatchObject({ success: true });
       expect(await run('edit_file', { path: 'b.txt', old_string: 'someone', new_string: 'me' })).toMatchObject({ success: true });
 

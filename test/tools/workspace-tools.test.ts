@@ -94,7 +94,9 @@ for (const backend of backends) {
       it('returns numbered lines', async () => {
         const result = await call('read_file', { path: '/src/greet.ts' });
         expect(result.success).toBe(true);
-        expect(result.message).toBe('     1\texport function greet(name: string): string {\n     2\t  return `Hello, ${name}!`;\n     3\t}');
+        expect(result.message).toBe(
+          '     1\texport function greet(name: string): string {\n     2\t  return `Hello, ${name}!`;\n     3\t}',
+        );
         expect(result.value).toMatchObject({ path: 'src/greet.ts', totalLines: 3, startLine: 1, endLine: 3, truncated: false });
       });
 
@@ -225,8 +227,14 @@ for (const backend of backends) {
 
       it('refuses empty and no-op edits, oversized new_string, missing and binary files', async () => {
         expect((await call('edit_file', { path: 'README.md', old_string: '', new_string: 'x' })).message).toContain('use write_file');
-        expect((await call('edit_file', { path: 'README.md', old_string: 'Demo', new_string: 'Demo' })).value).toMatchObject({ reason: 'no_change' });
-        const big = await toolCaller(ws, { maxWriteChars: 5 })('edit_file', { path: 'README.md', old_string: 'Demo', new_string: '123456' });
+        expect((await call('edit_file', { path: 'README.md', old_string: 'Demo', new_string: 'Demo' })).value).toMatchObject({
+          reason: 'no_change',
+        });
+        const big = await toolCaller(ws, { maxWriteChars: 5 })('edit_file', {
+          path: 'README.md',
+          old_string: 'Demo',
+          new_string: '123456',
+        });
         expect(codeOf(big)).toBe('EFBIG');
         expect(codeOf(await call('edit_file', { path: 'nope.md', old_string: 'a', new_string: 'b' }))).toBe('ENOENT');
         expect(codeOf(await call('edit_file', { path: 'logo.bin', old_string: 'a', new_string: 'b' }))).toBe('EILSEQ');
@@ -279,7 +287,10 @@ for (const backend of backends) {
           await seed(other);
           const tools = workspaceTools({ readBeforeWrite: true });
           const edit = tools.find((t) => t.name === 'edit_file');
-          const result = await edit?.handler({ path: 'README.md', old_string: '# Demo', new_string: '# Other' }, { filesystem: other, session: {} as never });
+          const result = await edit?.handler(
+            { path: 'README.md', old_string: '# Demo', new_string: '# Other' },
+            { filesystem: other, session: {} as never },
+          );
           expect(result?.value).toMatchObject({ reason: 'not_read' });
         } finally {
           await other.dispose();
@@ -291,7 +302,10 @@ for (const backend of backends) {
       it('finds files, sorted and relative to the root', async () => {
         const result = await call('glob', { pattern: '**/*.ts' });
         expect(result.message).toBe('2 files match "**/*.ts":\nsrc/greet.ts\nsrc/main.ts');
-        expect((await call('glob', { pattern: '*.ts', path: 'src' })).value).toMatchObject({ paths: ['src/greet.ts', 'src/main.ts'], total: 2 });
+        expect((await call('glob', { pattern: '*.ts', path: 'src' })).value).toMatchObject({
+          paths: ['src/greet.ts', 'src/main.ts'],
+          total: 2,
+        });
       });
 
       it('says when nothing matches, when the base is missing, and when more exist', async () => {
@@ -311,14 +325,23 @@ for (const backend of backends) {
     describe('grep', () => {
       it('finds matching lines as path:line: text', async () => {
         const result = await call('grep', { pattern: 'greet\\(' });
-        expect(result.message).toBe('2 matches:\nsrc/greet.ts:1: export function greet(name: string): string {\nsrc/main.ts:3: console.log(greet("world"));');
+        expect(result.message).toBe(
+          '2 matches:\nsrc/greet.ts:1: export function greet(name: string): string {\nsrc/main.ts:3: console.log(greet("world"));',
+        );
         const ci = await call('grep', { pattern: 'todo', ignore_case: true, glob: '*.md' });
-        expect(ci.value).toMatchObject({ matches: [{ path: 'README.md', lineNumber: 3 }, { path: 'README.md', lineNumber: 4 }] });
+        expect(ci.value).toMatchObject({
+          matches: [
+            { path: 'README.md', lineNumber: 3 },
+            { path: 'README.md', lineNumber: 4 },
+          ],
+        });
       });
 
       it('caps matches and says more exist', async () => {
         const result = await call('grep', { pattern: 'e', max_matches: 2 });
-        expect(result.message).toMatch(/^More than 2 matches; showing the first 2\. Narrow the search with path or glob, or raise max_matches \(up to 1000\)\./);
+        expect(result.message).toMatch(
+          /^More than 2 matches; showing the first 2\. Narrow the search with path or glob, or raise max_matches \(up to 1000\)\./,
+        );
         expect(result.value).toMatchObject({ truncated: true });
         expect((result.value as { matches: unknown[] }).matches).toHaveLength(2);
       });
@@ -351,7 +374,9 @@ for (const backend of backends) {
       });
 
       it('moves, refusing an existing destination unless overwrite', async () => {
-        expect((await call('move', { source: 'src/main.ts', destination: 'src/index.ts' })).message).toBe('Moved src/main.ts to src/index.ts.');
+        expect((await call('move', { source: 'src/main.ts', destination: 'src/index.ts' })).message).toBe(
+          'Moved src/main.ts to src/index.ts.',
+        );
         const clash = await call('move', { source: 'src/index.ts', destination: 'src/greet.ts' });
         expect(codeOf(clash)).toBe('EEXIST');
         expect(clash.message).toContain('overwrite: true');
@@ -361,7 +386,9 @@ for (const backend of backends) {
       });
 
       it('copies files, and directories only with recursive', async () => {
-        expect((await call('copy', { source: 'README.md', destination: 'docs/README.md' })).message).toBe('Copied README.md to docs/README.md.');
+        expect((await call('copy', { source: 'README.md', destination: 'docs/README.md' })).message).toBe(
+          'Copied README.md to docs/README.md.',
+        );
         const dir = await call('copy', { source: 'src', destination: 'src2' });
         expect(codeOf(dir)).toBe('EISDIR');
         expect(dir.message).toContain('recursive: true');

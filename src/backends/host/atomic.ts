@@ -41,7 +41,11 @@ export function tempPathIn(dirAbs: string): string {
 /** Writes `content` to a fresh temp file (O_EXCL) in `dirAbs` with `mode`, returns its path. */
 export async function writeTemp(dirAbs: string, content: Uint8Array, mode: number): Promise<string> {
   const temp = tempPathIn(dirAbs);
-  const handle = await fs.promises.open(temp, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW, mode);
+  const handle = await fs.promises.open(
+    temp,
+    fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW,
+    mode,
+  );
   try {
     await handle.writeFile(content);
     // The process umask must not decide the executable bit.

@@ -59,7 +59,12 @@ export class Sandbox {
    * of the path is appended lexically (a `..` climbing out of the root from a link target is an escape).
    */
   async resolve(path: NormalizedPath, followFinal: boolean): Promise<Resolved> {
-    return this.#resolve(path, followFinal, (p) => fs.promises.lstat(p), (p) => fs.promises.readlink(p));
+    return this.#resolve(
+      path,
+      followFinal,
+      (p) => fs.promises.lstat(p),
+      (p) => fs.promises.readlink(p),
+    );
   }
 
   resolveSync(path: NormalizedPath, followFinal: boolean): Resolved {
@@ -151,7 +156,10 @@ export class Sandbox {
         const linkReply = yield { op: 'readlink', path: candidateAbs };
         if (linkReply.error !== undefined) {
           // Replaced by something else since the lstat: look at the component again.
-          if ((linkReply.error as NodeJS.ErrnoException).code === 'EINVAL' || (linkReply.error as NodeJS.ErrnoException).code === 'ENOENT') {
+          if (
+            (linkReply.error as NodeJS.ErrnoException).code === 'EINVAL' ||
+            (linkReply.error as NodeJS.ErrnoException).code === 'ENOENT'
+          ) {
             queue.unshift(segment);
             continue;
           }
@@ -265,7 +273,8 @@ export function pinChild(parent: PinnedDir, name: string | Buffer, shown: Normal
     } catch (error) {
       throw hostError(error, shown);
     }
-    if (st.isSymbolicLink()) throw new PathEscapeError(displayPath(shown), `the path changed while it was being used: ${displayPath(shown)}`);
+    if (st.isSymbolicLink())
+      throw new PathEscapeError(displayPath(shown), `the path changed while it was being used: ${displayPath(shown)}`);
     if (!st.isDirectory()) throw new NotADirectoryError(displayPath(shown));
     return new PinnedDir(typeof path === 'string' ? path : path.toString(), undefined);
   }

@@ -324,7 +324,11 @@ export class SnapshotState {
     if (node.oid !== undefined) return node.oid;
     const entries: TreeEntry[] = [];
     for (const [name, child] of node.children) {
-      entries.push({ name: escapeName(name), mode: child.kind === 'dir' ? '40000' : child.mode, oid: child.kind === 'dir' ? this.#build(child) : child.oid });
+      entries.push({
+        name: escapeName(name),
+        mode: child.kind === 'dir' ? '40000' : child.mode,
+        oid: child.kind === 'dir' ? this.#build(child) : child.oid,
+      });
     }
     if (entries.length === 0) entries.push({ name: EMPTY_DIR_MARKER, mode: '100644', oid: this.emptyBlob() });
     node.oid = this.#store.writeTree(entries);

@@ -20,7 +20,15 @@ import {
 } from '../../workspace/errors.js';
 import { guessMimeType } from '../../workspace/mime.js';
 import { baseName, displayPath, joinPath, normalizePath, parentPath, type NormalizedPath } from '../../workspace/paths.js';
-import type { DiffEntry, ListEntry, RestoreResult, SnapshotableWorkspace, SnapshotOptions, StatResult, WorkspaceSnapshot } from '../../workspace/types.js';
+import type {
+  DiffEntry,
+  ListEntry,
+  RestoreResult,
+  SnapshotableWorkspace,
+  SnapshotOptions,
+  StatResult,
+  WorkspaceSnapshot,
+} from '../../workspace/types.js';
 import { createFileExclusive, isTempName, KeyedMutex, replaceFile, replaceSymlink } from './atomic.js';
 import { excludeMatcher, isVisibleName } from './names.js';
 import { TreeApplier } from './restore.js';
@@ -78,13 +86,19 @@ export class HostWorkspace extends BaseWorkspace implements SnapshotableWorkspac
     super(options);
     if (options === null || typeof options !== 'object') throw new InvalidArgumentError('options must be an object');
     const changeDetection = options.changeDetection ?? 'scan';
-    if (changeDetection !== 'scan' && changeDetection !== 'tracked') throw new InvalidArgumentError(`changeDetection must be 'scan' or 'tracked', got ${String(changeDetection)}`);
+    if (changeDetection !== 'scan' && changeDetection !== 'tracked')
+      throw new InvalidArgumentError(`changeDetection must be 'scan' or 'tracked', got ${String(changeDetection)}`);
     this.changeDetection = changeDetection;
     const exclude = options.exclude ?? [];
-    if (!Array.isArray(exclude) || exclude.some((g) => typeof g !== 'string' || g === '')) throw new InvalidArgumentError('exclude must be a list of non-empty glob strings');
+    if (!Array.isArray(exclude) || exclude.some((g) => typeof g !== 'string' || g === ''))
+      throw new InvalidArgumentError('exclude must be a list of non-empty glob strings');
     this.exclude = Object.freeze([...exclude]);
-    for (const [name, value] of [['root', options.root], ['gitDir', options.gitDir]] as const) {
-      if (value !== undefined && (typeof value !== 'string' || value === '' || value.includes('\0'))) throw new InvalidArgumentError(`${name} must be a non-empty path string`);
+    for (const [name, value] of [
+      ['root', options.root],
+      ['gitDir', options.gitDir],
+    ] as const) {
+      if (value !== undefined && (typeof value !== 'string' || value === '' || value.includes('\0')))
+        throw new InvalidArgumentError(`${name} must be a non-empty path string`);
     }
 
     // Work out both locations before creating anything, so a refusal leaves nothing behind.
@@ -93,7 +107,8 @@ export class HostWorkspace extends BaseWorkspace implements SnapshotableWorkspac
     if (givenRoot !== undefined && givenGitDir !== undefined && isInside(givenGitDir, givenRoot)) {
       throw new InvalidArgumentError('gitDir must lie outside the workspace root');
     }
-    if (givenGitDir !== undefined && !GitStore.isUsableDir(givenGitDir)) throw new InvalidArgumentError('gitDir exists and is neither empty nor a git repository');
+    if (givenGitDir !== undefined && !GitStore.isUsableDir(givenGitDir))
+      throw new InvalidArgumentError('gitDir exists and is neither empty nor a git repository');
 
     let root: string;
     try {
@@ -119,7 +134,9 @@ export class HostWorkspace extends BaseWorkspace implements SnapshotableWorkspac
     } catch (error) {
       if (givenRoot === undefined) fs.rmSync(root, { recursive: true, force: true });
       if (error instanceof WorkspaceError) throw error;
-      throw new InvalidArgumentError(`cannot create or open the snapshot git directory (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+      throw new InvalidArgumentError(
+        `cannot create or open the snapshot git directory (${(error as NodeJS.ErrnoException).code ?? 'error'})`,
+      );
     }
     this.root = root;
     this.gitDir = gitDir;
@@ -172,7 +189,11 @@ export class HostWorkspace extends BaseWorkspace implements SnapshotableWorkspac
   /** Names shaped like our temp files are hidden from list, walks and snapshots, so nobody may create them. */
   #assertNotReserved(path: NormalizedPath): void {
     for (const segment of path.split('/')) {
-      if (isTempName(segment)) throw new InvalidPathError(displayPath(path), `invalid path ${JSON.stringify(displayPath(path))}: names of the form .sessionfs-tmp-<16 hex> are reserved`);
+      if (isTempName(segment))
+        throw new InvalidPathError(
+          displayPath(path),
+          `invalid path ${JSON.stringify(displayPath(path))}: names of the form .sessionfs-tmp-<16 hex> are reserved`,
+        );
     }
   }
 
@@ -186,7 +207,10 @@ export class HostWorkspace extends BaseWorkspace implements SnapshotableWorkspac
     }
   }
 
-  protected async readFileAt(path: NormalizedPath, range: { offset: number; length?: number }): Promise<{ content: Uint8Array; sizeBytes: number }> {
+  protected async readFileAt(
+    path: NormalizedPath,
+    range: { offset: number; length?: number },
+  ): Promise<{ content: Uint8Array; sizeBytes: number }> {
     const shown = displayPath(path);
     const target = await this.#resolve(path, true);
     if (target.stat === undefined) throw new FileNotFoundError(shown);
@@ -230,7 +254,8 @@ export class HostWorkspace extends BaseWorkspace implements SnapshotableWorkspac
         if (request.createParents) await this.#makeDirectories(parent, path);
         else {
           const parentStat = await this.#resolve(parent, true);
-          if (parentStat.stat === undefined) throw new FileNotFoundError(displayPath(parentPath(path)), `parent directory does not exist: ${displayPath(parentPath(path))}`);
+          if (parentStat.stat === undefined)
+            throw new FileNotFoundError(displayPath(parentPath(path)), `parent directory does not exist: ${displayPath(parentPath(path))}`);
           if (!parentStat.stat.isDirectory()) throw new NotADirectoryError(displayPath(parentPath(path)));
         }
       } else if (target.stat.isDirectory()) {
@@ -249,7 +274,10 @@ export class HostWorkspace extends BaseWorkspace implements SnapshotableWorkspac
           if (target.stat !== undefined) throw new FileExistsError(shown);
           await createFileExclusive(dirAbs, targetAbs, content, NEW_FILE_MODE);
         } else if (request.mode === 'append' && target.stat !== undefined) {
-          const handle = await fs.promises.open(target.abs, fs.constants.O_WRONLY | fs.constants.O_APPEND | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
+          const handle = await fs.promises.open(
+            target.abs,
+            fs.constants.O_WRONLY | fs.constants.O_APPEND | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK,
+          );
           try {
             await this.#sandbox.verifyDescriptor(handle.fd, target.abs, shown);
             if (!(await handle.stat()).isFile()) throw new InvalidArgumentError(`not a regular file: ${shown}`, shown);
@@ -439,7 +467,8 @@ export class HostWorkspace extends BaseWorkspace implements SnapshotableWorkspac
     const target = await this.#resolve(to, false);
     if (target.rel === '' || source.rel === '') throw new InvalidArgumentError('cannot move the workspace root', '/');
     if (target.rel === source.rel) return;
-    if (source.stat.isDirectory() && (target.rel.startsWith(`${source.rel}/`))) throw new InvalidArgumentError(`cannot move a directory into itself: ${displayPath(from)} -> ${displayPath(to)}`, displayPath(to));
+    if (source.stat.isDirectory() && target.rel.startsWith(`${source.rel}/`))
+      throw new InvalidArgumentError(`cannot move a directory into itself: ${displayPath(from)} -> ${displayPath(to)}`, displayPath(to));
     await this.#makeDirectories(parentPath(target.rel), to);
     let fromPin: PinnedDir | undefined;
     let toPin: PinnedDir | undefined;
@@ -511,7 +540,14 @@ export class HostWorkspace extends BaseWorkspace implements SnapshotableWorkspac
    * pinning each directory before reading or writing in it, so a directory swapped for a link meanwhile is
    * never followed.
    */
-  async #copyDirectory(sourceParent: PinnedDir, sourceName: string, targetParent: PinnedDir, targetName: string, from: NormalizedPath, to: NormalizedPath): Promise<void> {
+  async #copyDirectory(
+    sourceParent: PinnedDir,
+    sourceName: string,
+    targetParent: PinnedDir,
+    targetName: string,
+    from: NormalizedPath,
+    to: NormalizedPath,
+  ): Promise<void> {
     await fs.promises.mkdir(targetParent.at(targetName));
     const source = pinChild(sourceParent, sourceName, from);
     try {
@@ -594,7 +630,14 @@ export class HostWorkspace extends BaseWorkspace implements SnapshotableWorkspac
       } catch (error) {
         throw new SnapshotError(`cannot write the snapshot commit (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
       }
-      const record: WorkspaceSnapshot = { id, backend: 'host', ref, createdAt: createdAt.toISOString(), root: this.root, gitDir: this.gitDir };
+      const record: WorkspaceSnapshot = {
+        id,
+        backend: 'host',
+        ref,
+        createdAt: createdAt.toISOString(),
+        root: this.root,
+        gitDir: this.gitDir,
+      };
       if (tag !== undefined) record.tag = tag;
       return record;
     });
@@ -612,7 +655,8 @@ export class HostWorkspace extends BaseWorkspace implements SnapshotableWorkspac
     const commit = await this.#store.resolveRef(record.ref);
     if (commit === undefined) return refuse('the ref does not exist');
     const info = await this.#store.readCommit(commit);
-    if (info === undefined || !info.message.includes(`\n${SNAPSHOT_TRAILER}: ${record.id}\n`)) return refuse('the ref is not a snapshot commit');
+    if (info === undefined || !info.message.includes(`\n${SNAPSHOT_TRAILER}: ${record.id}\n`))
+      return refuse('the ref is not a snapshot commit');
     return info.tree;
   }
 
@@ -635,7 +679,9 @@ export class HostWorkspace extends BaseWorkspace implements SnapshotableWorkspac
         await applier.apply(tree);
       } catch (error) {
         this.#fullScan = true;
-        throw new SnapshotRestoreError(`restore failed part way (${(error as NodeJS.ErrnoException).code ?? 'error'}); the next snapshot rescans the root`);
+        throw new SnapshotRestoreError(
+          `restore failed part way (${(error as NodeJS.ErrnoException).code ?? 'error'}); the next snapshot rescans the root`,
+        );
       }
       if (applier.incomplete) this.#fullScan = true;
       return { skipped: applier.skipped };
@@ -695,4 +741,3 @@ function realish(path: string): string {
 function isInside(path: string, root: string): boolean {
   return path === root || path.startsWith(root.endsWith('/') ? root : `${root}/`);
 }
-

@@ -1,16 +1,18 @@
 import { randomUUID } from 'node:crypto';
-import {
-  FileExistsError,
-  FileNotFoundError,
-  IsADirectoryError,
-  NotADirectoryError,
-  SnapshotRestoreError,
-} from '../../workspace/errors.js';
+import { FileExistsError, FileNotFoundError, IsADirectoryError, NotADirectoryError, SnapshotRestoreError } from '../../workspace/errors.js';
 import { BaseWorkspace, type BaseWorkspaceOptions, type EntryKind, type WalkEntry, type WriteFileRequest } from '../../workspace/base.js';
 import { guessMimeType } from '../../workspace/mime.js';
 import { displayPath, joinPath, splitPath, type NormalizedPath } from '../../workspace/paths.js';
 import { parseSnapshotRecord, sortDiff } from '../../snapshots/record.js';
-import type { DiffEntry, ListEntry, RestoreResult, SnapshotableWorkspace, SnapshotOptions, StatResult, WorkspaceSnapshot } from '../../workspace/types.js';
+import type {
+  DiffEntry,
+  ListEntry,
+  RestoreResult,
+  SnapshotableWorkspace,
+  SnapshotOptions,
+  StatResult,
+  WorkspaceSnapshot,
+} from '../../workspace/types.js';
 import { diffTrees, emptyDirectory, lookup, updateEntry, type DirectoryNode, type FileNode, type TreeNode } from './tree.js';
 
 export type MemoryWorkspaceOptions = BaseWorkspaceOptions;
@@ -49,7 +51,10 @@ export class MemoryWorkspace extends BaseWorkspace implements SnapshotableWorksp
 
   // ---- primitives -------------------------------------------------------------------------------------
 
-  protected async readFileAt(path: NormalizedPath, range: { offset: number; length?: number }): Promise<{ content: Uint8Array; sizeBytes: number }> {
+  protected async readFileAt(
+    path: NormalizedPath,
+    range: { offset: number; length?: number },
+  ): Promise<{ content: Uint8Array; sizeBytes: number }> {
     const file = this.#file(path);
     const end = range.length === undefined ? file.content.byteLength : range.offset + range.length;
     // `slice` copies: handing out the stored bytes would let a caller rewrite every snapshot sharing them.
@@ -65,16 +70,30 @@ export class MemoryWorkspace extends BaseWorkspace implements SnapshotableWorksp
       (existing) => {
         if (existing?.type === 'directory') throw new IsADirectoryError(displayPath(path));
         if (existing === undefined) {
-          return { type: 'file', content: incoming, createdAt: now, modifiedAt: now, version: 1, mimeType: request.mimeType ?? guessMimeType(path) };
+          return {
+            type: 'file',
+            content: incoming,
+            createdAt: now,
+            modifiedAt: now,
+            version: 1,
+            mimeType: request.mimeType ?? guessMimeType(path),
+          };
         }
-        if (request.mode === 'create') throw new FileExistsError(displayPath(path), `already exists: ${displayPath(path)} (mode 'create' never replaces a file)`);
+        if (request.mode === 'create')
+          throw new FileExistsError(displayPath(path), `already exists: ${displayPath(path)} (mode 'create' never replaces a file)`);
         let bytes = incoming;
         if (request.mode === 'append') {
           bytes = new Uint8Array(existing.content.byteLength + incoming.byteLength);
           bytes.set(existing.content, 0);
           bytes.set(incoming, existing.content.byteLength);
         }
-        return { ...existing, content: bytes, modifiedAt: now, version: existing.version + 1, mimeType: request.mimeType ?? existing.mimeType };
+        return {
+          ...existing,
+          content: bytes,
+          modifiedAt: now,
+          version: existing.version + 1,
+          mimeType: request.mimeType ?? existing.mimeType,
+        };
       },
       request.createParents,
       now,
@@ -87,9 +106,21 @@ export class MemoryWorkspace extends BaseWorkspace implements SnapshotableWorksp
 
   protected async statAt(path: NormalizedPath): Promise<StatResult> {
     const node = this.#node(path);
-    const common = { path: displayPath(path), isSymlink: false, createdAt: new Date(node.createdAt), modifiedAt: new Date(node.modifiedAt) };
+    const common = {
+      path: displayPath(path),
+      isSymlink: false,
+      createdAt: new Date(node.createdAt),
+      modifiedAt: new Date(node.modifiedAt),
+    };
     if (node.type === 'directory') return { ...common, isFile: false, isDirectory: true, sizeBytes: 0 };
-    return { ...common, isFile: true, isDirectory: false, sizeBytes: node.content.byteLength, mimeType: node.mimeType, version: node.version };
+    return {
+      ...common,
+      isFile: true,
+      isDirectory: false,
+      sizeBytes: node.content.byteLength,
+      mimeType: node.mimeType,
+      version: node.version,
+    };
   }
 
   protected async listAt(path: NormalizedPath): Promise<ListEntry[]> {
@@ -97,7 +128,13 @@ export class MemoryWorkspace extends BaseWorkspace implements SnapshotableWorksp
     if (node.type !== 'directory') throw new NotADirectoryError(displayPath(path));
     const entries: ListEntry[] = [];
     for (const [name, child] of node.children.entries()) {
-      entries.push({ name, path: joinPath(path, name), isFile: child.type === 'file', isDirectory: child.type === 'directory', isSymlink: false });
+      entries.push({
+        name,
+        path: joinPath(path, name),
+        isFile: child.type === 'file',
+        isDirectory: child.type === 'directory',
+        isSymlink: false,
+      });
     }
     return entries;
   }
@@ -127,7 +164,8 @@ export class MemoryWorkspace extends BaseWorkspace implements SnapshotableWorksp
       this.#tree,
       splitPath(path),
       (existing) => {
-        if (existing?.type === 'file') throw new FileExistsError(displayPath(path), `already exists and is not a directory: ${displayPath(path)}`);
+        if (existing?.type === 'file')
+          throw new FileExistsError(displayPath(path), `already exists and is not a directory: ${displayPath(path)}`);
         return existing ?? emptyDirectory(now);
       },
       true,
@@ -195,7 +233,8 @@ export class MemoryWorkspace extends BaseWorkspace implements SnapshotableWorksp
 
   #heldTree(snapshot: WorkspaceSnapshot): DirectoryNode {
     const record = parseSnapshotRecord(snapshot);
-    if (record.backend !== 'memory') throw new SnapshotRestoreError(`snapshot ${record.id} belongs to a ${record.backend} workspace, not this memory workspace`);
+    if (record.backend !== 'memory')
+      throw new SnapshotRestoreError(`snapshot ${record.id} belongs to a ${record.backend} workspace, not this memory workspace`);
     const held = this.#snapshots.get(record.ref);
     if (held === undefined || held.id !== record.id) {
       throw new SnapshotRestoreError(`snapshot ${record.id} was not taken by this workspace (or the workspace was disposed)`);
@@ -210,7 +249,11 @@ export class MemoryWorkspace extends BaseWorkspace implements SnapshotableWorksp
     // Say ENOTDIR rather than ENOENT when the way is blocked by a file, as a disk would.
     for (let depth = 1; depth < segments.length; depth += 1) {
       const ancestor = lookup(this.#tree, segments.slice(0, depth));
-      if (ancestor?.type === 'file') throw new NotADirectoryError(segments.slice(0, depth).join('/'), `not a directory: ${segments.slice(0, depth).join('/')} is a file`);
+      if (ancestor?.type === 'file')
+        throw new NotADirectoryError(
+          segments.slice(0, depth).join('/'),
+          `not a directory: ${segments.slice(0, depth).join('/')} is a file`,
+        );
       if (ancestor === undefined) break;
     }
     throw new FileNotFoundError(displayPath(path));

@@ -52,7 +52,13 @@ export type EntryUpdate = (existing: TreeNode | undefined) => TreeNode | undefin
  * directories on the path. Missing parents are created when `createParents`, otherwise ENOENT; a file in
  * the parent chain is ENOTDIR.
  */
-export function updateEntry(root: DirectoryNode, segments: readonly string[], update: EntryUpdate, createParents: boolean, now: number): DirectoryNode {
+export function updateEntry(
+  root: DirectoryNode,
+  segments: readonly string[],
+  update: EntryUpdate,
+  createParents: boolean,
+  now: number,
+): DirectoryNode {
   return updateBelow(root, '', segments, 0, update, createParents, now);
 }
 
