@@ -2,9 +2,12 @@ export * from './workspace/errors.js';
 export { DEFAULT_LIMITS, type WorkspaceLimits } from './workspace/limits.js';
 export { normalizePath } from './workspace/paths.js';
 export type * from './workspace/types.js';
-export { BaseWorkspace, type BaseWorkspaceOptions, type EntryKind, type WalkEntry, type WriteFileRequest } from './workspace/base.js';
+export { createWorkspace, DriverWorkspace, type CreateWorkspaceOptions } from './workspace/create-workspace.js';
+export type * from './workspace/driver.js';
+export { memoryBlobStore } from './snapshots/blob-store.js';
+export { BlobSnapshotter } from './snapshots/blob-snapshotter.js';
 export { WorkspaceSnapshotSchema } from './snapshots/record.js';
-export { MemoryWorkspace, type MemoryWorkspaceOptions } from './backends/memory/index.js';
+export { MemoryWorkspace, MemoryDriver, type MemoryWorkspaceOptions } from './backends/memory/index.js';
 export { HostWorkspace, type HostWorkspaceOptions, type ChangeDetection } from './backends/host/index.js';
 export * from './tools/index.js';
 export {

@@ -2,15 +2,20 @@ import { z } from 'zod';
 import { SnapshotRestoreError } from '../workspace/errors.js';
 import type { DiffEntry, WorkspaceSnapshot } from '../workspace/types.js';
 
-/** A snapshot record as it travels through JSON: what `snapshot()` returns and `restore()` accepts. */
+/**
+ * A snapshot record as it travels through JSON: what `snapshot()` returns and `restore()` accepts. Open to
+ * any backend: `backend` is the driver's name and `meta` holds a third-party backend's own fields (JSON
+ * values); the host keeps its `gitDir` at the top level, so records written before the API opened still parse.
+ */
 export const WorkspaceSnapshotSchema = z.object({
   id: z.string().min(1),
-  backend: z.enum(['memory', 'host']),
+  backend: z.string().min(1),
   ref: z.string().min(1),
   createdAt: z.iso.datetime({ offset: true }),
   root: z.string().min(1),
   gitDir: z.string().min(1).optional(),
   tag: z.string().optional(),
+  meta: z.record(z.string(), z.json()).optional(),
 });
 
 /** Validates a record handed to `restore`/`diff`; anything malformed is a `SnapshotRestoreError`. */
@@ -30,6 +35,7 @@ export function parseSnapshotRecord(value: unknown): WorkspaceSnapshot {
   };
   if (parsed.data.gitDir !== undefined) record.gitDir = parsed.data.gitDir;
   if (parsed.data.tag !== undefined) record.tag = parsed.data.tag;
+  if (parsed.data.meta !== undefined) record.meta = parsed.data.meta;
   return record;
 }
 

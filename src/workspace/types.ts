@@ -1,7 +1,10 @@
 import type { WorkspaceLimits } from './limits.js';
 
-/** Which backend a workspace or snapshot belongs to. */
-export type BackendKind = 'memory' | 'host';
+/**
+ * Which backend a workspace or snapshot belongs to: the driver's `name`. Open to third-party backends; the
+ * built-in names are listed so that editors still suggest them.
+ */
+export type BackendKind = 'memory' | 'host' | (string & {});
 
 export interface ReadOptions {
   /** 0-based first line. Default 0. */
@@ -169,8 +172,11 @@ export interface WorkspaceSnapshot {
   /** ISO 8601. */
   createdAt: string;
   root: string;
+  /** Host snapshots: the snapshot repository. */
   gitDir?: string;
   tag?: string;
+  /** A third-party backend's own fields (JSON values). */
+  meta?: Record<string, unknown>;
 }
 
 export interface SkippedPath {

@@ -132,28 +132,3 @@ export function replaceSymlinkSync(dirAbs: string, targetAbs: string, linkTarget
     throw error;
   }
 }
-
-/**
- * Serialises async work per key (a path): concurrent writes and appends to one file run one after the
- * other, so none is lost; different paths run in parallel.
- */
-export class KeyedMutex {
-  readonly #tails = new Map<string, Promise<void>>();
-
-  async run<T>(key: string, task: () => Promise<T>): Promise<T> {
-    const previous = this.#tails.get(key) ?? Promise.resolve();
-    let release!: () => void;
-    const current = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    const tail = previous.then(() => current);
-    this.#tails.set(key, tail);
-    await previous;
-    try {
-      return await task();
-    } finally {
-      release();
-      if (this.#tails.get(key) === tail) this.#tails.delete(key);
-    }
-  }
-}

@@ -1,17 +1,17 @@
 import * as fs from 'node:fs';
-import type { WalkEntry } from '../../workspace/base.js';
+import type { DriverWalkEntry } from '../../workspace/driver.js';
 import { FileNotFoundError, NotADirectoryError } from '../../workspace/errors.js';
 import type { NormalizedPath } from '../../workspace/paths.js';
 import { isVisibleName } from './names.js';
 import { pinDirectory, type Sandbox } from './sandbox.js';
 
 /**
- * The protocol's walk (list-free traversal for glob, grep and subtree depth). It descends into real
- * directories only, never through a link; a link is reported as a file only when it resolves to a file
- * inside the root, so a link leaving the root is never read. Yielded paths keep the caller's spelling of
- * `base` (which may pass through a link inside the root); the directories read are the real ones.
+ * The driver's walk (list-free traversal for glob, grep, snapshots and subtree depth). It descends into
+ * real directories only, never through a link (links are yielded as links; the shared layer decides what
+ * they resolve to). Yielded paths keep the caller's spelling of `base` (which may pass through a link inside
+ * the root); the directories read are the real ones. A `base` that is not a directory yields nothing.
  */
-export async function* walkTree(sandbox: Sandbox, base: NormalizedPath): AsyncGenerator<WalkEntry> {
+export async function* walkTree(sandbox: Sandbox, base: NormalizedPath): AsyncGenerator<DriverWalkEntry> {
   let start;
   try {
     start = await sandbox.resolve(base, false);
@@ -21,14 +21,6 @@ export async function* walkTree(sandbox: Sandbox, base: NormalizedPath): AsyncGe
   }
   const st = start.stat;
   if (st === undefined) return;
-  if (st.isSymbolicLink()) {
-    if (await linkIsFile(sandbox, start.rel)) yield { path: base, isFile: true, isDirectory: false };
-    return;
-  }
-  if (st.isFile()) {
-    yield { path: base, isFile: true, isDirectory: false };
-    return;
-  }
   if (!st.isDirectory()) return;
   const stack: Array<{ logical: string; real: string }> = [{ logical: base, real: start.rel }];
   while (stack.length > 0) {
@@ -64,22 +56,13 @@ export async function* walkTree(sandbox: Sandbox, base: NormalizedPath): AsyncGe
         }
       }
       if (isDirectory) {
-        yield { path, isFile: false, isDirectory: true };
+        yield { path, kind: 'directory' };
         stack.push({ logical: path, real: realPath });
       } else if (isFile) {
-        yield { path, isFile: true, isDirectory: false };
+        yield { path, kind: 'file' };
       } else if (isLink) {
-        yield { path, isFile: await linkIsFile(sandbox, realPath), isDirectory: false };
+        yield { path, kind: 'symlink' };
       }
     }
-  }
-}
-
-async function linkIsFile(sandbox: Sandbox, rel: NormalizedPath): Promise<boolean> {
-  try {
-    const target = await sandbox.resolve(rel, true);
-    return target.stat?.isFile() === true;
-  } catch {
-    return false;
   }
 }

@@ -1,1 +1,2 @@
 export { MemoryWorkspace, type MemoryWorkspaceOptions } from './memory-workspace.js';
+export { MemoryDriver } from './driver.js';

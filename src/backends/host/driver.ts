@@ -1,0 +1,357 @@
+import * as fs from 'node:fs';
+import type { BackendDriver, DriverEntryKind, DriverListEntry, DriverStat, DriverWalkEntry, Snapshotter } from '../../workspace/driver.js';
+import {
+  FileExistsError,
+  FileNotFoundError,
+  InvalidArgumentError,
+  InvalidPathError,
+  IsADirectoryError,
+  NotADirectoryError,
+} from '../../workspace/errors.js';
+import { guessMimeType } from '../../workspace/mime.js';
+import { baseName, displayPath, joinPath, parentPath, type NormalizedPath } from '../../workspace/paths.js';
+import type { WriteMode } from '../../workspace/types.js';
+import { createFileExclusive, isTempName, replaceFile } from './atomic.js';
+import type { ChangeTracker } from './changes.js';
+import { copyDirectory, copyLeaf, READ_FLAGS } from './copy.js';
+import { isVisibleName } from './names.js';
+import { hostError, pinChild, pinDirectory, removeAt, type PinnedDir, type Resolved, type Sandbox } from './sandbox.js';
+import { walkTree } from './walk.js';
+
+const NEW_FILE_MODE = 0o644;
+
+/**
+ * The host backend's driver: a real directory, sandboxed to it. Every path is resolved component by
+ * component inside the root (see `Sandbox`); reads verify the opened descriptor and mutations act through a
+ * pinned parent directory, so a component swapped for a link meanwhile cannot lead outside. Writes are
+ * atomic (temp file + rename) and keep the permission bits of a file they replace. Every real path a
+ * primitive touches is reported to the `ChangeTracker`, so a `tracked` workspace snapshots in O(changes).
+ */
+export class HostDriver implements BackendDriver {
+  readonly name = 'host';
+  readonly root: string;
+  readonly snapshots: Snapshotter | undefined;
+  readonly #sandbox: Sandbox;
+  readonly #changes: ChangeTracker;
+  readonly #release: () => Promise<void>;
+
+  /** `release` removes what the workspace created (its temp root and git dir), on dispose. */
+  constructor(sandbox: Sandbox, changes: ChangeTracker, snapshots: Snapshotter | undefined, release: () => Promise<void>) {
+    this.root = sandbox.root;
+    this.#sandbox = sandbox;
+    this.#changes = changes;
+    this.snapshots = snapshots;
+    this.#release = release;
+  }
+
+  dispose(): Promise<void> {
+    return this.#release();
+  }
+
+  /** Names shaped like our temp files are hidden from list, walks and snapshots, so nobody may create them. */
+  #assertNotReserved(path: NormalizedPath): void {
+    for (const segment of path.split('/')) {
+      if (isTempName(segment))
+        throw new InvalidPathError(
+          displayPath(path),
+          `invalid path ${JSON.stringify(displayPath(path))}: names of the form .sessionfs-tmp-<16 hex> are reserved`,
+        );
+    }
+  }
+
+  // ---- primitives -------------------------------------------------------------------------------------
+
+  async #resolve(path: NormalizedPath, followFinal: boolean): Promise<Resolved> {
+    try {
+      return await this.#sandbox.resolve(path, followFinal);
+    } catch (error) {
+      throw hostError(error, path);
+    }
+  }
+
+  async readFile(path: NormalizedPath, range: { offset: number; length?: number }): Promise<{ content: Uint8Array; sizeBytes: number }> {
+    const shown = displayPath(path);
+    const target = await this.#resolve(path, true);
+    if (target.stat === undefined) throw new FileNotFoundError(shown);
+    if (target.stat.isDirectory()) throw new IsADirectoryError(shown);
+    if (!target.stat.isFile()) throw new InvalidArgumentError(`not a regular file: ${shown}`, shown);
+    let handle: fs.promises.FileHandle;
+    try {
+      handle = await fs.promises.open(target.abs, READ_FLAGS);
+    } catch (error) {
+      throw hostError(error, path);
+    }
+    try {
+      await this.#sandbox.verifyDescriptor(handle.fd, target.abs, shown);
+      const st = await handle.stat();
+      if (!st.isFile()) throw new IsADirectoryError(shown);
+      const size = st.size;
+      const start = Math.min(range.offset, size);
+      const length = range.length === undefined ? size - start : Math.min(range.length, size - start);
+      const buffer = Buffer.alloc(length);
+      let done = 0;
+      while (done < length) {
+        const { bytesRead } = await handle.read(buffer, done, length - done, start + done);
+        if (bytesRead === 0) break;
+        done += bytesRead;
+      }
+      return { content: new Uint8Array(buffer.buffer, buffer.byteOffset, done), sizeBytes: size };
+    } catch (error) {
+      throw hostError(error, path);
+    } finally {
+      await handle.close();
+    }
+  }
+
+  async writeFile(path: NormalizedPath, content: Uint8Array, request: { mode: WriteMode; mimeType?: string }): Promise<void> {
+    this.#assertNotReserved(path);
+    {
+      const shown = displayPath(path);
+      const target = await this.#resolve(path, true);
+      const parent = parentPath(target.rel);
+      // The shared layer made the parent; made again here in case it was removed since (never through a link).
+      if (target.stat === undefined) await this.#makeDirectories(parent, path);
+      else if (target.stat.isDirectory()) {
+        throw new IsADirectoryError(shown);
+      } else if (!target.stat.isFile()) {
+        throw new InvalidArgumentError(`not a regular file: ${shown}`, shown);
+      }
+      let pin: PinnedDir | undefined;
+      try {
+        // The temp file and the rename go through the pinned parent: a parent swapped for a link since the
+        // resolution cannot redirect them outside the root.
+        pin = pinDirectory(this.#sandbox, parent, path);
+        const dirAbs = pin.path;
+        const targetAbs = pin.at(baseName(target.rel));
+        if (request.mode === 'create') {
+          if (target.stat !== undefined) throw new FileExistsError(shown);
+          await createFileExclusive(dirAbs, targetAbs, content, NEW_FILE_MODE);
+        } else if (request.mode === 'append' && target.stat !== undefined) {
+          const handle = await fs.promises.open(
+            target.abs,
+            fs.constants.O_WRONLY | fs.constants.O_APPEND | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK,
+          );
+          try {
+            await this.#sandbox.verifyDescriptor(handle.fd, target.abs, shown);
+            if (!(await handle.stat()).isFile()) throw new InvalidArgumentError(`not a regular file: ${shown}`, shown);
+            await handle.writeFile(content);
+          } finally {
+            await handle.close();
+          }
+        } else {
+          // Overwrite keeps the permission bits of the file it replaces (an executable stays executable).
+          await replaceFile(dirAbs, targetAbs, content, target.stat === undefined ? NEW_FILE_MODE : target.stat.mode & 0o7777);
+        }
+      } catch (error) {
+        throw hostError(error, path);
+      } finally {
+        pin?.release();
+        this.#changes.touched(target.rel);
+      }
+    }
+  }
+
+  /**
+   * Creates the real directory `rel` and its missing parents, one component at a time, each inside the
+   * pinned directory above it (never through a link).
+   */
+  async #makeDirectories(rel: NormalizedPath, shownPath: NormalizedPath): Promise<void> {
+    if (rel === '') return;
+    let current = '';
+    let pin = pinDirectory(this.#sandbox, '', shownPath);
+    try {
+      for (const name of rel.split('/')) {
+        current = joinPath(current, name);
+        const abs = pin.at(name);
+        try {
+          await fs.promises.mkdir(abs);
+          this.#changes.touched(current);
+        } catch (error) {
+          if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw hostError(error, shownPath);
+          let st: fs.Stats;
+          try {
+            st = await fs.promises.lstat(abs);
+          } catch (lstatError) {
+            throw hostError(lstatError, shownPath);
+          }
+          if (st.isSymbolicLink()) {
+            // Planted after resolution: resolve again through the sandbox.
+            const again = await this.#resolve(current, true);
+            if (again.stat?.isDirectory() !== true) throw new NotADirectoryError(displayPath(shownPath));
+            const rest = rel.slice(current.length + 1);
+            pin.release();
+            pin = pinDirectory(this.#sandbox, '', shownPath);
+            await this.#makeDirectories(rest === '' ? again.rel : joinPath(again.rel, rest), shownPath);
+            return;
+          }
+          if (!st.isDirectory()) throw new NotADirectoryError(displayPath(shownPath));
+        }
+        const child = pinChild(pin, name, shownPath);
+        pin.release();
+        pin = child;
+      }
+    } finally {
+      pin.release();
+    }
+  }
+
+  async kind(path: NormalizedPath): Promise<DriverEntryKind | undefined> {
+    let target: Resolved;
+    try {
+      target = await this.#resolve(path, false);
+    } catch (error) {
+      // A file in the parent chain: the path does not exist (the operation reports ENOTDIR itself).
+      if (error instanceof NotADirectoryError) return undefined;
+      throw error;
+    }
+    const st = target.stat;
+    if (st === undefined) return undefined;
+    if (st.isSymbolicLink()) return 'symlink';
+    if (st.isDirectory()) return 'directory';
+    return 'file';
+  }
+
+  async stat(path: NormalizedPath): Promise<DriverStat> {
+    const shown = displayPath(path);
+    const entry = await this.#resolve(path, false);
+    if (entry.stat === undefined) throw new FileNotFoundError(shown);
+    const isSymlink = entry.stat.isSymbolicLink();
+    const target = isSymlink ? await this.#resolve(path, true) : entry;
+    // A dangling link (inside the root) is reported as the link itself.
+    const st = target.stat ?? entry.stat;
+    const isFile = st.isFile();
+    const result: DriverStat = {
+      isFile,
+      isDirectory: st.isDirectory(),
+      isSymlink,
+      sizeBytes: isFile ? st.size : 0,
+      createdAt: st.birthtime,
+      modifiedAt: st.mtime,
+    };
+    if (isFile) result.mimeType = guessMimeType(path);
+    return result;
+  }
+
+  async list(path: NormalizedPath): Promise<DriverListEntry[]> {
+    const shown = displayPath(path);
+    const dir = await this.#resolve(path, true);
+    if (dir.stat === undefined) throw new FileNotFoundError(shown);
+    if (!dir.stat.isDirectory()) throw new NotADirectoryError(shown);
+    // Listed through a verified descriptor: a directory swapped for a link since the resolution is refused.
+    const pin = pinDirectory(this.#sandbox, dir.rel, path);
+    try {
+      return await listPinned(pin);
+    } catch (error) {
+      throw hostError(error, path);
+    } finally {
+      pin.release();
+    }
+  }
+
+  walk(base: NormalizedPath): AsyncIterable<DriverWalkEntry> {
+    return walkTree(this.#sandbox, base);
+  }
+
+  async mkdir(path: NormalizedPath): Promise<void> {
+    this.#assertNotReserved(path);
+    const target = await this.#resolve(path, true);
+    if (target.stat !== undefined) {
+      if (target.stat.isDirectory()) return;
+      throw new FileExistsError(displayPath(path));
+    }
+    await this.#makeDirectories(target.rel, path);
+  }
+
+  async remove(path: NormalizedPath, options: { recursive: boolean }): Promise<void> {
+    const target = await this.#resolve(path, false);
+    if (target.stat === undefined) throw new FileNotFoundError(displayPath(path));
+    if (target.rel === '') throw new InvalidArgumentError('cannot delete the workspace root', '/');
+    let pin: PinnedDir | undefined;
+    try {
+      pin = pinDirectory(this.#sandbox, parentPath(target.rel), path);
+      // Without `recursive`, rmdir: a directory holding names the protocol never shows (or a write in flight) is not empty.
+      if (target.stat.isDirectory() && !options.recursive) fs.rmdirSync(pin.at(baseName(target.rel)));
+      else removeAt(pin, baseName(target.rel), path);
+    } catch (error) {
+      throw hostError(error, path);
+    } finally {
+      pin?.release();
+      this.#changes.touched(target.rel);
+    }
+  }
+
+  async move(from: NormalizedPath, to: NormalizedPath): Promise<void> {
+    this.#assertNotReserved(to);
+    const source = await this.#resolve(from, false);
+    if (source.stat === undefined) throw new FileNotFoundError(displayPath(from));
+    const target = await this.#resolve(to, false);
+    if (target.rel === '' || source.rel === '') throw new InvalidArgumentError('cannot move the workspace root', '/');
+    if (target.rel === source.rel) return;
+    if (source.stat.isDirectory() && target.rel.startsWith(`${source.rel}/`))
+      throw new InvalidArgumentError(`cannot move a directory into itself: ${displayPath(from)} -> ${displayPath(to)}`, displayPath(to));
+    await this.#makeDirectories(parentPath(target.rel), to);
+    let fromPin: PinnedDir | undefined;
+    let toPin: PinnedDir | undefined;
+    try {
+      fromPin = pinDirectory(this.#sandbox, parentPath(source.rel), from);
+      toPin = pinDirectory(this.#sandbox, parentPath(target.rel), to);
+      if (target.stat?.isDirectory() === true) removeAt(toPin, baseName(target.rel), to);
+      await fs.promises.rename(fromPin.at(baseName(source.rel)), toPin.at(baseName(target.rel)));
+    } catch (error) {
+      throw hostError(error, to);
+    } finally {
+      fromPin?.release();
+      toPin?.release();
+      this.#changes.touched(source.rel, target.rel);
+    }
+  }
+
+  async copy(from: NormalizedPath, to: NormalizedPath): Promise<void> {
+    this.#assertNotReserved(to);
+    const source = await this.#resolve(from, false);
+    if (source.stat === undefined) throw new FileNotFoundError(displayPath(from));
+    const target = await this.#resolve(to, false);
+    if (target.rel === '') throw new InvalidArgumentError('cannot copy onto the workspace root', '/');
+    if (source.stat.isDirectory() && (target.rel === source.rel || target.rel.startsWith(`${source.rel}/`))) {
+      throw new InvalidArgumentError(`cannot copy a directory into itself: ${displayPath(from)} -> ${displayPath(to)}`, displayPath(to));
+    }
+    await this.#makeDirectories(parentPath(target.rel), to);
+    let fromPin: PinnedDir | undefined;
+    let toPin: PinnedDir | undefined;
+    try {
+      fromPin = pinDirectory(this.#sandbox, parentPath(source.rel), from);
+      toPin = pinDirectory(this.#sandbox, parentPath(target.rel), to);
+      const sourceName = baseName(source.rel);
+      const targetName = baseName(target.rel);
+      if (source.stat.isDirectory()) {
+        if (target.stat !== undefined) removeAt(toPin, targetName, to);
+        await copyDirectory(fromPin, sourceName, toPin, targetName, from, to);
+      } else {
+        await copyLeaf(fromPin.at(sourceName), source.stat, toPin.path, toPin.at(targetName));
+      }
+    } catch (error) {
+      throw hostError(error, to);
+    } finally {
+      fromPin?.release();
+      toPin?.release();
+      this.#changes.touched(target.rel);
+    }
+  }
+}
+
+/** Children of a pinned directory with their kinds (special files count as files; never followed). */
+async function listPinned(pin: PinnedDir): Promise<DriverListEntry[]> {
+  const entries: DriverListEntry[] = [];
+  for (const dirent of await fs.promises.readdir(pin.path, { withFileTypes: true })) {
+    const name = dirent.name;
+    if (!isVisibleName(name)) continue;
+    let st: fs.Stats;
+    try {
+      st = await fs.promises.lstat(pin.at(name));
+    } catch {
+      continue;
+    }
+    entries.push({ name, kind: st.isSymbolicLink() ? 'symlink' : st.isDirectory() ? 'directory' : 'file' });
+  }
+  return entries;
+}

@@ -1,0 +1,152 @@
+import { randomUUID } from 'node:crypto';
+import * as fs from 'node:fs';
+import { GitStore } from '../../snapshots/git-store.js';
+import { diffTrees } from '../../snapshots/tree-diff.js';
+import type { Snapshotter } from '../../workspace/driver.js';
+import { SnapshotError, SnapshotRestoreError } from '../../workspace/errors.js';
+import type { DiffEntry, RestoreResult, SnapshotOptions, WorkspaceSnapshot } from '../../workspace/types.js';
+import type { ChangeTracker } from './changes.js';
+import { TreeApplier } from './restore.js';
+import { SnapshotState } from './state.js';
+
+export type ChangeDetection = 'scan' | 'tracked';
+
+const SNAPSHOT_TRAILER = 'sessionfs-snapshot';
+const REF_PREFIX = 'refs/sessionfs/';
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/**
+ * Host snapshots: commits in a git repository outside the root, under `refs/sessionfs/<id>`. A record
+ * belongs to any host workspace on the same git dir whose repository holds the ref as a snapshot commit.
+ * The stat cache (`SnapshotState`) makes a snapshot cost what changed: `scan` compares every entry's stat
+ * data, `tracked` looks only at the paths the driver touched (plus `markChanged`).
+ */
+export class HostGitSnapshotter implements Snapshotter {
+  readonly #root: string;
+  readonly #gitDir: string;
+  readonly #changeDetection: ChangeDetection;
+  readonly #store: GitStore;
+  readonly #state: SnapshotState;
+  readonly #changes: ChangeTracker;
+
+  constructor(
+    root: string,
+    gitDir: string,
+    changeDetection: ChangeDetection,
+    changes: ChangeTracker,
+    excluded: ((rel: string) => boolean) | undefined,
+  ) {
+    this.#root = root;
+    this.#gitDir = gitDir;
+    this.#changeDetection = changeDetection;
+    this.#changes = changes;
+    this.#store = new GitStore(gitDir);
+    this.#state = new SnapshotState(root, this.#store, excluded);
+  }
+
+  /** Files hashed by the last snapshot, restore or live diff (instrumentation for tests and the bench). */
+  get lastHashedCount(): number {
+    return this.#state.hashed;
+  }
+
+  /**
+   * Brings the stat cache up to date (a scan, or the dirty set in tracked mode) and writes the changed
+   * blobs and trees. Everything new goes into one packfile per call: on the machine we measured, creating a
+   * file costs ~0.6 ms, so one pack beats dozens of loose objects even for ten changed files. `extra`
+   * adds objects (the commit) to the same pack; the caller moves a ref only after this returns.
+   */
+  #capture<T>(extra: (tree: string) => T): T {
+    const { dirty, fullScan } = this.#changes.take();
+    this.#store.beginBatch();
+    let result: T;
+    try {
+      if (this.#changeDetection === 'scan' || fullScan || this.#state.tree === undefined) this.#state.scan(dirty);
+      else this.#state.refresh(dirty);
+      result = extra(this.#state.buildTree());
+      this.#store.endBatch();
+    } catch (error) {
+      // The cache may now name objects that were never written: hash everything again next time.
+      try {
+        this.#store.endBatch();
+      } catch {
+        // already failing
+      }
+      this.#state.tree = undefined;
+      this.#changes.giveBack(dirty);
+      throw new SnapshotError(`cannot read the workspace or write its snapshot (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+    }
+    return result;
+  }
+
+  async snapshot(options: SnapshotOptions): Promise<WorkspaceSnapshot> {
+    const tag = options.tag;
+    const id = randomUUID();
+    const createdAt = new Date();
+    const message = `sessionfs snapshot\n\n${SNAPSHOT_TRAILER}: ${id}\n${tag === undefined ? '' : `sessionfs-tag: ${JSON.stringify(tag)}\n`}`;
+    const ref = `${REF_PREFIX}${id}`;
+    const commit = this.#capture((tree) => this.#store.writeCommit(tree, message, createdAt));
+    try {
+      // Objects first (the pack is on disk now), the ref last: a crash in between leaves only unreferenced objects.
+      this.#store.writeRef(ref, commit);
+    } catch (error) {
+      throw new SnapshotError(`cannot write the snapshot commit (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+    }
+    const record: WorkspaceSnapshot = {
+      id,
+      backend: 'host',
+      ref,
+      createdAt: createdAt.toISOString(),
+      root: this.#root,
+      gitDir: this.#gitDir,
+    };
+    if (tag !== undefined) record.tag = tag;
+    return record;
+  }
+
+  /** The snapshot tree a record names, after checking that it is a snapshot commit of this git dir. */
+  async #treeOf(record: WorkspaceSnapshot): Promise<string> {
+    const refuse = (why: string): never => {
+      throw new SnapshotRestoreError(`not a snapshot of this workspace's git directory: ${why}`);
+    };
+    if (record.backend !== 'host') refuse('it belongs to another backend');
+    if (record.gitDir === undefined || !this.#sameGitDir(record.gitDir)) refuse('it was taken with another git directory');
+    if (!UUID.test(record.id) || record.ref !== `${REF_PREFIX}${record.id}`) refuse('unknown ref');
+    const commit = await this.#store.resolveRef(record.ref);
+    if (commit === undefined) return refuse('the ref does not exist');
+    const info = await this.#store.readCommit(commit);
+    if (info === undefined || !info.message.includes(`\n${SNAPSHOT_TRAILER}: ${record.id}\n`))
+      return refuse('the ref is not a snapshot commit');
+    return info.tree;
+  }
+
+  #sameGitDir(candidate: string): boolean {
+    if (candidate === this.#gitDir) return true;
+    try {
+      return fs.realpathSync(candidate) === this.#gitDir;
+    } catch {
+      return false;
+    }
+  }
+
+  async restore(snapshot: WorkspaceSnapshot): Promise<RestoreResult> {
+    const tree = await this.#treeOf(snapshot);
+    this.#capture(() => undefined);
+    const applier = new TreeApplier(this.#root, this.#store, this.#state);
+    try {
+      await applier.apply(tree);
+    } catch (error) {
+      this.#changes.mark();
+      throw new SnapshotRestoreError(
+        `restore failed part way (${(error as NodeJS.ErrnoException).code ?? 'error'}); the next snapshot rescans the root`,
+      );
+    }
+    if (applier.incomplete) this.#changes.mark();
+    return { skipped: applier.skipped };
+  }
+
+  async diff(from: WorkspaceSnapshot, to?: WorkspaceSnapshot): Promise<DiffEntry[]> {
+    const left = await this.#treeOf(from);
+    const right = to === undefined ? this.#capture((tree) => tree) : await this.#treeOf(to);
+    return diffTrees(this.#store, left, right);
+  }
+}

@@ -1,0 +1,211 @@
+import { randomUUID } from 'node:crypto';
+import type { BackendDriver, DriverEntryKind, DriverListEntry, DriverStat, DriverWalkEntry, Snapshotter } from '../../workspace/driver.js';
+import { FileExistsError, FileNotFoundError, IsADirectoryError, NotADirectoryError, SnapshotRestoreError } from '../../workspace/errors.js';
+import { guessMimeType } from '../../workspace/mime.js';
+import { displayPath, joinPath, splitPath, type NormalizedPath } from '../../workspace/paths.js';
+import { sortDiff } from '../../snapshots/record.js';
+import type { DiffEntry, RestoreResult, SnapshotOptions, WorkspaceSnapshot, WriteMode } from '../../workspace/types.js';
+import { diffTrees, emptyDirectory, lookup, updateEntry, type DirectoryNode, type FileNode, type TreeNode } from './tree.js';
+
+/**
+ * The memory backend's driver: a persistent tree (see tree.ts). Every primitive runs synchronously once
+ * called, so concurrent calls never interleave inside one another. Files carry metadata: `createdAt` (kept
+ * on overwrite), `modifiedAt`, a `version` counting writes, and a `mimeType` taken from the write or
+ * guessed from the extension. A copied file is a new file (version 1, fresh times); a copied directory
+ * shares its subtree, metadata included, in O(1). There are no symlinks and no permission bits.
+ */
+export class MemoryDriver implements BackendDriver {
+  readonly name = 'memory';
+  readonly root = '/';
+  tree: DirectoryNode = emptyDirectory(Date.now());
+  readonly snapshots: Snapshotter = new MemorySnapshotter(this);
+
+  async readFile(path: NormalizedPath, range: { offset: number; length?: number }): Promise<{ content: Uint8Array; sizeBytes: number }> {
+    const file = this.#file(path);
+    const end = range.length === undefined ? file.content.byteLength : range.offset + range.length;
+    // `slice` copies: handing out the stored bytes would let a caller rewrite every snapshot sharing them.
+    return { content: file.content.slice(range.offset, end), sizeBytes: file.content.byteLength };
+  }
+
+  async writeFile(path: NormalizedPath, content: Uint8Array, request: { mode: WriteMode; mimeType?: string }): Promise<void> {
+    const now = Date.now();
+    const incoming = content.slice();
+    this.tree = updateEntry(
+      this.tree,
+      splitPath(path),
+      (existing) => {
+        if (existing?.type === 'directory') throw new IsADirectoryError(displayPath(path));
+        if (existing === undefined) {
+          const mimeType = request.mimeType ?? guessMimeType(path);
+          return { type: 'file', content: incoming, createdAt: now, modifiedAt: now, version: 1, mimeType };
+        }
+        if (request.mode === 'create')
+          throw new FileExistsError(displayPath(path), `already exists: ${displayPath(path)} (mode 'create' never replaces a file)`);
+        let bytes = incoming;
+        if (request.mode === 'append') {
+          bytes = new Uint8Array(existing.content.byteLength + incoming.byteLength);
+          bytes.set(existing.content, 0);
+          bytes.set(incoming, existing.content.byteLength);
+        }
+        return {
+          ...existing,
+          content: bytes,
+          modifiedAt: now,
+          version: existing.version + 1,
+          mimeType: request.mimeType ?? existing.mimeType,
+        };
+      },
+      true,
+      now,
+    );
+  }
+
+  async kind(path: NormalizedPath): Promise<DriverEntryKind | undefined> {
+    return lookup(this.tree, splitPath(path))?.type;
+  }
+
+  async stat(path: NormalizedPath): Promise<DriverStat> {
+    const node = this.#node(path);
+    const times = { createdAt: new Date(node.createdAt), modifiedAt: new Date(node.modifiedAt) };
+    if (node.type === 'directory') return { ...times, isFile: false, isDirectory: true, isSymlink: false, sizeBytes: 0 };
+    const size = node.content.byteLength;
+    return {
+      ...times,
+      isFile: true,
+      isDirectory: false,
+      isSymlink: false,
+      sizeBytes: size,
+      mimeType: node.mimeType,
+      version: node.version,
+    };
+  }
+
+  async list(path: NormalizedPath): Promise<DriverListEntry[]> {
+    const node = this.#node(path);
+    if (node.type !== 'directory') throw new NotADirectoryError(displayPath(path));
+    return [...node.children.entries()].map(([name, child]) => ({ name, kind: child.type }));
+  }
+
+  async *walk(base: NormalizedPath): AsyncIterable<DriverWalkEntry> {
+    // The tree is immutable: walking the root captured here stays consistent whatever runs meanwhile.
+    const start = lookup(this.tree, splitPath(base));
+    if (start === undefined || start.type === 'file') return;
+    const pending: [NormalizedPath, DirectoryNode][] = [[base, start]];
+    while (pending.length > 0) {
+      const [directoryPath, directory] = pending.pop() as [NormalizedPath, DirectoryNode];
+      for (const [name, child] of directory.children.entries()) {
+        const childPath = joinPath(directoryPath, name);
+        yield { path: childPath, kind: child.type };
+        if (child.type === 'directory') pending.push([childPath, child]);
+      }
+    }
+  }
+
+  async mkdir(path: NormalizedPath): Promise<void> {
+    const now = Date.now();
+    const update = (existing: TreeNode | undefined): TreeNode => {
+      if (existing?.type === 'file')
+        throw new FileExistsError(displayPath(path), `already exists and is not a directory: ${displayPath(path)}`);
+      return existing ?? emptyDirectory(now);
+    };
+    this.tree = updateEntry(this.tree, splitPath(path), update, true, now);
+  }
+
+  // Memory holds nothing it does not show, so the shared emptiness check is exact and `recursive` adds nothing.
+  async remove(path: NormalizedPath): Promise<void> {
+    this.tree = updateEntry(this.tree, splitPath(path), () => undefined, false, Date.now());
+  }
+
+  async move(from: NormalizedPath, to: NormalizedPath): Promise<void> {
+    const node = this.#node(from);
+    const now = Date.now();
+    // Both steps are computed before the root is swapped, so a failure leaves nothing half-moved.
+    const withoutSource = updateEntry(this.tree, splitPath(from), () => undefined, false, now);
+    this.tree = updateEntry(withoutSource, splitPath(to), () => node, true, now);
+  }
+
+  async copy(from: NormalizedPath, to: NormalizedPath): Promise<void> {
+    const node = this.#node(from);
+    const now = Date.now();
+    const copy: TreeNode = node.type === 'file' ? { ...node, createdAt: now, modifiedAt: now, version: 1 } : node;
+    this.tree = updateEntry(this.tree, splitPath(to), () => copy, true, now);
+  }
+
+  /** Releases the tree. */
+  async dispose(): Promise<void> {
+    this.tree = emptyDirectory(Date.now());
+  }
+
+  #node(path: NormalizedPath): TreeNode {
+    const segments = splitPath(path);
+    const node = lookup(this.tree, segments);
+    if (node !== undefined) return node;
+    // Say ENOTDIR rather than ENOENT when the way is blocked by a file, as a disk would.
+    for (let depth = 1; depth < segments.length; depth += 1) {
+      const ancestor = lookup(this.tree, segments.slice(0, depth));
+      const shown = segments.slice(0, depth).join('/');
+      if (ancestor?.type === 'file') throw new NotADirectoryError(shown, `not a directory: ${shown} is a file`);
+      if (ancestor === undefined) break;
+    }
+    throw new FileNotFoundError(displayPath(path));
+  }
+
+  #file(path: NormalizedPath): FileNode {
+    const node = this.#node(path);
+    if (node.type === 'directory') throw new IsADirectoryError(displayPath(path));
+    return node;
+  }
+}
+
+/**
+ * Memory snapshots are O(1) in time and memory: a snapshot keeps a reference to the current root, and a
+ * later write copies only the directories (and hash-trie nodes) on the path to the changed entry. Refs name
+ * the instance, so a record taken elsewhere can never restore here.
+ */
+class MemorySnapshotter implements Snapshotter {
+  readonly #driver: MemoryDriver;
+  readonly #instanceId = randomUUID();
+  readonly #held = new Map<string, { readonly id: string; readonly tree: DirectoryNode }>();
+  #count = 0;
+
+  constructor(driver: MemoryDriver) {
+    this.#driver = driver;
+  }
+
+  async snapshot(options: SnapshotOptions): Promise<WorkspaceSnapshot> {
+    this.#count += 1;
+    const ref = `memory:${this.#instanceId}:${this.#count}`;
+    const id = randomUUID();
+    this.#held.set(ref, { id, tree: this.#driver.tree });
+    const record: WorkspaceSnapshot = { id, backend: 'memory', ref, createdAt: new Date().toISOString(), root: '/' };
+    if (options.tag !== undefined) record.tag = options.tag;
+    return record;
+  }
+
+  async restore(snapshot: WorkspaceSnapshot): Promise<RestoreResult> {
+    this.#driver.tree = this.#treeOf(snapshot);
+    return { skipped: [] };
+  }
+
+  async diff(from: WorkspaceSnapshot, to?: WorkspaceSnapshot): Promise<DiffEntry[]> {
+    const before = this.#treeOf(from);
+    const after = to === undefined ? this.#driver.tree : this.#treeOf(to);
+    const entries: DiffEntry[] = [];
+    diffTrees(before, after, (path, status) => entries.push({ path, status }));
+    return sortDiff(entries);
+  }
+
+  /** The workspace's old records restore nothing afterwards. */
+  async dispose(): Promise<void> {
+    this.#held.clear();
+  }
+
+  #treeOf(record: WorkspaceSnapshot): DirectoryNode {
+    if (record.backend !== 'memory')
+      throw new SnapshotRestoreError(`snapshot ${record.id} belongs to a ${record.backend} workspace, not this memory workspace`);
+    const held = this.#held.get(record.ref);
+    if (held === undefined || held.id !== record.id)
+      throw new SnapshotRestoreError(`snapshot ${record.id} was not taken by this workspace (or the workspace was disposed)`);
+    return held.tree;
+  }
+}

@@ -1,0 +1,23 @@
+import type { BlobStore } from '../workspace/driver.js';
+
+/** A `BlobStore` in this process's memory: the default snapshotter's store when none is given. */
+export function memoryBlobStore(): BlobStore & { readonly size: number } {
+  const blobs = new Map<string, Uint8Array>();
+  return {
+    get size() {
+      return blobs.size;
+    },
+    get: async (hash) => blobs.get(hash)?.slice(),
+    // Stored blobs are immutable: keep a private copy, never the caller's buffer.
+    put: async (hash, bytes) => {
+      if (!blobs.has(hash)) blobs.set(hash, bytes.slice());
+    },
+    has: async (hash) => blobs.has(hash),
+    delete: async (hash) => {
+      blobs.delete(hash);
+    },
+    list: async function* () {
+      yield* [...blobs.keys()];
+    },
+  };
+}

@@ -1,0 +1,519 @@
+import { parseSnapshotRecord } from '../snapshots/record.js';
+import { BlobSnapshotter } from '../snapshots/blob-snapshotter.js';
+import type { BackendDriver, BlobStore, DriverEntryKind, DriverStat, Snapshotter } from './driver.js';
+import { fromDriverError } from './driver-errors.js';
+import {
+  DirectoryNotEmptyError,
+  FileExistsError,
+  FileNotFoundError,
+  InvalidArgumentError,
+  InvalidContentError,
+  IsADirectoryError,
+  LimitExceededError,
+  NotADirectoryError,
+  PathEscapeError,
+  ReadOnlyError,
+  type WorkspaceError,
+} from './errors.js';
+import { compareStrings, globFiles, grepFiles, type SearchEntry } from './glob-grep.js';
+import { resolveLimits, type WorkspaceLimits } from './limits.js';
+import { KeyedMutex, runLocked } from './locks.js';
+import {
+  assertCreatable,
+  displayInput,
+  displayPath,
+  joinPath,
+  normalizePath,
+  parentPath,
+  splitPath,
+  type NormalizedPath,
+} from './paths.js';
+import { decodeUtf8, encodeUtf8, lineWindow } from './text.js';
+import { planTransfer, transfer } from './transfer.js';
+import type {
+  CopyOptions,
+  DeleteOptions,
+  DiffEntry,
+  GlobMatch,
+  GlobOptions,
+  GrepMatch,
+  GrepOptions,
+  ListEntry,
+  MkdirOptions,
+  ReadBytesOptions,
+  ReadBytesResult,
+  ReadOptions,
+  ReadResult,
+  RenameOptions,
+  RestoreResult,
+  SnapshotableWorkspace,
+  SnapshotOptions,
+  StatResult,
+  WorkspaceSnapshot,
+  WriteMode,
+  WriteOptions,
+  WriteResult,
+} from './types.js';
+
+export interface CreateWorkspaceOptions {
+  readOnly?: boolean;
+  limits?: Partial<WorkspaceLimits>;
+  /** Where the default snapshotter keeps file contents and manifests (unused when the driver has `snapshots`). Default: memory. */
+  blobs?: BlobStore;
+}
+
+/** Builds a full workspace on a driver: see {@link DriverWorkspace}. */
+export function createWorkspace(driver: BackendDriver, options: CreateWorkspaceOptions = {}): DriverWorkspace {
+  return new DriverWorkspace(driver, options);
+}
+
+/** What an operation is about to do, as the one admission point sees it. */
+type Operation = 'read' | 'write' | 'mkdir' | 'delete' | 'rename' | 'copy' | 'restore';
+const MUTATIONS: ReadonlySet<Operation> = new Set(['write', 'mkdir', 'delete', 'rename', 'copy', 'restore']);
+const WRITE_MODES: readonly WriteMode[] = ['create', 'overwrite', 'append'];
+const REQUIRED_METHODS = ['readFile', 'writeFile', 'kind', 'stat', 'list', 'walk', 'mkdir', 'remove'] as const;
+
+/**
+ * The shared layer every backend runs behind: argument and path validation, read-only mode (checked
+ * first), creation limits, error mapping, the preconditions of every mutation (checked with `kind()` while
+ * holding a lock on each path involved), glob and grep, and snapshots (the driver's own `Snapshotter`, or
+ * content-addressed blobs). `MemoryWorkspace` and `HostWorkspace` are this class over their drivers.
+ */
+export class DriverWorkspace implements SnapshotableWorkspace {
+  /** The driver's name. */
+  readonly backend: string;
+  /** `/`, or what the driver names as its root (a host directory: never show it to a model). */
+  readonly root: string;
+  readonly limits: Readonly<WorkspaceLimits>;
+  protected readonly driver: BackendDriver;
+  readonly #snapshots: Snapshotter;
+  readonly #locks = new KeyedMutex();
+  #readOnly: boolean;
+  #queue: Promise<unknown> = Promise.resolve();
+  #disposed = false;
+
+  constructor(driver: BackendDriver, options: CreateWorkspaceOptions = {}) {
+    if (options === null || typeof options !== 'object') throw new InvalidArgumentError('options must be an object');
+    if (driver === null || typeof driver !== 'object' || typeof driver.name !== 'string' || driver.name === '')
+      throw new InvalidArgumentError('a backend driver needs a non-empty string name');
+    for (const method of REQUIRED_METHODS) {
+      if (typeof driver[method] !== 'function') throw new InvalidArgumentError(`backend driver ${driver.name} lacks ${method}()`);
+    }
+    this.limits = resolveLimits(options.limits);
+    this.#readOnly = options.readOnly === true;
+    this.driver = driver;
+    this.backend = driver.name;
+    this.root = driver.root ?? '/';
+    this.#snapshots = driver.snapshots ?? new BlobSnapshotter(driver, options.blobs);
+  }
+
+  get readOnly(): boolean {
+    return this.#readOnly;
+  }
+
+  /** Makes the workspace read-only from now on. One way: a sealed workspace cannot be unsealed. */
+  seal(): void {
+    this.#readOnly = true;
+  }
+
+  /**
+   * The one point every operation passes before any I/O (read-only is checked before the path is even
+   * validated). Governance's `policy` (issue 12) is enforced here too, so no operation can go around it.
+   */
+  protected admit(operation: Operation, pathInput?: unknown): void {
+    if (MUTATIONS.has(operation) && this.#readOnly) throw new ReadOnlyError(displayInput(pathInput));
+  }
+
+  // ---- reading ----------------------------------------------------------------------------------------
+
+  async read(path: string, options: ReadOptions = {}): Promise<ReadResult> {
+    this.admit('read', path);
+    const target = normalizePath(path);
+    const offset = nonNegativeInteger(options.offset ?? 0, 'offset');
+    const limit = options.limit ?? 2000;
+    if (!Number.isSafeInteger(limit) || limit < -1) {
+      throw new InvalidArgumentError(`limit must be a whole number of lines (or -1 for all), got ${String(limit)}`);
+    }
+    const { content } = await this.#readFile(target, { offset: 0 });
+    const text = decodeUtf8(content);
+    if (text === undefined) throw new InvalidContentError(displayPath(target));
+    return { path: displayPath(target), ...lineWindow(text, offset, limit) };
+  }
+
+  async readBytes(path: string, options: ReadBytesOptions = {}): Promise<ReadBytesResult> {
+    this.admit('read', path);
+    const target = normalizePath(path);
+    const offset = nonNegativeInteger(options.offset ?? 0, 'offset');
+    const limit = options.limit === undefined ? undefined : nonNegativeInteger(options.limit, 'limit');
+    const { content, sizeBytes } = await this.#readFile(target, limit === undefined ? { offset } : { offset, length: limit });
+    return {
+      path: displayPath(target),
+      content,
+      sizeBytes,
+      offset,
+      limit: content.byteLength,
+      truncated: offset + content.byteLength < sizeBytes,
+    };
+  }
+
+  async #readFile(target: NormalizedPath, range: { offset: number; length?: number }): Promise<{ content: Uint8Array; sizeBytes: number }> {
+    if (target === '') throw new IsADirectoryError('/');
+    try {
+      return await this.driver.readFile(target, range);
+    } catch (error) {
+      throw await this.#explain(error, target);
+    }
+  }
+
+  async exists(path: string): Promise<boolean> {
+    this.admit('read', path);
+    let target: NormalizedPath;
+    try {
+      target = normalizePath(path);
+    } catch (error) {
+      if (error instanceof PathEscapeError) return false;
+      throw error;
+    }
+    try {
+      const kind = await this.#kind(target);
+      if (kind !== 'symlink') return kind !== undefined;
+      // A link counts only when it resolves inside the root.
+      await this.#stat(target);
+      return true;
+    } catch (error) {
+      if (error instanceof PathEscapeError || error instanceof FileNotFoundError || error instanceof NotADirectoryError) return false;
+      throw error;
+    }
+  }
+
+  async stat(path: string): Promise<StatResult> {
+    this.admit('read', path);
+    const target = normalizePath(path);
+    const st = await this.#stat(target);
+    const result: StatResult = {
+      path: displayPath(target),
+      isFile: st.isFile,
+      isDirectory: st.isDirectory,
+      isSymlink: st.isSymlink,
+      sizeBytes: st.sizeBytes,
+    };
+    if (st.createdAt !== undefined) result.createdAt = st.createdAt;
+    if (st.modifiedAt !== undefined) result.modifiedAt = st.modifiedAt;
+    if (st.mimeType !== undefined) result.mimeType = st.mimeType;
+    if (st.version !== undefined) result.version = st.version;
+    return result;
+  }
+
+  async list(path = '.'): Promise<ListEntry[]> {
+    this.admit('read', path);
+    const target = normalizePath(path);
+    if (!(await this.#isDirectory(target))) {
+      if ((await this.#kind(target)) === undefined) throw await this.#explain(new FileNotFoundError(displayPath(target)), target);
+      throw new NotADirectoryError(displayPath(target));
+    }
+    const children = await this.#call(target, () => this.driver.list(target));
+    const entries = await Promise.all(
+      children.map(async ({ name, kind }): Promise<ListEntry> => {
+        const childPath = joinPath(target, name);
+        const entry = { name, path: displayPath(childPath), isFile: kind === 'file', isDirectory: kind === 'directory', isSymlink: false };
+        if (kind !== 'symlink') return entry;
+        // A link is listed as what it resolves to inside the root; one that leaves the root by name only.
+        const resolved = await this.#stat(childPath).catch(() => undefined);
+        return { ...entry, isFile: resolved?.isFile === true, isDirectory: resolved?.isDirectory === true, isSymlink: true };
+      }),
+    );
+    return entries.sort((a, b) => compareStrings(a.name, b.name));
+  }
+
+  async glob(pattern: string, options: GlobOptions = {}): Promise<GlobMatch[]> {
+    this.admit('read', options.path);
+    return globFiles(this.#searchSource, pattern, options);
+  }
+
+  async grep(pattern: string, options: GrepOptions = {}): Promise<GrepMatch[]> {
+    this.admit('read', options.path);
+    return grepFiles(this.#searchSource, pattern, options);
+  }
+
+  /** What glob and grep walk: files include links to files inside the root; walks never enter a link. */
+  readonly #searchSource = {
+    walk: (base: NormalizedPath): AsyncIterable<SearchEntry> => this.#searchWalk(base),
+    readFile: async (path: NormalizedPath): Promise<Uint8Array> => (await this.#readFile(path, { offset: 0 })).content,
+  };
+
+  async *#searchWalk(base: NormalizedPath): AsyncGenerator<SearchEntry> {
+    let kind: DriverEntryKind | undefined;
+    try {
+      kind = await this.#kind(base);
+    } catch (error) {
+      if (error instanceof FileNotFoundError || error instanceof NotADirectoryError) return;
+      throw error;
+    }
+    if (kind === 'file' || kind === 'symlink') {
+      if (kind === 'file' || (await this.#linkIsFile(base))) yield { path: base, isFile: true };
+      return;
+    }
+    if (kind === undefined) return;
+    for await (const entry of this.driver.walk(base)) {
+      yield { path: entry.path, isFile: entry.kind === 'file' || (entry.kind === 'symlink' && (await this.#linkIsFile(entry.path))) };
+    }
+  }
+
+  async #linkIsFile(path: NormalizedPath): Promise<boolean> {
+    return (await this.#stat(path).catch(() => undefined))?.isFile === true;
+  }
+
+  // ---- writing ----------------------------------------------------------------------------------------
+
+  async write(path: string, content: string, options: WriteOptions = {}): Promise<WriteResult> {
+    this.admit('write', path);
+    if (typeof content !== 'string')
+      throw new InvalidArgumentError('write content must be a string (use writeBytes for bytes)', displayInput(path));
+    return this.#write(path, encodeUtf8(content), options);
+  }
+
+  async writeBytes(path: string, content: Uint8Array, options: WriteOptions = {}): Promise<WriteResult> {
+    this.admit('write', path);
+    if (!(content instanceof Uint8Array)) throw new InvalidArgumentError('writeBytes content must be a Uint8Array', displayInput(path));
+    return this.#write(path, content, options);
+  }
+
+  async #write(path: string, content: Uint8Array, options: WriteOptions): Promise<WriteResult> {
+    const target = normalizePath(path);
+    const shown = displayPath(target);
+    const mode = options.mode ?? 'overwrite';
+    if (!WRITE_MODES.includes(mode))
+      throw new InvalidArgumentError(`mode must be one of ${WRITE_MODES.join(', ')}, got ${String(mode)}`, shown);
+    const mimeType = options.mimeType;
+    if (mimeType !== undefined && typeof mimeType !== 'string') throw new InvalidArgumentError('mimeType must be a string', shown);
+    if (target === '') throw new IsADirectoryError('/');
+    if (content.byteLength > this.limits.maxWriteBytes) {
+      throw new LimitExceededError(
+        `write of ${content.byteLength} bytes is over the limit of ${this.limits.maxWriteBytes} bytes: ${shown}`,
+        shown,
+      );
+    }
+    assertCreatable(target, this.limits);
+    await runLocked(this.#locks, [target], async () => {
+      const kind = await this.#kind(target);
+      let dangling = false;
+      if (kind === 'directory') throw new IsADirectoryError(shown);
+      if (kind === 'symlink') {
+        // Written through a link inside the root (a dangling one is for the driver to resolve).
+        const resolved = await this.#stat(target).catch((error: WorkspaceError) => {
+          if (error instanceof FileNotFoundError) return undefined;
+          throw error;
+        });
+        dangling = resolved === undefined || isUnresolved(resolved);
+        if (resolved?.isDirectory === true) throw new IsADirectoryError(shown);
+      }
+      if (kind !== undefined && !dangling && mode === 'create')
+        throw new FileExistsError(shown, `already exists: ${shown} (mode 'create' never replaces a file)`);
+      if (kind === undefined) await this.#prepareParent(target, options.createParents !== false);
+      await this.#mutate([target], () => this.driver.writeFile(target, content, mimeType === undefined ? { mode } : { mode, mimeType }));
+    });
+    return { path: shown, bytesWritten: content.byteLength, mode };
+  }
+
+  async mkdir(path: string, options: MkdirOptions = {}): Promise<void> {
+    this.admit('mkdir', path);
+    const target = normalizePath(path);
+    const shown = displayPath(target);
+    await runLocked(this.#locks, [target], async () => {
+      const kind = await this.#kind(target);
+      // A link to a directory inside the root is a directory for mkdir, as `mkdir -p` sees it.
+      if (target === '' || kind === 'directory' || (kind === 'symlink' && (await this.#stat(target)).isDirectory)) {
+        if (options.existOk !== false) return;
+        throw new FileExistsError(shown);
+      }
+      if (kind !== undefined) throw new FileExistsError(shown, `already exists and is not a directory: ${shown}`);
+      assertCreatable(target, this.limits);
+      if (options.parents === false && !(await this.#isDirectory(parentPath(target)))) {
+        const parent = parentPath(target);
+        if ((await this.#kind(parent)) !== undefined) throw new NotADirectoryError(displayPath(parent));
+        throw new FileNotFoundError(
+          displayPath(parent),
+          `parent directory does not exist: ${displayPath(parent)} (pass parents: true to create it)`,
+        );
+      }
+      await this.#assertNoFileAbove(target);
+      await this.#mutate([target], () => this.driver.mkdir(target));
+    });
+  }
+
+  async delete(path: string, options: DeleteOptions = {}): Promise<void> {
+    this.admit('delete', path);
+    const target = normalizePath(path);
+    if (target === '') throw new InvalidArgumentError('cannot delete the workspace root', '/');
+    const recursive = options.recursive === true;
+    await runLocked(this.#locks, [target], async () => {
+      const kind = await this.#kind(target);
+      if (kind === undefined) throw new FileNotFoundError(displayPath(target));
+      if (kind === 'directory' && !recursive && (await this.#call(target, () => this.driver.list(target))).length > 0)
+        throw new DirectoryNotEmptyError(displayPath(target));
+      await this.#mutate([target], () => this.driver.remove(target, { recursive }));
+    });
+  }
+
+  async rename(from: string, to: string, options: RenameOptions = {}): Promise<void> {
+    this.admit('rename', from);
+    await this.#transfer('move', from, to, options.overwrite === true, true);
+  }
+
+  async copy(from: string, to: string, options: CopyOptions = {}): Promise<void> {
+    this.admit('copy', from);
+    await this.#transfer('copy', from, to, options.overwrite === true, options.recursive === true);
+  }
+
+  async #transfer(verb: 'move' | 'copy', fromInput: string, toInput: string, overwrite: boolean, recursive: boolean): Promise<void> {
+    const source = normalizePath(fromInput);
+    const target = normalizePath(toInput);
+    await runLocked(this.#locks, [source, target], async () => {
+      const checks = { kind: (path: NormalizedPath) => this.#kind(path), walk: (path: NormalizedPath) => this.driver.walk(path) };
+      const plan = await planTransfer(checks, this.limits, verb, source, target, overwrite, recursive);
+      if (plan === undefined) return;
+      await this.#prepareParent(target, true);
+      await this.#mutate(verb === 'move' ? [source, target] : [target], () => transfer(this.driver, verb, plan), target);
+    });
+  }
+
+  /** Makes sure the parent of a path about to be created is a directory (creating it when allowed). */
+  async #prepareParent(target: NormalizedPath, createParents: boolean): Promise<void> {
+    const parent = parentPath(target);
+    const kind = await this.#kind(parent);
+    if (kind === 'directory') return;
+    if (kind === 'symlink') {
+      const resolved = await this.#stat(parent).catch((error: WorkspaceError) => {
+        if (error instanceof FileNotFoundError) return undefined;
+        throw error;
+      });
+      // A dangling link is for the driver to resolve (and to refuse when it leads outside the root).
+      if (resolved === undefined || resolved.isDirectory || isUnresolved(resolved)) return;
+    }
+    if (kind !== undefined) throw new NotADirectoryError(displayPath(parent), `not a directory: ${displayPath(parent)} is a file`);
+    await this.#assertNoFileAbove(parent);
+    if (!createParents)
+      throw new FileNotFoundError(
+        displayPath(parent),
+        `parent directory does not exist: ${displayPath(parent)} (pass createParents: true to create it)`,
+      );
+    await this.#mutate([parent], () => this.driver.mkdir(parent));
+  }
+
+  /** ENOTDIR when a file stands where a directory on the way to `path` should be. */
+  async #assertNoFileAbove(path: NormalizedPath): Promise<void> {
+    const segments = splitPath(path);
+    for (let depth = 1; depth < segments.length; depth += 1) {
+      const ancestor = segments.slice(0, depth).join('/');
+      const kind = await this.#kind(ancestor);
+      if (kind === 'file') throw new NotADirectoryError(ancestor, `not a directory: ${ancestor} is a file`);
+      if (kind === undefined) return;
+    }
+  }
+
+  // ---- snapshots --------------------------------------------------------------------------------------
+
+  /** Snapshot, restore and diff run one at a time. */
+  #exclusive<T>(task: () => Promise<T>): Promise<T> {
+    const run = this.#queue.then(task, task);
+    this.#queue = run.catch(() => undefined);
+    return run;
+  }
+
+  async snapshot(options: SnapshotOptions = {}): Promise<WorkspaceSnapshot> {
+    const tag = options?.tag;
+    if (tag !== undefined && typeof tag !== 'string') throw new InvalidArgumentError('tag must be a string');
+    return this.#exclusive(() => this.#snapshots.snapshot(tag === undefined ? {} : { tag }));
+  }
+
+  async restore(snapshot: WorkspaceSnapshot): Promise<RestoreResult> {
+    this.admit('restore');
+    const record = parseSnapshotRecord(snapshot);
+    return this.#exclusive(() => this.#snapshots.restore(record));
+  }
+
+  async diff(from: WorkspaceSnapshot, to?: WorkspaceSnapshot): Promise<DiffEntry[]> {
+    const left = parseSnapshotRecord(from);
+    const right = to === undefined ? undefined : parseSnapshotRecord(to);
+    return this.#exclusive(() => this.#snapshots.diff(left, right));
+  }
+
+  /** Releases the snapshots, then what the driver holds. */
+  async dispose(): Promise<void> {
+    if (this.#disposed) return;
+    this.#disposed = true;
+    await this.#queue;
+    await this.#snapshots.dispose?.();
+    await this.driver.dispose?.();
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.dispose();
+  }
+
+  // ---- driver calls -----------------------------------------------------------------------------------
+
+  async #call<T>(path: NormalizedPath, task: () => Promise<T>): Promise<T> {
+    try {
+      return await task();
+    } catch (error) {
+      throw await this.#explain(error, path);
+    }
+  }
+
+  /** A driver mutation: errors mapped, and the snapshotter told what may have changed (even on failure). */
+  async #mutate<T>(paths: NormalizedPath[], task: () => Promise<T>, errorPath = paths[0] as NormalizedPath): Promise<T> {
+    try {
+      return await task();
+    } catch (error) {
+      throw fromDriverError(error, errorPath);
+    } finally {
+      this.#snapshots.changed?.(paths);
+    }
+  }
+
+  #kind(path: NormalizedPath): Promise<DriverEntryKind | undefined> {
+    if (path === '') return Promise.resolve('directory');
+    return this.#call(path, () => this.driver.kind(path));
+  }
+
+  #stat(path: NormalizedPath): Promise<DriverStat> {
+    return this.#call(path, () => this.driver.stat(path));
+  }
+
+  /** A directory, or a link to one inside the root. */
+  async #isDirectory(path: NormalizedPath): Promise<boolean> {
+    const kind = await this.#kind(path);
+    if (kind !== 'symlink') return kind === 'directory';
+    // A link leaving the root is refused (EACCES), not taken for "not a directory".
+    const resolved = await this.#stat(path).catch((error: WorkspaceError) => {
+      if (error instanceof FileNotFoundError || error instanceof NotADirectoryError) return undefined;
+      throw error;
+    });
+    return resolved?.isDirectory === true;
+  }
+
+  /** Maps a driver error; a "missing" path below a file is reported as ENOTDIR, as a disk would. */
+  async #explain(error: unknown, path: NormalizedPath): Promise<WorkspaceError> {
+    const mapped = fromDriverError(error, path);
+    if (!(mapped instanceof FileNotFoundError)) return mapped;
+    try {
+      await this.#assertNoFileAbove(path);
+    } catch (blocked) {
+      if (blocked instanceof NotADirectoryError) return blocked;
+    }
+    return mapped;
+  }
+}
+
+/** How drivers report a link they could not follow (dangling inside the root): the link itself. */
+function isUnresolved(stat: DriverStat): boolean {
+  return stat.isSymlink && !stat.isFile && !stat.isDirectory;
+}
+
+function nonNegativeInteger(value: unknown, name: string): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
+    throw new InvalidArgumentError(`${name} must be a non-negative whole number, got ${String(value)}`);
+  }
+  return value;
+}

@@ -1,0 +1,104 @@
+import type { DiffEntry, RestoreResult, SnapshotOptions, WorkspaceSnapshot, WriteMode } from './types.js';
+
+/**
+ * The open backend API: what a backend implements so that `createWorkspace(driver)` can build a full
+ * `SnapshotableWorkspace` on it. The shared layer owns everything else (path rules, limits, errors,
+ * locking, preconditions, glob and grep, snapshots by default); see docs/writing-a-backend.md.
+ *
+ * Every path a driver receives is already normalised and relative, with `''` for the root, checked against
+ * the limits and the protocol's path rules. Before a mutation the shared layer checks its preconditions
+ * with `kind()` under a per-path lock (existence, kinds, `create` against an existing file, non-empty
+ * directories, a missing parent), so a driver may assume them. A driver error carrying a Node-style `code`
+ * (`ENOENT`, `EEXIST`, `ENOTDIR`, `EISDIR`, `ENOTEMPTY`, `EACCES`, …) becomes the matching
+ * `WorkspaceError`, with the workspace path and nothing of the driver's message.
+ */
+export interface BackendDriver {
+  /** Shown as `workspace.backend` and in snapshot records: `'memory'`, `'host'`, `'s3'`, anything. */
+  readonly name: string;
+  /** What `workspace.root` shows; default `/`. A host directory for host-like drivers (never shown to a model). */
+  readonly root?: string;
+
+  /** Bytes of a file from `offset` (at most `length` of them; to the end when omitted) and the whole file's size. */
+  readFile(path: string, range: { offset: number; length?: number }): Promise<{ content: Uint8Array; sizeBytes: number }>;
+  /**
+   * Stores a file. The parent directory exists and the path is not a directory. `mode`: `create` (the path
+   * was checked absent), `overwrite`, `append` (add to the existing bytes, or create). The driver must not
+   * keep a reference to `bytes` that the caller could change later.
+   */
+  writeFile(path: string, bytes: Uint8Array, options: { mode: WriteMode; mimeType?: string }): Promise<void>;
+  /** What the path is without following a final symlink; `undefined` when it does not exist. */
+  kind(path: string): Promise<DriverEntryKind | undefined>;
+  /** Follows a symlink (one that leaves the driver's root must fail with `EACCES`). */
+  stat(path: string): Promise<DriverStat>;
+  /** Children of a directory, any order. */
+  list(path: string): Promise<DriverListEntry[]>;
+  /** Every entry below directory `base` (not `base` itself), any order, never descending through a symlink. */
+  walk(base: string): AsyncIterable<DriverWalkEntry>;
+  /** Creates a directory and any missing parents. */
+  mkdir(path: string): Promise<void>;
+  /** Removes a file or symlink (never its target), or a directory: `recursive` with all it holds, else an empty one. */
+  remove(path: string, options: { recursive: boolean }): Promise<void>;
+  /**
+   * Moves an entry (a symlink as a symlink) to `to`, whose parent exists. An existing `to` of the same kind
+   * is replaced. Optional: the default copies, then removes the source.
+   */
+  move?(from: string, to: string): Promise<void>;
+  /**
+   * Copies an entry (a directory with everything in it) to `to`, whose parent exists; an existing `to` of
+   * the same kind is replaced. Optional: the default reads and writes file by file (symlinks need their own).
+   */
+  copy?(from: string, to: string): Promise<void>;
+  /** The driver's own snapshots. Without it the shared layer keeps content-addressed snapshots of its own. */
+  readonly snapshots?: Snapshotter;
+  /** Releases what the driver holds; called once by `workspace.dispose()`. */
+  dispose?(): Promise<void>;
+}
+
+export type DriverEntryKind = 'file' | 'directory' | 'symlink';
+
+export interface DriverStat {
+  isFile: boolean;
+  isDirectory: boolean;
+  isSymlink: boolean;
+  sizeBytes: number;
+  createdAt?: Date;
+  modifiedAt?: Date;
+  mimeType?: string;
+  /** How many times the file has been written, for drivers that count it. */
+  version?: number;
+}
+
+export interface DriverListEntry {
+  name: string;
+  kind: DriverEntryKind;
+}
+
+export interface DriverWalkEntry {
+  /** Root-relative, normalised. */
+  path: string;
+  kind: DriverEntryKind;
+}
+
+/**
+ * How a workspace takes, restores and compares snapshots. The shared layer validates records (zod) and
+ * runs these calls one at a time; `restore` is only called on a writable workspace.
+ */
+export interface Snapshotter {
+  snapshot(options: SnapshotOptions): Promise<WorkspaceSnapshot>;
+  /** Makes the workspace hold exactly the snapshot, or throws `SnapshotRestoreError` and changes nothing. */
+  restore(snapshot: WorkspaceSnapshot): Promise<RestoreResult>;
+  /** Files and symlinks that differ, sorted by path; `to` omitted compares with the live state. */
+  diff(from: WorkspaceSnapshot, to?: WorkspaceSnapshot): Promise<DiffEntry[]>;
+  /** Told after every protocol mutation which paths it touched (written, created, removed, moved). */
+  changed?(paths: readonly string[]): void;
+  dispose?(): Promise<void>;
+}
+
+/** Content-addressed storage for the default snapshotter: keys are the sha256 (hex) of the bytes. */
+export interface BlobStore {
+  get(hash: string): Promise<Uint8Array | undefined>;
+  put(hash: string, bytes: Uint8Array): Promise<void>;
+  has(hash: string): Promise<boolean>;
+  delete?(hash: string): Promise<void>;
+  list?(): AsyncIterable<string>;
+}
