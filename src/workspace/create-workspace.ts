@@ -1,6 +1,6 @@
 import { parseSnapshotRecord } from '../snapshots/record.js';
 import { BlobSnapshotter } from '../snapshots/blob-snapshotter.js';
-import type { BackendDriver, BlobStore, DriverEntryKind, DriverStat, Snapshotter } from './driver.js';
+import type { BackendDriver, BlobStore, Snapshotter } from './driver.js';
 import { fromDriverError } from './driver-errors.js';
 import {
   DirectoryNotEmptyError,
@@ -13,22 +13,13 @@ import {
   NotADirectoryError,
   PathEscapeError,
   ReadOnlyError,
-  type WorkspaceError,
 } from './errors.js';
-import { compareStrings, globFiles, grepFiles, type SearchEntry } from './glob-grep.js';
+import { globFiles, grepFiles, type SearchEntry } from './glob-grep.js';
 import { resolveLimits, type WorkspaceLimits } from './limits.js';
 import { KeyedMutex, runLocked } from './locks.js';
-import {
-  assertCreatable,
-  displayInput,
-  displayPath,
-  joinPath,
-  normalizePath,
-  parentPath,
-  splitPath,
-  type NormalizedPath,
-} from './paths.js';
+import { assertCreatable, displayInput, displayPath, normalizePath, parentPath, type NormalizedPath } from './paths.js';
 import { decodeUtf8, encodeUtf8, lineWindow } from './text.js';
+import { DriverProbe } from './probe.js';
 import { planTransfer, transfer } from './transfer.js';
 import type {
   CopyOptions,
@@ -87,6 +78,7 @@ export class DriverWorkspace implements SnapshotableWorkspace {
   readonly limits: Readonly<WorkspaceLimits>;
   protected readonly driver: BackendDriver;
   readonly #snapshots: Snapshotter;
+  readonly #probe: DriverProbe;
   readonly #locks = new KeyedMutex();
   #readOnly: boolean;
   #queue: Promise<unknown> = Promise.resolve();
@@ -104,6 +96,7 @@ export class DriverWorkspace implements SnapshotableWorkspace {
     this.driver = driver;
     this.backend = driver.name;
     this.root = driver.root ?? '/';
+    this.#probe = new DriverProbe(driver);
     this.#snapshots = driver.snapshots ?? new BlobSnapshotter(driver, options.blobs);
   }
 
@@ -161,7 +154,7 @@ export class DriverWorkspace implements SnapshotableWorkspace {
     try {
       return await this.driver.readFile(target, range);
     } catch (error) {
-      throw await this.#explain(error, target);
+      throw await this.#probe.explain(error, target);
     }
   }
 
@@ -174,55 +167,19 @@ export class DriverWorkspace implements SnapshotableWorkspace {
       if (error instanceof PathEscapeError) return false;
       throw error;
     }
-    try {
-      const kind = await this.#kind(target);
-      if (kind !== 'symlink') return kind !== undefined;
-      // A link counts only when it resolves inside the root.
-      await this.#stat(target);
-      return true;
-    } catch (error) {
-      if (error instanceof PathEscapeError || error instanceof FileNotFoundError || error instanceof NotADirectoryError) return false;
-      throw error;
-    }
+    return this.#probe.exists(target);
   }
 
   async stat(path: string): Promise<StatResult> {
     this.admit('read', path);
     const target = normalizePath(path);
-    const st = await this.#stat(target);
-    const result: StatResult = {
-      path: displayPath(target),
-      isFile: st.isFile,
-      isDirectory: st.isDirectory,
-      isSymlink: st.isSymlink,
-      sizeBytes: st.sizeBytes,
-    };
-    if (st.createdAt !== undefined) result.createdAt = st.createdAt;
-    if (st.modifiedAt !== undefined) result.modifiedAt = st.modifiedAt;
-    if (st.mimeType !== undefined) result.mimeType = st.mimeType;
-    if (st.version !== undefined) result.version = st.version;
-    return result;
+    return this.#probe.statResult(target);
   }
 
   async list(path = '.'): Promise<ListEntry[]> {
     this.admit('read', path);
     const target = normalizePath(path);
-    if (!(await this.#isDirectory(target))) {
-      if ((await this.#kind(target)) === undefined) throw await this.#explain(new FileNotFoundError(displayPath(target)), target);
-      throw new NotADirectoryError(displayPath(target));
-    }
-    const children = await this.#call(target, () => this.driver.list(target));
-    const entries = await Promise.all(
-      children.map(async ({ name, kind }): Promise<ListEntry> => {
-        const childPath = joinPath(target, name);
-        const entry = { name, path: displayPath(childPath), isFile: kind === 'file', isDirectory: kind === 'directory', isSymlink: false };
-        if (kind !== 'symlink') return entry;
-        // A link is listed as what it resolves to inside the root; one that leaves the root by name only.
-        const resolved = await this.#stat(childPath).catch(() => undefined);
-        return { ...entry, isFile: resolved?.isFile === true, isDirectory: resolved?.isDirectory === true, isSymlink: true };
-      }),
-    );
-    return entries.sort((a, b) => compareStrings(a.name, b.name));
+    return this.#probe.listEntries(target);
   }
 
   async glob(pattern: string, options: GlobOptions = {}): Promise<GlobMatch[]> {
@@ -237,31 +194,9 @@ export class DriverWorkspace implements SnapshotableWorkspace {
 
   /** What glob and grep walk: files include links to files inside the root; walks never enter a link. */
   readonly #searchSource = {
-    walk: (base: NormalizedPath): AsyncIterable<SearchEntry> => this.#searchWalk(base),
+    walk: (base: NormalizedPath): AsyncIterable<SearchEntry> => this.#probe.searchWalk(base),
     readFile: async (path: NormalizedPath): Promise<Uint8Array> => (await this.#readFile(path, { offset: 0 })).content,
   };
-
-  async *#searchWalk(base: NormalizedPath): AsyncGenerator<SearchEntry> {
-    let kind: DriverEntryKind | undefined;
-    try {
-      kind = await this.#kind(base);
-    } catch (error) {
-      if (error instanceof FileNotFoundError || error instanceof NotADirectoryError) return;
-      throw error;
-    }
-    if (kind === 'file' || kind === 'symlink') {
-      if (kind === 'file' || (await this.#linkIsFile(base))) yield { path: base, isFile: true };
-      return;
-    }
-    if (kind === undefined) return;
-    for await (const entry of this.driver.walk(base)) {
-      yield { path: entry.path, isFile: entry.kind === 'file' || (entry.kind === 'symlink' && (await this.#linkIsFile(entry.path))) };
-    }
-  }
-
-  async #linkIsFile(path: NormalizedPath): Promise<boolean> {
-    return (await this.#stat(path).catch(() => undefined))?.isFile === true;
-  }
 
   // ---- writing ----------------------------------------------------------------------------------------
 
@@ -295,21 +230,10 @@ export class DriverWorkspace implements SnapshotableWorkspace {
     }
     assertCreatable(target, this.limits);
     await runLocked(this.#locks, [target], async () => {
-      const kind = await this.#kind(target);
-      let dangling = false;
-      if (kind === 'directory') throw new IsADirectoryError(shown);
-      if (kind === 'symlink') {
-        // Written through a link inside the root (a dangling one is for the driver to resolve).
-        const resolved = await this.#stat(target).catch((error: WorkspaceError) => {
-          if (error instanceof FileNotFoundError) return undefined;
-          throw error;
-        });
-        dangling = resolved === undefined || isUnresolved(resolved);
-        if (resolved?.isDirectory === true) throw new IsADirectoryError(shown);
-      }
-      if (kind !== undefined && !dangling && mode === 'create')
+      const state = await this.#probe.writeTarget(target);
+      if (state === 'existing' && mode === 'create')
         throw new FileExistsError(shown, `already exists: ${shown} (mode 'create' never replaces a file)`);
-      if (kind === undefined) await this.#prepareParent(target, options.createParents !== false);
+      if (state === 'missing') await this.#prepareParent(target, options.createParents !== false);
       await this.#mutate([target], () => this.driver.writeFile(target, content, mimeType === undefined ? { mode } : { mode, mimeType }));
     });
     return { path: shown, bytesWritten: content.byteLength, mode };
@@ -320,23 +244,23 @@ export class DriverWorkspace implements SnapshotableWorkspace {
     const target = normalizePath(path);
     const shown = displayPath(target);
     await runLocked(this.#locks, [target], async () => {
-      const kind = await this.#kind(target);
+      const kind = await this.#probe.kind(target);
       // A link to a directory inside the root is a directory for mkdir, as `mkdir -p` sees it.
-      if (target === '' || kind === 'directory' || (kind === 'symlink' && (await this.#stat(target)).isDirectory)) {
+      if (target === '' || kind === 'directory' || (kind === 'symlink' && (await this.#probe.stat(target)).isDirectory)) {
         if (options.existOk !== false) return;
         throw new FileExistsError(shown);
       }
       if (kind !== undefined) throw new FileExistsError(shown, `already exists and is not a directory: ${shown}`);
       assertCreatable(target, this.limits);
-      if (options.parents === false && !(await this.#isDirectory(parentPath(target)))) {
+      if (options.parents === false && !(await this.#probe.isDirectory(parentPath(target)))) {
         const parent = parentPath(target);
-        if ((await this.#kind(parent)) !== undefined) throw new NotADirectoryError(displayPath(parent));
+        if ((await this.#probe.kind(parent)) !== undefined) throw new NotADirectoryError(displayPath(parent));
         throw new FileNotFoundError(
           displayPath(parent),
           `parent directory does not exist: ${displayPath(parent)} (pass parents: true to create it)`,
         );
       }
-      await this.#assertNoFileAbove(target);
+      await this.#probe.assertNoFileAbove(target);
       await this.#mutate([target], () => this.driver.mkdir(target));
     });
   }
@@ -347,9 +271,9 @@ export class DriverWorkspace implements SnapshotableWorkspace {
     if (target === '') throw new InvalidArgumentError('cannot delete the workspace root', '/');
     const recursive = options.recursive === true;
     await runLocked(this.#locks, [target], async () => {
-      const kind = await this.#kind(target);
+      const kind = await this.#probe.kind(target);
       if (kind === undefined) throw new FileNotFoundError(displayPath(target));
-      if (kind === 'directory' && !recursive && (await this.#call(target, () => this.driver.list(target))).length > 0)
+      if (kind === 'directory' && !recursive && (await this.#probe.call(target, () => this.driver.list(target))).length > 0)
         throw new DirectoryNotEmptyError(displayPath(target));
       await this.#mutate([target], () => this.driver.remove(target, { recursive }));
     });
@@ -369,7 +293,7 @@ export class DriverWorkspace implements SnapshotableWorkspace {
     const source = normalizePath(fromInput);
     const target = normalizePath(toInput);
     await runLocked(this.#locks, [source, target], async () => {
-      const checks = { kind: (path: NormalizedPath) => this.#kind(path), walk: (path: NormalizedPath) => this.driver.walk(path) };
+      const checks = { kind: (path: NormalizedPath) => this.#probe.kind(path), walk: (path: NormalizedPath) => this.driver.walk(path) };
       const plan = await planTransfer(checks, this.limits, verb, source, target, overwrite, recursive);
       if (plan === undefined) return;
       await this.#prepareParent(target, true);
@@ -380,35 +304,14 @@ export class DriverWorkspace implements SnapshotableWorkspace {
   /** Makes sure the parent of a path about to be created is a directory (creating it when allowed). */
   async #prepareParent(target: NormalizedPath, createParents: boolean): Promise<void> {
     const parent = parentPath(target);
-    const kind = await this.#kind(parent);
-    if (kind === 'directory') return;
-    if (kind === 'symlink') {
-      const resolved = await this.#stat(parent).catch((error: WorkspaceError) => {
-        if (error instanceof FileNotFoundError) return undefined;
-        throw error;
-      });
-      // A dangling link is for the driver to resolve (and to refuse when it leads outside the root).
-      if (resolved === undefined || resolved.isDirectory || isUnresolved(resolved)) return;
-    }
-    if (kind !== undefined) throw new NotADirectoryError(displayPath(parent), `not a directory: ${displayPath(parent)} is a file`);
-    await this.#assertNoFileAbove(parent);
+    if (await this.#probe.parentReady(target)) return;
+    await this.#probe.assertNoFileAbove(parent);
     if (!createParents)
       throw new FileNotFoundError(
         displayPath(parent),
         `parent directory does not exist: ${displayPath(parent)} (pass createParents: true to create it)`,
       );
     await this.#mutate([parent], () => this.driver.mkdir(parent));
-  }
-
-  /** ENOTDIR when a file stands where a directory on the way to `path` should be. */
-  async #assertNoFileAbove(path: NormalizedPath): Promise<void> {
-    const segments = splitPath(path);
-    for (let depth = 1; depth < segments.length; depth += 1) {
-      const ancestor = segments.slice(0, depth).join('/');
-      const kind = await this.#kind(ancestor);
-      if (kind === 'file') throw new NotADirectoryError(ancestor, `not a directory: ${ancestor} is a file`);
-      if (kind === undefined) return;
-    }
   }
 
   // ---- snapshots --------------------------------------------------------------------------------------
@@ -453,14 +356,6 @@ export class DriverWorkspace implements SnapshotableWorkspace {
 
   // ---- driver calls -----------------------------------------------------------------------------------
 
-  async #call<T>(path: NormalizedPath, task: () => Promise<T>): Promise<T> {
-    try {
-      return await task();
-    } catch (error) {
-      throw await this.#explain(error, path);
-    }
-  }
-
   /** A driver mutation: errors mapped, and the snapshotter told what may have changed (even on failure). */
   async #mutate<T>(paths: NormalizedPath[], task: () => Promise<T>, errorPath = paths[0] as NormalizedPath): Promise<T> {
     try {
@@ -471,44 +366,6 @@ export class DriverWorkspace implements SnapshotableWorkspace {
       this.#snapshots.changed?.(paths);
     }
   }
-
-  #kind(path: NormalizedPath): Promise<DriverEntryKind | undefined> {
-    if (path === '') return Promise.resolve('directory');
-    return this.#call(path, () => this.driver.kind(path));
-  }
-
-  #stat(path: NormalizedPath): Promise<DriverStat> {
-    return this.#call(path, () => this.driver.stat(path));
-  }
-
-  /** A directory, or a link to one inside the root. */
-  async #isDirectory(path: NormalizedPath): Promise<boolean> {
-    const kind = await this.#kind(path);
-    if (kind !== 'symlink') return kind === 'directory';
-    // A link leaving the root is refused (EACCES), not taken for "not a directory".
-    const resolved = await this.#stat(path).catch((error: WorkspaceError) => {
-      if (error instanceof FileNotFoundError || error instanceof NotADirectoryError) return undefined;
-      throw error;
-    });
-    return resolved?.isDirectory === true;
-  }
-
-  /** Maps a driver error; a "missing" path below a file is reported as ENOTDIR, as a disk would. */
-  async #explain(error: unknown, path: NormalizedPath): Promise<WorkspaceError> {
-    const mapped = fromDriverError(error, path);
-    if (!(mapped instanceof FileNotFoundError)) return mapped;
-    try {
-      await this.#assertNoFileAbove(path);
-    } catch (blocked) {
-      if (blocked instanceof NotADirectoryError) return blocked;
-    }
-    return mapped;
-  }
-}
-
-/** How drivers report a link they could not follow (dangling inside the root): the link itself. */
-function isUnresolved(stat: DriverStat): boolean {
-  return stat.isSymlink && !stat.isFile && !stat.isDirectory;
 }
 
 function nonNegativeInteger(value: unknown, name: string): number {

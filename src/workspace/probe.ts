@@ -1,0 +1,185 @@
+import type { BackendDriver, DriverEntryKind, DriverStat } from './driver.js';
+import { fromDriverError } from './driver-errors.js';
+import { FileNotFoundError, IsADirectoryError, NotADirectoryError, PathEscapeError, type WorkspaceError } from './errors.js';
+import { compareStrings, type SearchEntry } from './glob-grep.js';
+import { displayPath, joinPath, parentPath, splitPath, type NormalizedPath } from './paths.js';
+import type { ListEntry, StatResult } from './types.js';
+
+/**
+ * The shared layer's read-only view of a driver: every call's error mapped to a WorkspaceError, the root
+ * always a directory, links resolved the way the protocol promises (one leaving the root is refused, a
+ * dangling one is left to the driver), and the walk glob and grep use.
+ */
+export class DriverProbe {
+  readonly #driver: BackendDriver;
+
+  constructor(driver: BackendDriver) {
+    this.#driver = driver;
+  }
+
+  async *searchWalk(base: NormalizedPath): AsyncGenerator<SearchEntry> {
+    let kind: DriverEntryKind | undefined;
+    try {
+      kind = await this.kind(base);
+    } catch (error) {
+      if (error instanceof FileNotFoundError || error instanceof NotADirectoryError) return;
+      throw error;
+    }
+    if (kind === 'file' || kind === 'symlink') {
+      if (kind === 'file' || (await this.linkIsFile(base))) yield { path: base, isFile: true };
+      return;
+    }
+    if (kind === undefined) return;
+    for await (const entry of this.#driver.walk(base)) {
+      yield { path: entry.path, isFile: entry.kind === 'file' || (entry.kind === 'symlink' && (await this.linkIsFile(entry.path))) };
+    }
+  }
+
+  async linkIsFile(path: NormalizedPath): Promise<boolean> {
+    return (await this.stat(path).catch(() => undefined))?.isFile === true;
+  }
+
+  /** ENOTDIR when a file stands where a directory on the way to `path` should be. */
+  async assertNoFileAbove(path: NormalizedPath): Promise<void> {
+    const segments = splitPath(path);
+    for (let depth = 1; depth < segments.length; depth += 1) {
+      const ancestor = segments.slice(0, depth).join('/');
+      const kind = await this.kind(ancestor);
+      if (kind === 'file') throw new NotADirectoryError(ancestor, `not a directory: ${ancestor} is a file`);
+      if (kind === undefined) return;
+    }
+  }
+
+  async call<T>(path: NormalizedPath, task: () => Promise<T>): Promise<T> {
+    try {
+      return await task();
+    } catch (error) {
+      throw await this.explain(error, path);
+    }
+  }
+
+  kind(path: NormalizedPath): Promise<DriverEntryKind | undefined> {
+    if (path === '') return Promise.resolve('directory');
+    return this.call(path, () => this.#driver.kind(path));
+  }
+
+  stat(path: NormalizedPath): Promise<DriverStat> {
+    return this.call(path, () => this.#driver.stat(path));
+  }
+
+  /** A directory, or a link to one inside the root. */
+  async isDirectory(path: NormalizedPath): Promise<boolean> {
+    const kind = await this.kind(path);
+    if (kind !== 'symlink') return kind === 'directory';
+    // A link leaving the root is refused (EACCES), not taken for "not a directory".
+    const resolved = await this.stat(path).catch((error: WorkspaceError) => {
+      if (error instanceof FileNotFoundError || error instanceof NotADirectoryError) return undefined;
+      throw error;
+    });
+    return resolved?.isDirectory === true;
+  }
+
+  /** Maps a driver error; a "missing" path below a file is reported as ENOTDIR, as a disk would. */
+  async explain(error: unknown, path: NormalizedPath): Promise<WorkspaceError> {
+    const mapped = fromDriverError(error, path);
+    if (!(mapped instanceof FileNotFoundError)) return mapped;
+    try {
+      await this.assertNoFileAbove(path);
+    } catch (blocked) {
+      if (blocked instanceof NotADirectoryError) return blocked;
+    }
+    return mapped;
+  }
+
+  /** `exists` for a normalised path: a link counts only when it resolves inside the root. */
+  async exists(target: NormalizedPath): Promise<boolean> {
+    try {
+      const kind = await this.kind(target);
+      if (kind !== 'symlink') return kind !== undefined;
+      await this.stat(target);
+      return true;
+    } catch (error) {
+      if (error instanceof PathEscapeError || error instanceof FileNotFoundError || error instanceof NotADirectoryError) return false;
+      throw error;
+    }
+  }
+
+  /** The protocol's stat: the driver's, with the path (and only the fields the driver gave). */
+  async statResult(target: NormalizedPath): Promise<StatResult> {
+    const st = await this.stat(target);
+    const result: StatResult = {
+      path: displayPath(target),
+      isFile: st.isFile,
+      isDirectory: st.isDirectory,
+      isSymlink: st.isSymlink,
+      sizeBytes: st.sizeBytes,
+    };
+    if (st.createdAt !== undefined) result.createdAt = st.createdAt;
+    if (st.modifiedAt !== undefined) result.modifiedAt = st.modifiedAt;
+    if (st.mimeType !== undefined) result.mimeType = st.mimeType;
+    if (st.version !== undefined) result.version = st.version;
+    return result;
+  }
+
+  /** The protocol's list: sorted by name; a link as what it resolves to inside the root, one leaving it by name only. */
+  async listEntries(target: NormalizedPath): Promise<ListEntry[]> {
+    if (!(await this.isDirectory(target))) {
+      if ((await this.kind(target)) === undefined) throw await this.explain(new FileNotFoundError(displayPath(target)), target);
+      throw new NotADirectoryError(displayPath(target));
+    }
+    const children = await this.call(target, () => this.#driver.list(target));
+    const entries = await Promise.all(
+      children.map(async ({ name, kind }): Promise<ListEntry> => {
+        const childPath = joinPath(target, name);
+        const entry = { name, path: displayPath(childPath), isFile: kind === 'file', isDirectory: kind === 'directory', isSymlink: false };
+        if (kind !== 'symlink') return entry;
+        const resolved = await this.stat(childPath).catch(() => undefined);
+        return { ...entry, isFile: resolved?.isFile === true, isDirectory: resolved?.isDirectory === true, isSymlink: true };
+      }),
+    );
+    return entries.sort((a, b) => compareStrings(a.name, b.name));
+  }
+
+  /**
+   * What a write finds at its target: `missing`, `existing` (a file, or a link to one inside the root), or
+   * `dangling` (a link the driver must resolve, and refuse when it leads outside). A directory is EISDIR.
+   */
+  async writeTarget(target: NormalizedPath): Promise<'missing' | 'existing' | 'dangling'> {
+    const kind = await this.kind(target);
+    if (kind === 'directory') throw new IsADirectoryError(displayPath(target));
+    if (kind === undefined) return 'missing';
+    if (kind === 'file') return 'existing';
+    const resolved = await this.#resolveLink(target);
+    if (resolved?.isDirectory === true) throw new IsADirectoryError(displayPath(target));
+    return resolved === undefined || isUnresolved(resolved) ? 'dangling' : 'existing';
+  }
+
+  /**
+   * Whether the parent of a path about to be created is a directory (or a link the driver resolves);
+   * false when it is missing; ENOTDIR when a file stands there.
+   */
+  async parentReady(target: NormalizedPath): Promise<boolean> {
+    const parent = parentPath(target);
+    const kind = await this.kind(parent);
+    if (kind === 'directory') return true;
+    if (kind === 'symlink') {
+      const resolved = await this.#resolveLink(parent);
+      if (resolved === undefined || resolved.isDirectory || isUnresolved(resolved)) return true;
+    }
+    if (kind !== undefined) throw new NotADirectoryError(displayPath(parent), `not a directory: ${displayPath(parent)} is a file`);
+    return false;
+  }
+
+  /** A link's target as the driver resolves it; undefined when dangling; EACCES when it leaves the root. */
+  #resolveLink(path: NormalizedPath): Promise<DriverStat | undefined> {
+    return this.stat(path).catch((error: WorkspaceError) => {
+      if (error instanceof FileNotFoundError) return undefined;
+      throw error;
+    });
+  }
+}
+
+/** How drivers report a link they could not follow (dangling inside the root): the link itself. */
+export function isUnresolved(stat: DriverStat): boolean {
+  return stat.isSymlink && !stat.isFile && !stat.isDirectory;
+}
