@@ -102,7 +102,8 @@ function decodeAs(bytes: Uint8Array, encoding: string): DecodedText | undefined 
 }
 
 function checkedEncoding(label: string): string {
-  if (!iconv.encodingExists(label)) throw new InvalidArgumentError(`unknown encoding '${label.slice(0, 40)}'`);
+  const shown = label.slice(0, 40);
+  if (!iconv.encodingExists(label)) throw new InvalidArgumentError(`unknown encoding '${shown}'`);
   return label;
 }
 
