@@ -20,6 +20,7 @@ const UTF8 = 'utf-8';
 /** Detection reads at most this much of a file that is not UTF-8 (the contract's 64 KiB). */
 const DETECTION_SAMPLE_BYTES = 64 * 1024;
 /** Control characters that make decoded text binary: C0 but tab, LF, form feed and CR; DEL; C1. */
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
 const BINARY_CONTROL = /[\u0000-\u0008\u000b\u000e-\u001f\u007f-\u009f]/;
 /**
  * Tried when chardet names nothing usable: it gives up on short files ("café" in Latin-1 comes back as
