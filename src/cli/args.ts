@@ -24,6 +24,7 @@ Options:
   --read-only          Hydrate the mounts, then refuse every change.
   --read-before-write  Refuse write_file/edit_file on an existing file the model has not read.
   --quiet              No hydration progress on stderr (it is also off when stderr is not a terminal).
+  --search-timeout <ms>  Deadline of one glob or grep call (default 10000): past it the call fails with ETIMEDOUT.
 
 ${GENERAL}`;
 
@@ -66,6 +67,8 @@ export interface McpCommand {
   readOnly: boolean;
   readBeforeWrite: boolean;
   quiet: boolean;
+  /** Deadline of one glob or grep call, in milliseconds (the workspace's `limits.searchTimeoutMs`). */
+  searchTimeoutMs?: number;
 }
 
 export type Command = { command: 'help'; usage: string } | { command: 'version' } | { command: 'demo' } | McpCommand;
@@ -82,6 +85,7 @@ const MCP_ONLY = [
   'read-only',
   'read-before-write',
   'quiet',
+  'search-timeout',
 ] as const;
 const PER_MOUNT = new Set(['include', 'exclude', 'max-bytes']);
 
@@ -134,6 +138,12 @@ function mcpCommand(values: Parsed['values'], tokens: Parsed['tokens']): McpComm
   if (mounts.length > 0 && allow.length === 0) {
     throw new UsageError('--mount needs at least one --allow <root>: the host directories mounts may come from');
   }
+  const searchTimeout = values['search-timeout'];
+  if (
+    searchTimeout !== undefined &&
+    (!/^\d+$/.test(searchTimeout) || Number(searchTimeout) < 1 || !Number.isSafeInteger(Number(searchTimeout)))
+  )
+    throw new UsageError(`--search-timeout must be a positive whole number of milliseconds, got ${JSON.stringify(searchTimeout)}`);
   return {
     command: 'mcp',
     backend,
@@ -143,6 +153,7 @@ function mcpCommand(values: Parsed['values'], tokens: Parsed['tokens']): McpComm
     readOnly: values['read-only'] === true,
     readBeforeWrite: values['read-before-write'] === true,
     quiet: values.quiet === true,
+    ...(searchTimeout === undefined ? {} : { searchTimeoutMs: Number(searchTimeout) }),
   };
 }
 
@@ -193,6 +204,7 @@ function parse(argv: readonly string[]) {
       'read-only': { type: 'boolean' },
       'read-before-write': { type: 'boolean' },
       quiet: { type: 'boolean' },
+      'search-timeout': { type: 'string' },
     },
   });
 }

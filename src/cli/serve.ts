@@ -18,6 +18,8 @@ export interface ServeOptions {
   readBeforeWrite: boolean;
   /** No hydration progress on stderr. */
   quiet?: boolean;
+  /** Deadline of one glob or grep call, in milliseconds; default the workspace's (10 s). */
+  searchTimeoutMs?: number;
   version?: string;
 }
 
@@ -47,6 +49,7 @@ export async function serveMcp(options: ServeOptions): Promise<void> {
       mounts: options.mounts.map((mount) => ({ ...mount })),
       allowedHostRoots: [...options.allow],
       readOnly: options.readOnly,
+      ...(options.searchTimeoutMs === undefined ? {} : { limits: { searchTimeoutMs: options.searchTimeoutMs } }),
       signal: starting.signal,
       onProgress: progress.onProgress,
     });

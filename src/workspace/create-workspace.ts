@@ -184,12 +184,12 @@ export class DriverWorkspace implements SnapshotableWorkspace {
 
   async glob(pattern: string, options: GlobOptions = {}): Promise<GlobMatch[]> {
     this.admit('read', options.path);
-    return globFiles(this.#searchSource, pattern, options);
+    return globFiles(this.#searchSource, pattern, options, this.limits.searchTimeoutMs);
   }
 
   async grep(pattern: string, options: GrepOptions = {}): Promise<GrepMatch[]> {
     this.admit('read', options.path);
-    return grepFiles(this.#searchSource, pattern, options);
+    return grepFiles(this.#searchSource, pattern, options, this.limits.searchTimeoutMs);
   }
 
   /** What glob and grep walk: files include links to files inside the root; walks never enter a link. */

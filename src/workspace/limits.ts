@@ -8,12 +8,15 @@ export interface WorkspaceLimits {
   maxSegmentLength: number;
   /** Most bytes one write call may carry. Default 32 MiB. */
   maxWriteBytes: number;
+  /** Deadline of a glob or grep call that gives no `timeoutMs`, in milliseconds. Default 10 s. */
+  searchTimeoutMs: number;
 }
 
 export const DEFAULT_LIMITS: Readonly<WorkspaceLimits> = Object.freeze({
   maxPathDepth: 16,
   maxSegmentLength: 80,
   maxWriteBytes: 32 * 1024 * 1024,
+  searchTimeoutMs: 10_000,
 });
 
 export function resolveLimits(limits: Partial<WorkspaceLimits> | undefined): Readonly<WorkspaceLimits> {

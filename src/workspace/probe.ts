@@ -1,6 +1,13 @@
 import type { BackendDriver, DriverEntryKind, DriverStat } from './driver.js';
 import { fromDriverError } from './driver-errors.js';
-import { FileNotFoundError, IsADirectoryError, NotADirectoryError, PathEscapeError, type WorkspaceError } from './errors.js';
+import {
+  FileNotFoundError,
+  IsADirectoryError,
+  LimitExceededError,
+  NotADirectoryError,
+  PathEscapeError,
+  type WorkspaceError,
+} from './errors.js';
 import { compareStrings, type SearchEntry } from './glob-grep.js';
 import { displayPath, joinPath, parentPath, splitPath, type NormalizedPath } from './paths.js';
 import type { ListEntry, StatResult } from './types.js';
@@ -22,7 +29,7 @@ export class DriverProbe {
     try {
       kind = await this.kind(base);
     } catch (error) {
-      if (error instanceof FileNotFoundError || error instanceof NotADirectoryError) return;
+      if (cannotExist(error)) return;
       throw error;
     }
     if (kind === 'file' || kind === 'symlink') {
@@ -99,7 +106,7 @@ export class DriverProbe {
       await this.stat(target);
       return true;
     } catch (error) {
-      if (error instanceof PathEscapeError || error instanceof FileNotFoundError || error instanceof NotADirectoryError) return false;
+      if (error instanceof PathEscapeError || cannotExist(error)) return false;
       throw error;
     }
   }
@@ -177,6 +184,11 @@ export class DriverProbe {
       throw error;
     });
   }
+}
+
+/** A lookup that found nothing: missing, below a file, or a name longer than the store allows (which no file can have). */
+function cannotExist(error: unknown): boolean {
+  return error instanceof FileNotFoundError || error instanceof NotADirectoryError || error instanceof LimitExceededError;
 }
 
 /** How drivers report a link they could not follow (dangling inside the root): the link itself. */

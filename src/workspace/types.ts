@@ -84,7 +84,14 @@ export interface ListEntry {
   isSymlink: boolean;
 }
 
-export interface GlobOptions {
+/** Bounds every glob and grep call takes: passing the deadline is `TimeoutError`, an abort `AbortError`. */
+export interface SearchCallOptions {
+  /** Deadline in milliseconds. Default the workspace's `limits.searchTimeoutMs` (10 s). */
+  timeoutMs?: number;
+  signal?: AbortSignal;
+}
+
+export interface GlobOptions extends SearchCallOptions {
   /** Base directory the pattern is relative to. Default the root. */
   path?: string;
   /** Let `*` and `**` match names starting with a dot. Default false. */
@@ -96,7 +103,7 @@ export interface GlobMatch {
   isFile: true;
 }
 
-export interface GrepOptions {
+export interface GrepOptions extends SearchCallOptions {
   path?: string;
   /** Only files matching this glob, relative to `path`, are searched. */
   glob?: string;

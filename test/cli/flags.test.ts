@@ -39,6 +39,11 @@ describe('mcp flags: --root, per-mount --include/--exclude/--max-bytes, --quiet'
     });
   });
 
+  it('--search-timeout sets the deadline of one glob or grep call', () => {
+    expect(parseCommandLine(['mcp', '--search-timeout', '2500'])).toMatchObject({ searchTimeoutMs: 2500 });
+    expect(parseCommandLine(['mcp'])).not.toHaveProperty('searchTimeoutMs');
+  });
+
   it('--root implies the host backend', () => {
     expect(parseCommandLine(['mcp', '--root', 'work'])).toMatchObject({ backend: 'host', root: 'work' });
     expect(parseCommandLine(['mcp', '--root', 'work', '--backend', 'host'])).toMatchObject({ backend: 'host', root: 'work' });
@@ -51,6 +56,8 @@ describe('mcp flags: --root, per-mount --include/--exclude/--max-bytes, --quiet'
     [['mcp', '--mount', 'a', '--exclude', '', '--allow', '.'], /needs a non-empty glob/],
     [['mcp', '--root', 'x', '--backend', 'memory'], /cannot be used with --backend memory/],
     [['demo', '--quiet'], /option of the mcp command/],
+    [['mcp', '--search-timeout', '0'], /--search-timeout must be a positive whole number/],
+    [['mcp', '--search-timeout', '1.5s'], /--search-timeout must be a positive whole number/],
     [['help', 'nope'], /no help for "nope"/],
   ])('refuses %j', (argv, message) => {
     expect(() => parseCommandLine(argv)).toThrow(UsageError);
@@ -85,6 +92,7 @@ describe('--help for every command, through the built CLI', () => {
       '--read-only',
       '--read-before-write',
       '--quiet',
+      '--search-timeout',
     ]) {
       expect(MCP_USAGE).toContain(flag);
     }

@@ -40,7 +40,7 @@ for (const backend of backends) {
       await writeFile(join(project, 'notes.md'), 'todo\ntodo\n');
       transport = new StdioClientTransport({
         command: process.execPath,
-        args: [CLI, 'mcp', '--backend', backend, '--mount', project, '--allow', hostDir],
+        args: [CLI, 'mcp', '--backend', backend, '--mount', project, '--allow', hostDir, '--search-timeout', '1500'],
         cwd: REPO,
         stderr: 'pipe',
       });
@@ -97,6 +97,17 @@ for (const backend of backends) {
       }
       const copy = await call('copy', { source: 'project/notes.md', destination: '../notes.md' });
       expect(copy.text).toMatch(/^Error \[EACCES\]/);
+    });
+
+    it('answers other calls while a catastrophic grep runs, times it out with ETIMEDOUT, and keeps working', async () => {
+      await call('write_file', { path: 'trap.txt', content: `${'a'.repeat(48)}!\n` });
+      const hostile = call('grep', { pattern: '^(a+)+$', path: 'trap.txt' });
+      expect((await call('read_file', { path: 'project/notes.md' })).text).toContain('todo');
+      const timedOut = await hostile;
+      expect(timedOut.isError).toBe(true);
+      expect(timedOut.text).toMatch(/^Error \[ETIMEDOUT\]: grep passed its deadline of 1500 ms/);
+      expect((await call('grep', { pattern: 'a!$', path: 'trap.txt' })).text).toContain('trap.txt:1:');
+      expect((await call('delete', { path: 'trap.txt' })).isError).toBe(false);
     });
 
     it('reports invalid parameters and unknown tools as errors', async () => {

@@ -16,6 +16,7 @@ import { pathRules } from './paths.js';
 import { readAndWrite } from './read-write.js';
 import { concurrency, readOnlyMode } from './safety.js';
 import { listingAndSearch } from './search.js';
+import { searchBounds } from './search-bounds.js';
 import { snapshotSemantics } from './snapshots.js';
 import { symlinkRules } from './symlinks.js';
 
@@ -26,6 +27,7 @@ export function describeWorkspaceCompliance(name: string, harness: ComplianceHar
     pathRules(harness);
     readAndWrite(harness);
     listingAndSearch(harness);
+    searchBounds(harness);
     mutations(harness);
     snapshotSemantics(harness);
     readOnlyMode(harness);
