@@ -21,3 +21,4 @@ export {
 export { createSession, defineTool, type CreateSessionOptions, type HydratedSession } from './session/index.js';
 export type * from './session/types.js';
 export { createMcpServer, type McpServerOptions } from './cli/mcp-server.js';
+export * from './shell/index.js';

@@ -61,6 +61,10 @@ const KNOWN_CODES = new Set<string>([
   'EILSEQ',
   'EFBIG',
   'ESNAPSHOT',
+  'ETIMEDOUT',
+  'EPERM',
+  'EDQUOT',
+  'ECONFLICT',
   'EABORT',
   'ETOOL',
 ]);

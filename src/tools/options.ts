@@ -24,6 +24,8 @@ export interface WorkspaceToolsOptions {
    * wrote count as read.
    */
   readBeforeWrite?: boolean;
+  /** Adds the `bash` tool (see `shellTool`): commands run in just-bash over the workspace. Default false. */
+  shell?: boolean;
 }
 
 export type ResolvedToolsOptions = Required<WorkspaceToolsOptions>;
@@ -38,6 +40,7 @@ export const DEFAULT_TOOLS_OPTIONS: Readonly<ResolvedToolsOptions> = Object.free
   maxGrepMatches: 1_000,
   maxListEntries: 1_000,
   readBeforeWrite: false,
+  shell: false,
 });
 
 const positive = z.number().int().positive();
@@ -52,6 +55,7 @@ export const WorkspaceToolsOptionsSchema = z.object({
   maxGrepMatches: positive.optional(),
   maxListEntries: positive.optional(),
   readBeforeWrite: z.boolean().optional(),
+  shell: z.boolean().optional(),
 });
 
 export function resolveToolsOptions(options: WorkspaceToolsOptions = {}): Readonly<ResolvedToolsOptions> {

@@ -7,6 +7,7 @@ import { defineTool } from '../session/define-tool.js';
 import { unguardedWorkspace } from '../session/guard.js';
 import type { Tool, ToolContext, ToolResult } from '../session/types.js';
 import { failure, failureFromError, type ToolFailure } from './failure.js';
+import { shellTool } from '../shell/shell-tool.js';
 import { resolveToolsOptions, type WorkspaceToolsOptions } from './options.js';
 
 /** The names of the tools `workspaceTools()` returns, in order. */
@@ -24,7 +25,8 @@ export const WORKSPACE_TOOL_NAMES = [
   'stat',
 ] as const;
 
-export type WorkspaceToolName = (typeof WORKSPACE_TOOL_NAMES)[number];
+/** The suite's tools, and `bash` when `shell` is on. */
+export type WorkspaceToolName = (typeof WORKSPACE_TOOL_NAMES)[number] | 'bash';
 
 /** A tool of the suite: zod parameters, their JSON Schema, and a handler returning a `ToolResult`. */
 export type WorkspaceTool = Tool<z.ZodType, unknown> & { name: WorkspaceToolName };
@@ -411,7 +413,8 @@ export function workspaceTools(options: WorkspaceToolsOptions = {}): WorkspaceTo
     }),
   });
 
-  return [listDirectory, readFile, writeFile, editFile, glob, grep, deleteTool, mkdir, move, copy, stat] as WorkspaceTool[];
+  const shell = limits.shell ? [shellTool()] : [];
+  return [listDirectory, readFile, writeFile, editFile, glob, grep, deleteTool, mkdir, move, copy, stat, ...shell] as WorkspaceTool[];
 
   // ---- helpers that close over `limits` and `tracker` ----
 

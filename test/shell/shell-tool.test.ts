@@ -1,0 +1,142 @@
+import { symlinkSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { createSession } from '../../src/session/index.js';
+import { shellTool, type ShellResult } from '../../src/shell/index.js';
+import { workspaceTools } from '../../src/tools/index.js';
+import { workspaceTree } from './support.js';
+
+const BACKENDS = ['memory', 'host'] as const;
+
+async function sessionWithShell(backend: (typeof BACKENDS)[number], options: Parameters<typeof shellTool>[0] = {}) {
+  const session = await createSession({ backend });
+  const bash = shellTool(options);
+  const run = async (command: string, extra: Record<string, unknown> = {}, signal?: AbortSignal) =>
+    session.runTool(bash, { command, ...extra }, signal === undefined ? {} : { signal });
+  const value = async (command: string, extra: Record<string, unknown> = {}) => {
+    const result = await run(command, extra);
+    expect(result.success, result.message).toBe(true);
+    return result.value as ShellResult;
+  };
+  return { session, run, value };
+}
+
+describe('bash tool: results', () => {
+  for (const backend of BACKENDS) {
+    it(`a non-zero exit is a successful call; the result says the code, the output and what changed (${backend})`, async () => {
+      const { session, run, value } = await sessionWithShell(backend);
+      await using _ = session;
+      await session.filesystem.write('old.txt', 'old\n');
+      const failed = await run('grep nothing old.txt');
+      expect(failed).toMatchObject({ success: true, rolledBack: false, value: { exitCode: 1, stdout: '', changed: [] } });
+      expect(failed.message).toContain('Exit code: 1');
+
+      const changed = await value('echo a > x.txt; mkdir -p d/e; rm old.txt; echo to-stderr >&2');
+      expect(changed).toEqual({ exitCode: 0, stdout: '', stderr: 'to-stderr\n', changed: ['d/e', 'old.txt', 'x.txt'] });
+      expect(await session.filesystem.exists('old.txt')).toBe(false);
+    });
+
+    it(`cwd is relative to the workspace root; a missing one fails the call before anything runs (${backend})`, async () => {
+      const { session, run, value } = await sessionWithShell(backend);
+      await using _ = session;
+      await session.filesystem.write('src/lib/x.ts', 'x');
+      expect((await value('pwd; ls', { cwd: 'src' })).stdout).toBe('/src\nlib\n');
+      expect((await value('pwd', { cwd: '/src/lib' })).stdout).toBe('/src/lib\n');
+      expect(await run('touch y', { cwd: 'nowhere' })).toMatchObject({ success: false, code: 'ENOENT' });
+      expect(await run('touch y', { cwd: 'src/lib/x.ts' })).toMatchObject({ success: false, code: 'ENOTDIR' });
+      expect(await session.filesystem.exists('y')).toBe(false);
+    });
+
+    it(`stdout and stderr past the limit keep their head and tail with a note (${backend})`, async () => {
+      const { session, value } = await sessionWithShell(backend, { maxOutputChars: 200 });
+      await using _ = session;
+      const result = await value('seq 1 1000; seq 1 1000 >&2');
+      for (const stream of [result.stdout, result.stderr]) {
+        expect(stream.startsWith('1\n2\n3\n')).toBe(true);
+        expect(stream.endsWith('999\n1000\n')).toBe(true);
+        expect(stream).toMatch(/\[\.\.\. \d+ characters of std(out|err) not shown/);
+        expect(stream.length).toBeLessThan(400);
+      }
+    });
+  }
+
+  it('workspaceTools({ shell: true }) adds the bash tool last; without it there is none', () => {
+    expect(workspaceTools({ shell: true }).at(-1)?.name).toBe('bash');
+    expect(workspaceTools().map((t) => t.name)).not.toContain('bash');
+  });
+});
+
+describe('bash tool: failures are rolled back', () => {
+  for (const backend of BACKENDS) {
+    it(`a command past its deadline fails with ETIMEDOUT and its writes are undone (${backend})`, async () => {
+      const { session, run } = await sessionWithShell(backend);
+      await using _ = session;
+      await session.filesystem.write('keep.txt', 'kept\n');
+      const before = await workspaceTree(session.filesystem);
+      const result = await run('echo changed > keep.txt; while true; do echo x >> grow.txt; done', { timeout_ms: 300 });
+      expect(result, result.message).toMatchObject({ success: false, code: 'ETIMEDOUT', rolledBack: true });
+      expect(await workspaceTree(session.filesystem)).toEqual(before);
+    });
+
+    it(`an interpreter limit fails the call and rolls it back (${backend})`, async () => {
+      const { session, run } = await sessionWithShell(backend, { executionLimits: { maxCommandCount: 500 } });
+      await using _ = session;
+      const result = await run('echo a > made.txt; while true; do :; done');
+      expect(result).toMatchObject({ success: false, code: 'ETOOL', rolledBack: true });
+      expect(result.message).toContain('too many commands');
+      expect(await session.filesystem.exists('made.txt')).toBe(false);
+    });
+
+    it(`an abort fails the call with EABORT and rolls it back (${backend})`, async () => {
+      const { session, run } = await sessionWithShell(backend);
+      await using _ = session;
+      const controller = new AbortController();
+      setTimeout(() => controller.abort(), 200);
+      const result = await run('while true; do echo x >> grow.txt; done', {}, controller.signal);
+      expect(result).toMatchObject({ success: false, code: 'EABORT', rolledBack: true });
+      expect(await session.filesystem.exists('grow.txt')).toBe(false);
+    });
+  }
+});
+
+describe('bash tool: nothing leaves the workspace', () => {
+  for (const backend of BACKENDS) {
+    it(`host paths, .., /proc, /dev, /bin and the network stay out of reach (${backend})`, async () => {
+      const { session, value } = await sessionWithShell(backend);
+      await using _ = session;
+      await session.filesystem.write('a.txt', 'a\n');
+
+      const passwd = await value('cat /etc/passwd');
+      expect(passwd.exitCode).not.toBe(0);
+      expect(passwd.stdout).toBe('');
+      expect((await value('cd ../../..; pwd; ls')).stdout).toBe('/\na.txt\n');
+      expect((await value('cat ../../etc/passwd; ls ../..')).stdout).toBe('a.txt\n');
+      for (const dir of ['/proc', '/proc/self', '/dev', '/bin', '/usr', '/tmp', '/home']) {
+        expect((await value(`ls ${dir}`)).exitCode, dir).not.toBe(0);
+      }
+      expect((await value('cat /proc/self/environ /proc/version')).stdout).toBe('');
+      expect((await value('curl -s https://example.com')).exitCode).toBe(127);
+      expect((await value('wget https://example.com')).exitCode).toBe(127);
+      expect((await value('echo x > /dev/null; cat /dev/null; echo ok')).stdout).toBe('ok\n');
+
+      expect((await value('ln -s /etc/passwd p')).exitCode).not.toBe(0);
+      expect((await value('ln a.txt hard')).exitCode).not.toBe(0);
+      expect((await value('echo x > missing/dir/f.txt; echo next')).exitCode).toBe(1);
+      // Nothing of the interpreter's own layout was created in the workspace.
+      expect(Object.keys(await workspaceTree(session.filesystem))).toEqual(['a.txt']);
+      const listing = await value('ls -la / ; find / ; env');
+      if (backend === 'host') expect(listing.stdout).not.toContain(session.filesystem.root);
+    });
+  }
+
+  it('a symlink in a host workspace that leads outside it is not followed', async () => {
+    const { session, value } = await sessionWithShell('host');
+    await using _ = session;
+    symlinkSync('/etc', join(session.filesystem.root, 'etc-link'));
+    symlinkSync('/etc/passwd', join(session.filesystem.root, 'passwd-link'));
+    const result = await value('cat passwd-link; cat etc-link/passwd; ls etc-link; echo x > passwd-link');
+    expect(result.stdout).toBe('');
+    expect(result.exitCode).not.toBe(0);
+    expect(result.stderr).not.toContain(session.filesystem.root);
+  });
+});
