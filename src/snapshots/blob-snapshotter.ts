@@ -1,5 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
-import type { BackendDriver, BlobStore, Snapshotter } from '../workspace/driver.js';
+import type { BackendDriver, BlobStore, Snapshotter, SnapshotTree } from '../workspace/driver.js';
+import { snapshotTree, type TreeChild, type TreeReader } from '../workout/snapshot-tree.js';
 import { SnapshotError, SnapshotRestoreError, WorkspaceError } from '../workspace/errors.js';
 import { compareStrings } from '../workspace/glob-grep.js';
 import { joinPath, pathDepth, relativeTo, splitPath, parentPath } from '../workspace/paths.js';
@@ -95,6 +96,24 @@ export class BlobSnapshotter implements Snapshotter {
     const entries: DiffEntry[] = [];
     await this.#diff('', left, right, entries);
     return sortDiff(entries);
+  }
+
+  async open(snapshot?: WorkspaceSnapshot): Promise<SnapshotTree> {
+    return snapshotTree(snapshot === undefined ? await this.#capture() : this.#rootOf(snapshot), this.#reader);
+  }
+
+  /** Manifests read as a snapshot tree; one reader per instance, so two trees compare by hash. */
+  readonly #reader: TreeReader<string> = {
+    child: async (directory, name) => {
+      const found = (await this.#manifest(directory)).find((entry) => entry[0] === name);
+      return found === undefined ? undefined : this.#child(found);
+    },
+    children: async (directory) => (await this.#manifest(directory)).map((entry) => [entry[0], this.#child(entry)]),
+  };
+
+  #child([, kind, hash]: ManifestEntry): TreeChild<string> {
+    if (kind === 'd') return { kind: 'directory', directory: hash };
+    return { kind: 'file', executable: false, identity: hash, bytes: async () => (await this.#blob(hash)).slice() };
   }
 
   async dispose(): Promise<void> {
@@ -227,6 +246,12 @@ export class BlobSnapshotter implements Snapshotter {
     return JSON.parse(new TextDecoder().decode(bytes)) as ManifestEntry[];
   }
 
+  async #blob(hash: string): Promise<Uint8Array> {
+    const bytes = await this.#blobs.get(hash);
+    if (bytes === undefined) throw new SnapshotRestoreError(`the snapshot's blob ${hash} is missing from the blob store`);
+    return bytes;
+  }
+
   async #load(hash: string): Promise<DirNode> {
     const directory: DirNode = { kind: 'dir', children: new Map(), hash };
     for (const [name, kind, childHash, size] of await this.#manifest(hash)) {
@@ -249,9 +274,7 @@ export class BlobSnapshotter implements Snapshotter {
       if (kind === 'f') {
         if (current?.kind === 'file' && current.hash === childHash) continue;
         if (current?.kind === 'dir') await this.#driver.remove(childPath, { recursive: true });
-        const bytes = await this.#blobs.get(childHash);
-        if (bytes === undefined) throw new SnapshotRestoreError(`the snapshot's blob ${childHash} is missing from the blob store`);
-        await this.#driver.writeFile(childPath, bytes, { mode: 'overwrite' });
+        await this.#driver.writeFile(childPath, await this.#blob(childHash), { mode: 'overwrite' });
         continue;
       }
       if (current?.kind === 'file') await this.#driver.remove(childPath, { recursive: false });

@@ -1,6 +1,7 @@
 import { parseSnapshotRecord } from '../snapshots/record.js';
 import { BlobSnapshotter } from '../snapshots/blob-snapshotter.js';
-import type { BackendDriver, BlobStore, Snapshotter } from './driver.js';
+import { createGitPatch } from '../workout/patch.js';
+import type { BackendDriver, BlobStore, Snapshotter, SnapshotTree } from './driver.js';
 import { fromDriverError } from './driver-errors.js';
 import {
   DirectoryNotEmptyError,
@@ -13,6 +14,7 @@ import {
   NotADirectoryError,
   PathEscapeError,
   ReadOnlyError,
+  SnapshotError,
 } from './errors.js';
 import { globFiles, grepFiles, type SearchEntry } from './glob-grep.js';
 import { resolveLimits, type WorkspaceLimits } from './limits.js';
@@ -339,6 +341,23 @@ export class DriverWorkspace implements SnapshotableWorkspace {
     const left = parseSnapshotRecord(from);
     const right = to === undefined ? undefined : parseSnapshotRecord(to);
     return this.#exclusive(() => this.#snapshots.diff(left, right));
+  }
+
+  /**
+   * A read-only view of a snapshot's tree, or of the live state captured now when `snapshot` is omitted.
+   * A `SnapshotError` when the backend's snapshotter cannot be read as a tree (it has no `open`).
+   */
+  async snapshotTree(snapshot?: WorkspaceSnapshot): Promise<SnapshotTree> {
+    const record = snapshot === undefined ? undefined : parseSnapshotRecord(snapshot);
+    const snapshots = this.#snapshots;
+    if (snapshots.open === undefined) throw new SnapshotError(`the ${this.backend} backend's snapshots cannot be read as a tree`);
+    return this.#exclusive(() => (snapshots.open as NonNullable<Snapshotter['open']>).call(snapshots, record));
+  }
+
+  /** The git patch from `from` to `to` (the live state when omitted); see src/workout/patch.ts. */
+  async patch(from: WorkspaceSnapshot, to?: WorkspaceSnapshot): Promise<string> {
+    const before = await this.snapshotTree(from);
+    return createGitPatch(before, await this.snapshotTree(to));
   }
 
   /** Releases the snapshots, then what the driver holds. */

@@ -89,6 +89,11 @@ export interface Snapshotter {
   restore(snapshot: WorkspaceSnapshot): Promise<RestoreResult>;
   /** Files and symlinks that differ, sorted by path; `to` omitted compares with the live state. */
   diff(from: WorkspaceSnapshot, to?: WorkspaceSnapshot): Promise<DiffEntry[]>;
+  /**
+   * A read-only view of a snapshot's tree, or of the live state captured now when `snapshot` is omitted
+   * (what `patch`, `exportTo` and `pushSnapshot` read). Optional: without it those operations are refused.
+   */
+  open?(snapshot?: WorkspaceSnapshot): Promise<SnapshotTree>;
   /** Told after every protocol mutation which paths it touched (written, created, removed, moved). */
   changed?(paths: readonly string[]): void;
   dispose?(): Promise<void>;
@@ -101,4 +106,18 @@ export interface BlobStore {
   has(hash: string): Promise<boolean>;
   delete?(hash: string): Promise<void>;
   list?(): AsyncIterable<string>;
+}
+
+/** One entry of a snapshot tree. A symlink's `bytes()` is its target text, as git stores it. */
+export type SnapshotEntry =
+  | { path: string; kind: 'file'; executable: boolean; bytes(): Promise<Uint8Array> }
+  | { path: string; kind: 'symlink'; bytes(): Promise<Uint8Array> }
+  | { path: string; kind: 'directory' };
+
+/** A fixed tree: what a snapshot holds. Reading it never changes, whatever the workspace does meanwhile. */
+export interface SnapshotTree {
+  /** The entry at a normalised path (`''` is the root directory), links not followed; undefined when absent. */
+  entry(path: string): Promise<SnapshotEntry | undefined>;
+  /** Every entry below the root, each directory before what it holds. */
+  entries(): AsyncIterable<SnapshotEntry>;
 }

@@ -1,3 +1,4 @@
+import type { SnapshotTree } from './driver.js';
 import type { WorkspaceLimits } from './limits.js';
 
 /**
@@ -208,6 +209,13 @@ export interface SnapshotableWorkspace extends Workspace {
   restore(snapshot: WorkspaceSnapshot): Promise<RestoreResult>;
   /** Files and symlinks that differ between `from` and `to` (the live state when omitted), sorted by path. */
   diff(from: WorkspaceSnapshot, to?: WorkspaceSnapshot): Promise<DiffEntry[]>;
+  /**
+   * A git patch (`git diff --binary` format) that `git apply --binary` applies to the `from` tree to give
+   * exactly the `to` tree's files and symlinks (the live state's when omitted). Deterministic.
+   */
+  patch(from: WorkspaceSnapshot, to?: WorkspaceSnapshot): Promise<string>;
+  /** A read-only view of a snapshot's tree, or of the live state captured now when `snapshot` is omitted. */
+  snapshotTree(snapshot?: WorkspaceSnapshot): Promise<SnapshotTree>;
   /** Makes the workspace read-only from now on (one way). Used to hydrate, then seal. */
   seal(): void;
   dispose(): Promise<void>;

@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
 import { GitStore } from '../../snapshots/git-store.js';
 import { diffTrees } from '../../snapshots/tree-diff.js';
-import type { Snapshotter } from '../../workspace/driver.js';
+import type { Snapshotter, SnapshotTree } from '../../workspace/driver.js';
+import { gitSnapshotTree } from '../../workout/backend-trees.js';
 import { SnapshotError, SnapshotRestoreError } from '../../workspace/errors.js';
 import type { DiffEntry, RestoreResult, SnapshotOptions, WorkspaceSnapshot } from '../../workspace/types.js';
 import type { ChangeTracker } from './changes.js';
@@ -142,6 +143,11 @@ export class HostGitSnapshotter implements Snapshotter {
     }
     if (applier.incomplete) this.#changes.mark();
     return { skipped: applier.skipped };
+  }
+
+  async open(snapshot?: WorkspaceSnapshot): Promise<SnapshotTree> {
+    const tree = snapshot === undefined ? this.#capture((live) => live) : await this.#treeOf(snapshot);
+    return gitSnapshotTree(this.#store, tree);
   }
 
   async diff(from: WorkspaceSnapshot, to?: WorkspaceSnapshot): Promise<DiffEntry[]> {

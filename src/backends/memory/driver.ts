@@ -1,5 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import type { BackendDriver, DriverEntryKind, DriverListEntry, DriverStat, DriverWalkEntry, Snapshotter } from '../../workspace/driver.js';
+import type {
+  BackendDriver,
+  DriverEntryKind,
+  DriverListEntry,
+  DriverStat,
+  DriverWalkEntry,
+  Snapshotter,
+  SnapshotTree,
+} from '../../workspace/driver.js';
+import { memorySnapshotTree } from '../../workout/backend-trees.js';
 import { FileExistsError, FileNotFoundError, IsADirectoryError, NotADirectoryError, SnapshotRestoreError } from '../../workspace/errors.js';
 import { guessMimeType } from '../../workspace/mime.js';
 import { displayPath, joinPath, splitPath, type NormalizedPath } from '../../workspace/paths.js';
@@ -193,6 +202,10 @@ class MemorySnapshotter implements Snapshotter {
     const entries: DiffEntry[] = [];
     diffTrees(before, after, (path, status) => entries.push({ path, status }));
     return sortDiff(entries);
+  }
+
+  async open(snapshot?: WorkspaceSnapshot): Promise<SnapshotTree> {
+    return memorySnapshotTree(snapshot === undefined ? this.#driver.tree : this.#treeOf(snapshot));
   }
 
   /** The workspace's old records restore nothing afterwards. */

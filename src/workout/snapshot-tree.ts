@@ -1,0 +1,114 @@
+import type { SnapshotEntry, SnapshotTree } from '../workspace/driver.js';
+import type { DiffEntry } from '../workspace/types.js';
+import { compareStrings } from '../workspace/glob-grep.js';
+import { joinPath, splitPath } from '../workspace/paths.js';
+
+/** What a stored tree says about one name in a directory `D`. */
+/**
+ * What a stored tree says about one name in a directory `D`. `identity` is equal (`===`) for two leaves
+ * when their kind, bytes and mode are certainly the same (a node, an oid), so comparing two trees of one
+ * store skips what did not change; a directory's identity is the directory `D` itself.
+ */
+export type TreeChild<D> =
+  | { kind: 'directory'; directory: D }
+  | { kind: 'file'; executable: boolean; identity: unknown; bytes(): Promise<Uint8Array> }
+  | { kind: 'symlink'; identity: unknown; bytes(): Promise<Uint8Array> };
+
+/** How a backend's stored directories are read: one child by name, and all of them. */
+export interface TreeReader<D> {
+  child(directory: D, name: string): Promise<TreeChild<D> | undefined>;
+  children(directory: D): Promise<Iterable<[string, TreeChild<D>]>>;
+}
+
+/**
+ * A {@link SnapshotTree} over any stored tree, so that memory trees, git trees and blob manifests share one
+ * lookup and one ordered walk.
+ */
+export function snapshotTree<D>(root: D, reader: TreeReader<D>): SnapshotTree {
+  const tree: StoredTree<D> = {
+    [STORED]: { root, reader },
+    async entry(path) {
+      let node: TreeChild<D> = { kind: 'directory', directory: root };
+      for (const name of splitPath(path)) {
+        if (node.kind !== 'directory') return undefined;
+        const next: TreeChild<D> | undefined = await reader.child(node.directory, name);
+        if (next === undefined) return undefined;
+        node = next;
+      }
+      return toEntry(path, node);
+    },
+    async *entries() {
+      const pending: [string, D][] = [['', root]];
+      while (pending.length > 0) {
+        const [base, directory] = pending.pop() as [string, D];
+        const children = [...(await reader.children(directory))].sort((a, b) => compareStrings(a[0], b[0]));
+        const below: [string, D][] = [];
+        for (const [name, child] of children) {
+          const path = joinPath(base, name);
+          yield toEntry(path, child);
+          if (child.kind === 'directory') below.push([path, child.directory]);
+        }
+        // Depth first in name order: the stack takes the last-pushed first.
+        for (let index = below.length - 1; index >= 0; index -= 1) pending.push(below[index] as [string, D]);
+      }
+    },
+  };
+  return tree;
+}
+
+const STORED = Symbol('stored tree');
+type StoredTree<D> = SnapshotTree & { [STORED]: { root: D; reader: TreeReader<D> } };
+
+/**
+ * Files and symlinks that may differ between two trees, sorted by path, as `diff` reports them: a file
+ * replaced by a directory is the file deleted and the directory's files added; directories themselves are
+ * never reported. Two trees of one store skip every subtree and leaf whose identity is unchanged, so the
+ * cost follows what changed; others are compared whole. A reported path may hold equal bytes on both sides
+ * (a rewrite with the same content): the caller compares bytes where that matters.
+ */
+export async function changedPaths(from: SnapshotTree, to: SnapshotTree): Promise<DiffEntry[]> {
+  const out: DiffEntry[] = [];
+  const left = (from as Partial<StoredTree<unknown>>)[STORED];
+  const right = (to as Partial<StoredTree<unknown>>)[STORED];
+  if (left !== undefined && right !== undefined && left.reader === right.reader) {
+    await compare(left.reader, '', left.root, right.root, out);
+  } else {
+    const before = new Map<string, SnapshotEntry>();
+    for await (const entry of from.entries()) if (entry.kind !== 'directory') before.set(entry.path, entry);
+    for await (const entry of to.entries()) {
+      if (entry.kind === 'directory') continue;
+      const old = before.get(entry.path);
+      before.delete(entry.path);
+      if (old === undefined) out.push({ path: entry.path, status: 'added' });
+      else out.push({ path: entry.path, status: 'modified' });
+    }
+    for (const path of before.keys()) out.push({ path, status: 'deleted' });
+  }
+  return out.sort((a, b) => compareStrings(a.path, b.path));
+}
+
+async function compare<D>(reader: TreeReader<D>, base: string, a: D | undefined, b: D | undefined, out: DiffEntry[]): Promise<void> {
+  if (a === b) return;
+  const left = new Map(a === undefined ? [] : await reader.children(a));
+  const right = new Map(b === undefined ? [] : await reader.children(b));
+  for (const name of new Set([...left.keys(), ...right.keys()])) {
+    const x = left.get(name);
+    const y = right.get(name);
+    const path = joinPath(base, name);
+    const xDir = x?.kind === 'directory' ? x.directory : undefined;
+    const yDir = y?.kind === 'directory' ? y.directory : undefined;
+    if (xDir !== undefined || yDir !== undefined) await compare(reader, path, xDir, yDir, out);
+    const xLeaf = x !== undefined && x.kind !== 'directory' ? x : undefined;
+    const yLeaf = y !== undefined && y.kind !== 'directory' ? y : undefined;
+    if (xLeaf !== undefined && yLeaf !== undefined) {
+      if (xLeaf.identity !== yLeaf.identity) out.push({ path, status: 'modified' });
+    } else if (xLeaf !== undefined) out.push({ path, status: 'deleted' });
+    else if (yLeaf !== undefined) out.push({ path, status: 'added' });
+  }
+}
+
+function toEntry<D>(path: string, node: TreeChild<D>): SnapshotEntry {
+  if (node.kind === 'directory') return { path, kind: 'directory' };
+  if (node.kind === 'symlink') return { path, kind: 'symlink', bytes: node.bytes };
+  return { path, kind: 'file', executable: node.executable, bytes: node.bytes };
+}
