@@ -1,0 +1,137 @@
+#!/usr/bin/env node
+// grep and glob on a real tree (a copy of this project's node_modules, default 10,000 files), on both
+// backends, side by side in one run with ripgrep (`rg -n --hidden --no-ignore`, a process: what an agent
+// harness would shell out to) and tinyglobby (what a Node program would call). Checks that the counts
+// agree and prints one JSON document; `ratio` is sessionfs ms / ripgrep (or tinyglobby) ms.
+// Goals: host grep <= 3x rg, memory grep <= 2x rg, host glob <= 1.5x tinyglobby, memory glob <= 1x.
+// Usage: node bench/search.mjs [files]   (after `npm run build`; ROUNDS=n to change the rounds, default 5)
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, relative } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import { glob as tinyglob } from 'tinyglobby';
+import { HostWorkspace, MemoryWorkspace, hydrate } from '../dist/src/index.js';
+
+const FILES = Number(process.argv[2] ?? 10_000);
+const ROUNDS = Number(process.env.ROUNDS ?? 5);
+const GREP_PATTERNS = ['function\\s+\\w+Async', 'TODO', '\\bclass [A-Z]\\w*Error\\b'];
+const GLOB_PATTERNS = ['**/*.ts', '**/package.json'];
+
+const here = dirname(fileURLToPath(import.meta.url));
+const scratch = fs.realpathSync(fs.mkdtempSync(join(tmpdir(), 'sessionfs-bench-search-')));
+const corpus = join(scratch, 'corpus');
+
+/** The first FILES regular files of node_modules, in sorted walk order (links left out), with their folders. */
+function copyCorpus() {
+  let files = 0;
+  let bytes = 0;
+  const visit = (dir) => {
+    for (const entry of fs.readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))) {
+      if (files >= FILES) return;
+      const from = join(dir, entry.name);
+      const to = join(corpus, relative(join(here, '..', 'node_modules'), from));
+      if (entry.isDirectory()) {
+        fs.mkdirSync(to, { recursive: true });
+        visit(from);
+      } else if (entry.isFile()) {
+        fs.copyFileSync(from, to);
+        files += 1;
+        bytes += fs.statSync(to).size;
+      }
+    }
+  };
+  fs.mkdirSync(corpus, { recursive: true });
+  visit(join(here, '..', 'node_modules'));
+  return { files, bytes };
+}
+
+const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+const round = (value, digits = 1) => Math.round(value * 10 ** digits) / 10 ** digits;
+
+async function time(task) {
+  let count = 0;
+  const samples = [];
+  // Round -1 warms up (JIT, page cache) and is not counted.
+  for (let i = -1; i < ROUNDS; i += 1) {
+    const start = performance.now();
+    count = await task();
+    if (i >= 0) samples.push(performance.now() - start);
+  }
+  return { ms: median(samples), count };
+}
+
+const rgVersion = spawnSync('rg', ['--version'], { encoding: 'utf8' });
+const hasRg = rgVersion.status === 0;
+if (!hasRg) console.error('# ripgrep (rg) is not on PATH: grep is timed without it (apt-get install ripgrep)');
+
+/** Matching lines, as ripgrep prints them (one per line with -n), counted. */
+function ripgrep(pattern) {
+  const result = spawnSync('rg', ['-n', '--hidden', '--no-ignore', '--no-config', '--', pattern, '.'], {
+    cwd: corpus,
+    maxBuffer: 1 << 30,
+    encoding: 'buffer',
+  });
+  if (result.status !== 0 && result.status !== 1) throw new Error(`rg failed: ${result.stderr}`);
+  let lines = 0;
+  for (const byte of result.stdout) if (byte === 10) lines += 1;
+  return lines;
+}
+
+const tree = copyCorpus();
+const host = new HostWorkspace({ root: corpus });
+const memory = new MemoryWorkspace();
+await hydrate(memory, [{ hostPath: corpus, mountPath: 'corpus' }], { allowedHostRoots: [scratch] });
+const memoryBase = 'corpus';
+const everything = { maxMatches: Number.MAX_SAFE_INTEGER, timeoutMs: 600_000 };
+
+const grep = [];
+for (const pattern of GREP_PATTERNS) {
+  const rg = hasRg ? await time(() => ripgrep(pattern)) : undefined;
+  const onHost = await time(async () => (await host.grep(pattern, everything)).length);
+  const inMemory = await time(async () => (await memory.grep(pattern, { ...everything, path: memoryBase })).length);
+  grep.push({
+    pattern,
+    matches: { rg: rg?.count ?? null, host: onHost.count, memory: inMemory.count },
+    rgMs: rg === undefined ? null : round(rg.ms),
+    host: { ms: round(onHost.ms), ratio: rg === undefined ? null : round(onHost.ms / rg.ms, 2), goal: '<= 3x rg' },
+    memory: { ms: round(inMemory.ms), ratio: rg === undefined ? null : round(inMemory.ms / rg.ms, 2), goal: '<= 2x rg' },
+  });
+}
+
+const glob = [];
+for (const pattern of GLOB_PATTERNS) {
+  const tiny = await time(async () => (await tinyglob(pattern, { cwd: corpus, dot: false, followSymbolicLinks: false })).length);
+  const onHost = await time(async () => (await host.glob(pattern, { timeoutMs: 600_000 })).length);
+  const inMemory = await time(async () => (await memory.glob(pattern, { path: memoryBase, timeoutMs: 600_000 })).length);
+  glob.push({
+    pattern,
+    matches: { tinyglobby: tiny.count, host: onHost.count, memory: inMemory.count },
+    tinyglobbyMs: round(tiny.ms),
+    host: { ms: round(onHost.ms), ratio: round(onHost.ms / tiny.ms, 2), goal: '<= 1.5x tinyglobby' },
+    memory: { ms: round(inMemory.ms), ratio: round(inMemory.ms / tiny.ms, 2), goal: '<= 1x tinyglobby' },
+  });
+}
+
+const countsAgree =
+  grep.every((g) => g.matches.host === g.matches.memory && (g.matches.rg === null || g.matches.rg === g.matches.host)) &&
+  glob.every((g) => g.matches.host === g.matches.memory && g.matches.tinyglobby === g.matches.host);
+console.log(
+  JSON.stringify(
+    {
+      bench: 'search',
+      tree: { files: tree.files, megabytes: round(tree.bytes / 1024 / 1024) },
+      rounds: ROUNDS,
+      ripgrep: hasRg ? rgVersion.stdout.split('\n')[0] : 'not on PATH: grep timed without it',
+      countsAgree,
+      grep,
+      glob,
+    },
+    null,
+    2,
+  ),
+);
+await host.dispose();
+await memory.dispose();
+fs.rmSync(scratch, { recursive: true, force: true });
