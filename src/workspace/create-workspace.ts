@@ -16,7 +16,7 @@ import {
   ReadOnlyError,
   SnapshotError,
 } from './errors.js';
-import { globFiles, grepFiles, type SearchEntry } from './glob-grep.js';
+import { globFiles, grepFiles, type SearchEntry, type SearchSource } from './glob-grep.js';
 import { resolveLimits, type WorkspaceLimits } from './limits.js';
 import { KeyedMutex, runLocked } from './locks.js';
 import { assertCreatable, displayInput, displayPath, normalizePath, parentPath, type NormalizedPath } from './paths.js';
@@ -195,9 +195,10 @@ export class DriverWorkspace implements SnapshotableWorkspace {
   }
 
   /** What glob and grep walk: files include links to files inside the root; walks never enter a link. */
-  readonly #searchSource = {
+  readonly #searchSource: SearchSource = {
     walk: (base: NormalizedPath): AsyncIterable<SearchEntry> => this.#probe.searchWalk(base),
     readFile: async (path: NormalizedPath): Promise<Uint8Array> => (await this.#readFile(path, { offset: 0 })).content,
+    pinDirectory: (path: NormalizedPath) => this.driver.pinSearchDirectory?.(path),
   };
 
   // ---- writing ----------------------------------------------------------------------------------------

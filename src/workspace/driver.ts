@@ -48,6 +48,13 @@ export interface BackendDriver {
    * the same kind is replaced. Optional: the default reads and writes file by file (symlinks need their own).
    */
   copy?(from: string, to: string): Promise<void>;
+  /**
+   * Optional, for grep at disk speed: pins directory `path` (as `walk` spelled it) so that search workers
+   * can read its files by name off the main thread, as `${pin.path}/${name}` opened without following a
+   * final link. The driver vouches that the pinned directory lies inside its root for as long as the pin is
+   * held; `undefined` (or no such method) means files are read with `readFile`.
+   */
+  pinSearchDirectory?(path: string): SearchDirectoryPin | undefined;
   /** The driver's own snapshots. Without it the shared layer keeps content-addressed snapshots of its own. */
   readonly snapshots?: Snapshotter;
   /** Releases what the driver holds; called once by `workspace.dispose()`. */
@@ -55,6 +62,13 @@ export interface BackendDriver {
 }
 
 export type DriverEntryKind = 'file' | 'directory' | 'symlink';
+
+/** A directory held open for search workers to read files in; released once they are done. */
+export interface SearchDirectoryPin {
+  /** A host path naming that very directory (on Linux `/proc/self/fd/<fd>`). */
+  readonly path: string;
+  release(): void;
+}
 
 export interface DriverStat {
   isFile: boolean;

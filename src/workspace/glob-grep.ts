@@ -1,6 +1,8 @@
 import { InvalidArgumentError } from './errors.js';
 import { baseName, joinPath, normalizePath, relativeTo, type NormalizedPath } from './paths.js';
+import type { SearchDirectoryPin } from './driver.js';
 import { SearchDeadline } from './search/deadline.js';
+import { requiredLiteral } from './search/literal.js';
 import { globLiteralBase, globMatcher, grepFlags, requirePattern } from './search/patterns.js';
 import { scanFiles } from './search/scan.js';
 import type { GlobMatch, GlobOptions, GrepMatch, GrepOptions } from './types.js';
@@ -9,12 +11,16 @@ import type { GlobMatch, GlobOptions, GrepMatch, GrepOptions } from './types.js'
 export interface SearchEntry {
   path: NormalizedPath;
   isFile: boolean;
+  /** A link (to a file inside the root, when `isFile`): read through `readFile`, never by name in its directory. */
+  isLink?: boolean;
 }
 
 /** What glob and grep need from a workspace: a walk below a base (the base itself when it is a file), and file bytes. */
 export interface SearchSource {
   walk(base: NormalizedPath): AsyncIterable<SearchEntry>;
   readFile(path: NormalizedPath): Promise<Uint8Array>;
+  /** The driver's `pinSearchDirectory`, when it has one: files of a pinned directory are read by the search workers. */
+  pinDirectory?(path: NormalizedPath): SearchDirectoryPin | undefined;
 }
 
 /** `glob` over any workspace: the one entry point the shared layer calls. */
@@ -28,7 +34,7 @@ export async function globFiles(
   const base = normalizePath(options.path ?? '.');
   const deadline = new SearchDeadline(options, defaultTimeoutMs, 'glob');
   const matches = await deadline.run((bounds) => matchFiles(source, base, checked, options.dot === true, bounds));
-  return matches.map((path) => ({ path, isFile: true as const }));
+  return matches.map(({ path }) => ({ path, isFile: true as const }));
 }
 
 /** `grep` over any workspace: the one entry point the shared layer calls. */
@@ -49,7 +55,8 @@ export async function grepFiles(
   if (maxMatches === 0) return deadline.run(async () => []);
   return deadline.run(async (bounds) => {
     const files = await matchFiles(source, base, glob, false, bounds);
-    return scanFiles((path) => source.readFile(path), files, { pattern: checked, flags, maxMatches }, bounds);
+    const needle = requiredLiteral(checked, options.ignoreCase === true);
+    return scanFiles(source, files, { pattern: checked, flags, maxMatches, needle }, bounds);
   });
 }
 
@@ -64,7 +71,7 @@ async function matchFiles(
   pattern: string | undefined,
   dot: boolean,
   deadline: SearchDeadline,
-): Promise<NormalizedPath[]> {
+): Promise<SearchEntry[]> {
   const relativePattern = (pattern ?? '**').replace(/^(?:\.?\/)+/, '');
   const matcher = globMatcher(relativePattern, dot);
   const literalPrefix = globLiteralBase(relativePattern);
@@ -76,14 +83,13 @@ async function matchFiles(
       start = base;
     }
   }
-  const found: NormalizedPath[] = [];
+  const found: SearchEntry[] = [];
   for await (const entry of source.walk(start)) {
     deadline.check();
     if (!entry.isFile) continue;
-    if (entry.path === base ? pattern === undefined || matcher(baseName(base)) : matcher(relativeTo(entry.path, base)))
-      found.push(entry.path);
+    if (entry.path === base ? pattern === undefined || matcher(baseName(base)) : matcher(relativeTo(entry.path, base))) found.push(entry);
   }
-  return found.sort(compareStrings);
+  return found.sort((a, b) => compareStrings(a.path, b.path));
 }
 
 /** Code-unit order: deterministic, locale-free, the order results are promised in. */

@@ -33,12 +33,13 @@ export class DriverProbe {
       throw error;
     }
     if (kind === 'file' || kind === 'symlink') {
-      if (kind === 'file' || (await this.linkIsFile(base))) yield { path: base, isFile: true };
+      if (kind === 'file' || (await this.linkIsFile(base))) yield { path: base, isFile: true, isLink: kind === 'symlink' };
       return;
     }
     if (kind === undefined) return;
     for await (const entry of this.#driver.walk(base)) {
-      yield { path: entry.path, isFile: entry.kind === 'file' || (entry.kind === 'symlink' && (await this.linkIsFile(entry.path))) };
+      const isLink = entry.kind === 'symlink';
+      yield { path: entry.path, isFile: entry.kind === 'file' || (isLink && (await this.linkIsFile(entry.path))), isLink };
     }
   }
 

@@ -16,7 +16,7 @@ import type { ChangeTracker } from './changes.js';
 import { copyDirectory, copyLeaf, READ_FLAGS } from './copy.js';
 import { isVisibleName } from './names.js';
 import { hostError, pinChild, pinDirectory, removeAt, type PinnedDir, type Resolved, type Sandbox } from './sandbox.js';
-import { walkTree } from './walk.js';
+import { pinSearchDirectory, walkTree } from './walk.js';
 
 const NEW_FILE_MODE = 0o644;
 
@@ -250,6 +250,10 @@ export class HostDriver implements BackendDriver {
 
   walk(base: NormalizedPath): AsyncIterable<DriverWalkEntry> {
     return walkTree(this.#sandbox, base);
+  }
+
+  pinSearchDirectory(path: NormalizedPath): PinnedDir | undefined {
+    return pinSearchDirectory(this.#sandbox, path);
   }
 
   async mkdir(path: NormalizedPath): Promise<void> {

@@ -205,7 +205,8 @@ export class Sandbox {
   }
 }
 
-const PIN_DIRECTORIES = process.platform === 'linux' && fs.existsSync('/proc/self/fd');
+/** Whether directories are pinned by descriptor (Linux with /proc); elsewhere a pin is only a checked path. */
+export const PIN_DIRECTORIES = process.platform === 'linux' && fs.existsSync('/proc/self/fd');
 const DIRECTORY_FLAGS = fs.constants.O_RDONLY | fs.constants.O_DIRECTORY | fs.constants.O_NOFOLLOW;
 
 /**

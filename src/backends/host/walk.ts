@@ -3,7 +3,7 @@ import type { DriverWalkEntry } from '../../workspace/driver.js';
 import { FileNotFoundError, NotADirectoryError } from '../../workspace/errors.js';
 import type { NormalizedPath } from '../../workspace/paths.js';
 import { isVisibleName } from './names.js';
-import { pinDirectory, type Sandbox } from './sandbox.js';
+import { PIN_DIRECTORIES, pinDirectory, type PinnedDir, type Sandbox } from './sandbox.js';
 
 /**
  * The driver's walk (list-free traversal for glob, grep, snapshots and subtree depth). It descends into
@@ -64,5 +64,26 @@ export async function* walkTree(sandbox: Sandbox, base: NormalizedPath): AsyncGe
         yield { path, kind: 'symlink' };
       }
     }
+  }
+}
+
+/**
+ * Pins a directory the walk listed so search workers can read its files by name (the sandbox check paid
+ * once per directory, not per file): its path as the walk spelled it first (the common case: no link on
+ * the way), else its real path. `pinDirectory` proves the pinned directory is that real directory inside
+ * the root. Undefined where directories cannot be pinned by descriptor (then files are read one by one,
+ * each resolved and verified), or when the directory is gone or no longer one.
+ */
+export function pinSearchDirectory(sandbox: Sandbox, path: NormalizedPath): PinnedDir | undefined {
+  if (!PIN_DIRECTORIES) return undefined;
+  try {
+    return pinDirectory(sandbox, path, path);
+  } catch {
+    // passes through a link inside the root, or changed: pin the real directory instead
+  }
+  try {
+    return pinDirectory(sandbox, sandbox.resolveSync(path, true).rel, path);
+  } catch {
+    return undefined;
   }
 }

@@ -1,13 +1,18 @@
 import type { MessagePort } from 'node:worker_threads';
 
+/** A file for a worker: its bytes, or (host backends) a pinned directory and a name to read there. */
+export type MatchFile = { path: string; bytes: Uint8Array } | { path: string; directory: string; name: string };
+
 /** One batch of files for a worker: every file's lines are matched with one regex. */
 export interface MatchRequest {
   id: number;
   pattern: string;
   flags: string;
+  /** UTF-8 bytes every matching line contains (see `requiredLiteral`): files and lines without them are skipped. */
+  needle: Uint8Array | undefined;
   /** Stop after this many matches (the call's remaining budget). */
   maxMatches: number;
-  files: { path: string; bytes: Uint8Array }[];
+  files: MatchFile[];
 }
 
 export interface LineMatch {
@@ -24,41 +29,94 @@ export type MatchReply = { id: number; matches: LineMatch[] } | { id: number; er
  * The body of a match worker. It runs in a worker thread, so a regex that backtracks for ever blocks only
  * that thread, which the pool terminates at the deadline. It is self-contained (no imports, no closure):
  * the pool starts it from its source text, so the same code runs from `src/` under a TypeScript test
- * runner and from `dist/`. grep's line semantics live here and only here: strict UTF-8 (files that are
- * not are skipped), lines split on `\n` with one trailing `\r` dropped, the first match of each line.
+ * runner and from `dist/`. grep's line semantics live here and only here: files that are not strict UTF-8
+ * are skipped, lines split on `\n` with one trailing `\r` dropped, the first match of each line.
+ *
+ * Work is skipped where it cannot matter: with a needle, a file without it is never decoded, and only the
+ * lines holding it are decoded and matched (a line without the needle cannot match). A file given by
+ * directory and name is opened there without following a final link (`O_NOFOLLOW`; the directory was
+ * pinned and checked inside the root by the caller), and skipped when that fails or it is not a regular file.
  */
-export function matchWorkerMain(port: MessagePort): void {
+export function matchWorkerMain(port: MessagePort, fs: typeof import('node:fs'), isUtf8: (bytes: Uint8Array) => boolean): void {
   const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+  const OPEN_FLAGS = fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK;
+  const NEWLINE = 10;
   let cached: { key: string; regex: RegExp } | undefined;
+
+  const readAt = (directory: string, name: string): Buffer | undefined => {
+    let fd: number;
+    try {
+      fd = fs.openSync(`${directory}/${name}`, OPEN_FLAGS);
+    } catch {
+      return undefined;
+    }
+    try {
+      const st = fs.fstatSync(fd);
+      if (!st.isFile()) return undefined;
+      const buffer = Buffer.allocUnsafe(st.size);
+      let done = 0;
+      while (done < buffer.length) {
+        const read = fs.readSync(fd, buffer, done, buffer.length - done, done);
+        if (read === 0) break;
+        done += read;
+      }
+      return buffer.subarray(0, done);
+    } catch {
+      return undefined;
+    } finally {
+      fs.closeSync(fd);
+    }
+  };
 
   const matchBatch = (request: MatchRequest): LineMatch[] => {
     const key = `${request.flags}/${request.pattern}`;
     if (cached?.key !== key) cached = { key, regex: new RegExp(request.pattern, request.flags) };
     const regex = cached.regex;
+    const needle = request.needle === undefined ? undefined : Buffer.from(request.needle);
     const matches: LineMatch[] = [];
+    const matchLine = (path: string, lineNumber: number, raw: string): boolean => {
+      const line = raw.endsWith('\r') ? raw.slice(0, -1) : raw;
+      const match = regex.exec(line);
+      if (match === null) return false;
+      matches.push({ path, lineNumber, lineContent: line, matchStart: match.index, matchEnd: match.index + match[0].length });
+      return matches.length >= request.maxMatches;
+    };
+
     for (const file of request.files) {
-      let text: string;
-      try {
-        text = decoder.decode(file.bytes);
-      } catch {
+      const bytes =
+        'bytes' in file ? Buffer.from(file.bytes.buffer, file.bytes.byteOffset, file.bytes.byteLength) : readAt(file.directory, file.name);
+      if (bytes === undefined || bytes.length === 0) continue;
+      if (needle === undefined) {
+        let text: string;
+        try {
+          text = decoder.decode(bytes);
+        } catch {
+          continue;
+        }
+        const lines = text.split('\n');
+        if (lines[lines.length - 1] === '') lines.pop();
+        for (let index = 0; index < lines.length; index += 1) if (matchLine(file.path, index + 1, lines[index] as string)) return matches;
         continue;
       }
-      if (text === '') continue;
-      const lines = text.split('\n');
-      if (lines[lines.length - 1] === '') lines.pop();
-      for (let index = 0; index < lines.length; index += 1) {
-        const raw = lines[index] as string;
-        const line = raw.endsWith('\r') ? raw.slice(0, -1) : raw;
-        const match = regex.exec(line);
-        if (match === null) continue;
-        matches.push({
-          path: file.path,
-          lineNumber: index + 1,
-          lineContent: line,
-          matchStart: match.index,
-          matchEnd: match.index + match[0].length,
-        });
-        if (matches.length >= request.maxMatches) return matches;
+      let found = bytes.indexOf(needle);
+      if (found === -1 || !isUtf8(bytes)) continue;
+      let lineNumber = 1;
+      let counted = 0;
+      while (found !== -1) {
+        const start = bytes.lastIndexOf(NEWLINE, found) + 1;
+        let end = bytes.indexOf(NEWLINE, found);
+        if (end === -1) end = bytes.length;
+        for (
+          let newline = bytes.indexOf(NEWLINE, counted);
+          newline !== -1 && newline < start;
+          newline = bytes.indexOf(NEWLINE, newline + 1)
+        ) {
+          lineNumber += 1;
+          counted = newline + 1;
+        }
+        counted = start;
+        if (matchLine(file.path, lineNumber, bytes.toString('utf8', start, end))) return matches;
+        found = end >= bytes.length ? -1 : bytes.indexOf(needle, end + 1);
       }
     }
     return matches;
@@ -75,5 +133,5 @@ export function matchWorkerMain(port: MessagePort): void {
   });
 }
 
-/** What `new Worker(…, { eval: true })` runs: the function above, called with the thread's parent port. */
-export const MATCH_WORKER_SOURCE = `(${matchWorkerMain.toString()})(require('node:worker_threads').parentPort);`;
+/** What `new Worker(…, { eval: true })` runs: the function above, given the thread's port, `fs` and `isUtf8`. */
+export const MATCH_WORKER_SOURCE = `(${matchWorkerMain.toString()})(require('node:worker_threads').parentPort, require('node:fs'), require('node:buffer').isUtf8);`;

@@ -1,73 +1,120 @@
+import type { SearchDirectoryPin } from '../driver.js';
 import { FileNotFoundError, IsADirectoryError, PathEscapeError } from '../errors.js';
-import type { NormalizedPath } from '../paths.js';
+import type { SearchEntry, SearchSource } from '../glob-grep.js';
+import { baseName, parentPath, type NormalizedPath } from '../paths.js';
 import type { SearchDeadline } from './deadline.js';
 import { matchPool } from './match-pool.js';
-import type { LineMatch } from './match-worker.js';
+import type { LineMatch, MatchFile } from './match-worker.js';
 
 export interface ScanRequest {
   pattern: string;
   flags: string;
   maxMatches: number;
+  /** A literal every match contains (see `requiredLiteral`). */
+  needle: string | undefined;
 }
 
 /** A batch is sent to a worker once it holds this many bytes or files. */
 const BATCH_BYTES = 1 << 20;
 const BATCH_FILES = 256;
-/** Batches in flight at once: enough to keep every worker busy while the main thread reads. */
+/** Batches in flight at once: enough to keep every worker busy while the main thread walks and reads. */
 const IN_FLIGHT = 4;
 
 /**
- * Reads `files` (in order) on the main thread and matches them in the worker pool, batch by batch, in
- * order; stops reading once `maxMatches` are known. The deadline is checked between files, and the pool
- * stops a batch mid-match when it passes.
+ * Matches `files` (sorted) in the worker pool, batch by batch, in order, and stops once `maxMatches` are
+ * known. A file in a directory the source can pin is read by the worker itself; any other file is read
+ * here, and skipped before it is sent when it lacks the needle. The deadline is checked between files,
+ * and the pool stops a batch mid-match when it passes.
  */
 export async function scanFiles(
-  readFile: (path: NormalizedPath) => Promise<Uint8Array>,
-  files: readonly NormalizedPath[],
+  source: SearchSource,
+  files: readonly SearchEntry[],
   request: ScanRequest,
   deadline: SearchDeadline,
 ): Promise<LineMatch[]> {
+  const needle = request.needle === undefined ? undefined : Buffer.from(request.needle, 'utf8');
+  const job = { pattern: request.pattern, flags: request.flags, maxMatches: request.maxMatches, needle };
   const results: LineMatch[] = [];
   const inFlight: Promise<LineMatch[]>[] = [];
-  let batch: { path: string; bytes: Uint8Array }[] = [];
-  let batchBytes = 0;
+  let batch = new Batch();
 
   const send = (): void => {
-    if (batch.length === 0) return;
-    const running = matchPool.run({ ...request, files: batch }, deadline.signal);
+    if (batch.files.length === 0) return;
+    const sent = batch;
+    batch = new Batch();
+    const running = matchPool.run({ ...job, files: sent.files }, deadline.signal).finally(() => sent.release());
     // Settled later in order, or dropped once enough matches are known: never an unhandled rejection.
     running.catch(() => undefined);
     inFlight.push(running);
-    batch = [];
-    batchBytes = 0;
   };
   const collect = async (): Promise<boolean> => {
     results.push(...(await (inFlight.shift() as Promise<LineMatch[]>)));
     return results.length >= request.maxMatches;
   };
 
-  for (const file of files) {
-    deadline.check();
-    const bytes = await readSearchable(readFile, file);
-    if (bytes === undefined) continue;
-    batch.push({ path: file, bytes });
-    batchBytes += bytes.byteLength;
-    if (batchBytes < BATCH_BYTES && batch.length < BATCH_FILES) continue;
+  try {
+    for (const file of files) {
+      deadline.check();
+      if (!batch.addPinned(source, file)) {
+        const bytes = await readSearchable(source, file.path);
+        if (
+          bytes === undefined ||
+          (needle !== undefined && !Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).includes(needle))
+        )
+          continue;
+        batch.addBytes(file.path, bytes);
+      }
+      if (!batch.full) continue;
+      send();
+      if (inFlight.length >= IN_FLIGHT && (await collect())) return results.slice(0, request.maxMatches);
+    }
     send();
-    if (inFlight.length >= IN_FLIGHT && (await collect())) return results.slice(0, request.maxMatches);
+    while (inFlight.length > 0) if (await collect()) break;
+    return results.slice(0, request.maxMatches);
+  } finally {
+    batch.release();
   }
-  send();
-  while (inFlight.length > 0) if (await collect()) break;
-  return results.slice(0, request.maxMatches);
+}
+
+/** Files for one worker message, with the directory pins they need until the worker is done. */
+class Batch {
+  readonly files: MatchFile[] = [];
+  readonly #pins = new Map<NormalizedPath, SearchDirectoryPin | undefined>();
+  #bytes = 0;
+
+  get full(): boolean {
+    return this.#bytes >= BATCH_BYTES || this.files.length >= BATCH_FILES;
+  }
+
+  /** Adds a file for the worker to read in its pinned directory; false when that is not possible. */
+  addPinned(source: SearchSource, file: SearchEntry): boolean {
+    if (file.isLink === true || source.pinDirectory === undefined) return false;
+    const directory = parentPath(file.path);
+    let pin = this.#pins.get(directory);
+    if (!this.#pins.has(directory)) {
+      pin = source.pinDirectory(directory);
+      this.#pins.set(directory, pin);
+    }
+    if (pin === undefined) return false;
+    this.files.push({ path: file.path, directory: pin.path, name: baseName(file.path) });
+    return true;
+  }
+
+  addBytes(path: NormalizedPath, bytes: Uint8Array): void {
+    this.files.push({ path, bytes });
+    this.#bytes += bytes.byteLength;
+  }
+
+  release(): void {
+    for (const pin of this.#pins.values()) pin?.release();
+    this.#pins.clear();
+  }
 }
 
 /** A file's bytes; undefined when it was removed or swapped for a link during the walk (not searched). */
-async function readSearchable(
-  readFile: (path: NormalizedPath) => Promise<Uint8Array>,
-  file: NormalizedPath,
-): Promise<Uint8Array | undefined> {
+async function readSearchable(source: SearchSource, file: NormalizedPath): Promise<Uint8Array | undefined> {
   try {
-    return await readFile(file);
+    return await source.readFile(file);
   } catch (error) {
     if (error instanceof FileNotFoundError || error instanceof IsADirectoryError || error instanceof PathEscapeError) return undefined;
     throw error;
