@@ -1,0 +1,93 @@
+import * as fs from 'node:fs';
+import { basename, join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { composeWorkspace } from '../../src/index.js';
+import type { DriverWorkspace } from '../../src/workspace/create-workspace.js';
+import { expectError, scratch } from '../host/support.js';
+
+/**
+ * Cross-mount attacks: two host mounts side by side, the public one read-write and the private one
+ * disabled (or read-only). Whatever a hostile caller plants or names, nothing of the other mount's store
+ * is read, written or revealed, and no host path appears in an error.
+ */
+describe('composeWorkspace: attacks across mounts', () => {
+  const { workspace } = scratch();
+  const composed: DriverWorkspace[] = [];
+  afterEach(() => {
+    composed.splice(0);
+  });
+
+  function setup(privateAccess: 'disabled' | 'read-only') {
+    const open = workspace();
+    const closed = workspace();
+    fs.writeFileSync(join(closed.root, 'secret.txt'), 'top secret\n');
+    fs.writeFileSync(join(open.root, 'public.txt'), 'hello\n');
+    const ws = composeWorkspace({
+      mounts: [
+        { path: '/', workspace: open, access: 'read-write' },
+        { path: '/vault', workspace: closed, access: privateAccess },
+        { path: '/scratch', access: 'read-write' },
+      ],
+    });
+    composed.push(ws);
+    return { ws, open, closed, hostPaths: [open.root, closed.root] };
+  }
+
+  it('never climbs out of a mount through ..', async () => {
+    const { ws, hostPaths } = setup('disabled');
+    await expectError(ws.read('../vault/secret.txt'), 'PathEscapeError', hostPaths);
+    await expectError(ws.read('docs/../../secret.txt'), 'PathEscapeError', hostPaths);
+    // `..` is resolved in the composed tree first, so it can only land on a path the table routes.
+    await expectError(ws.read('public/../vault/secret.txt'), 'FileNotFoundError', hostPaths);
+    await expectError(ws.write('x/../vault/planted.txt', 'x'), 'FileNotFoundError', hostPaths);
+  });
+
+  it('refuses a link in one mount pointing into another mount’s store', async () => {
+    const { ws, open, closed, hostPaths } = setup('disabled');
+    fs.symlinkSync(join(closed.root, 'secret.txt'), join(open.root, 'leak'));
+    fs.symlinkSync(closed.root, join(open.root, 'leakdir'));
+    fs.symlinkSync(join('..', basename(closed.root)), join(open.root, 'relative'));
+    await expectError(ws.read('leak'), 'PathEscapeError', hostPaths);
+    await expectError(ws.write('leak', 'pwned'), 'PathEscapeError', hostPaths);
+    await expectError(ws.list('leakdir'), 'PathEscapeError', hostPaths);
+    await expectError(ws.read('leakdir/secret.txt'), 'PathEscapeError', hostPaths);
+    await expectError(ws.read('relative/secret.txt'), 'PathEscapeError', hostPaths);
+    // Copying a link within a mount copies the link, which still leads nowhere it may go.
+    await ws.copy('leak', 'copied.txt');
+    await expectError(ws.read('copied.txt'), 'PathEscapeError', hostPaths);
+    await expectError(
+      ws.copy('leakdir', 'vault-copy', { recursive: true }).then(() => ws.read('vault-copy/secret.txt')),
+      'PathEscapeError',
+      hostPaths,
+    );
+    // Across mounts a link cannot be recreated, and is never followed instead: refused before any write.
+    await expectError(ws.copy('leak', 'scratch/leak'), 'InvalidArgumentError', hostPaths);
+    await expectError(ws.rename('leak', 'scratch/leak'), 'InvalidArgumentError', hostPaths);
+    expect(await ws.list('scratch')).toEqual([]);
+    expect(await ws.grep('top secret')).toEqual([]);
+    expect(fs.readFileSync(join(closed.root, 'secret.txt'), 'utf8')).toBe('top secret\n');
+  });
+
+  it('hides a disabled mount from every listing and search, links to it included', async () => {
+    const { ws, open, hostPaths } = setup('disabled');
+    fs.mkdirSync(join(open.root, 'vault'));
+    fs.writeFileSync(join(open.root, 'vault', 'shadowed.txt'), 'shadowed\n');
+    expect((await ws.list('/')).map((e) => e.name)).toEqual(['public.txt', 'scratch']);
+    expect((await ws.glob('**', { dot: true })).map((m) => m.path)).toEqual(['public.txt']);
+    expect(await ws.grep('secret|shadowed')).toEqual([]);
+    await expectError(ws.read('vault/shadowed.txt'), 'FileNotFoundError', hostPaths);
+  });
+
+  it('leaves a read-only mount’s store untouched whatever the operation', async () => {
+    const { ws, closed, hostPaths } = setup('read-only');
+    expect((await ws.read('vault/secret.txt')).content).toBe('top secret');
+    await expectError(ws.write('vault/secret.txt', 'pwned'), 'ReadOnlyError', hostPaths);
+    await expectError(ws.write('vault/../vault/new.txt', 'pwned'), 'ReadOnlyError', hostPaths);
+    await expectError(ws.rename('public.txt', 'vault/secret.txt', { overwrite: true }), 'ReadOnlyError', hostPaths);
+    await expectError(ws.delete('vault/secret.txt'), 'ReadOnlyError', hostPaths);
+    await expectError(ws.delete('vault', { recursive: true }), 'PolicyError', hostPaths);
+    expect(fs.readdirSync(closed.root).filter((name) => !name.startsWith('.'))).toEqual(['secret.txt']);
+    expect(fs.readFileSync(join(closed.root, 'secret.txt'), 'utf8')).toBe('top secret\n');
+    expect(await ws.exists('public.txt')).toBe(true);
+  });
+});
