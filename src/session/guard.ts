@@ -1,5 +1,6 @@
 import { InvalidArgumentError } from '../workspace/errors.js';
 import type { SnapshotableWorkspace } from '../workspace/types.js';
+import { forwardingView } from './forwarding-view.js';
 
 /**
  * A call-scoped view of the session's workspace, handed to a handler as `context.filesystem`.
@@ -18,67 +19,40 @@ export interface WorkspaceGuard {
   idle(): Promise<void>;
 }
 
-/** Each call view's workspace, for code that keeps state per workspace (the tool suite's read tracking). */
-const targets = new WeakMap<object, SnapshotableWorkspace>();
-
-/** The workspace behind a call-scoped view; any other workspace as it is. */
-export function unguardedWorkspace<W extends object>(workspace: W): W | SnapshotableWorkspace {
-  return targets.get(workspace) ?? workspace;
-}
+export { unguardedWorkspace } from './forwarding-view.js';
 
 export function guardWorkspace(target: SnapshotableWorkspace, toolName: string): WorkspaceGuard {
   let revoked = false;
   const pending = new Set<Promise<void>>();
-  const wrappers = new Map<PropertyKey, unknown>();
 
   const closed = (): Promise<never> =>
     Promise.reject(new InvalidArgumentError(`the ${toolName} call has ended: its filesystem can no longer be used`));
 
-  const view = new Proxy(target, {
-    get(object, property) {
-      // Getters and methods run against the real workspace (private fields live there).
-      const value: unknown = Reflect.get(object, property, object);
-      if (typeof value !== 'function') return value;
-      const cached = wrappers.get(property);
-      if (cached !== undefined) return cached;
-      let wrapper: unknown;
+  const view = forwardingView(target, {
+    wrap(method, property) {
       if (property === 'dispose' || property === Symbol.asyncDispose) {
-        wrapper = () => Promise.reject(new InvalidArgumentError(`${toolName}: a tool cannot dispose the session's workspace`));
-      } else if (property === 'seal') {
-        wrapper = () => {
+        return () => Promise.reject(new InvalidArgumentError(`${toolName}: a tool cannot dispose the session's workspace`));
+      }
+      if (property === 'seal') {
+        return () => {
           throw new InvalidArgumentError(`${toolName}: a tool cannot seal the session's workspace`);
         };
-      } else {
-        const method = value as (...args: unknown[]) => unknown;
-        wrapper = (...args: unknown[]): unknown => {
-          if (revoked) return closed();
-          const result = method.apply(object, args);
-          if (result instanceof Promise) {
-            const settled = result.then(
-              () => undefined,
-              () => undefined,
-            );
-            pending.add(settled);
-            void settled.then(() => pending.delete(settled));
-          }
-          return result;
-        };
       }
-      wrappers.set(property, wrapper);
-      return wrapper;
-    },
-    set() {
-      return false;
-    },
-    defineProperty() {
-      return false;
-    },
-    deleteProperty() {
-      return false;
+      return (...args: unknown[]): unknown => {
+        if (revoked) return closed();
+        const result = method.apply(target, args);
+        if (result instanceof Promise) {
+          const settled = result.then(
+            () => undefined,
+            () => undefined,
+          );
+          pending.add(settled);
+          void settled.then(() => pending.delete(settled));
+        }
+        return result;
+      };
     },
   });
-
-  targets.set(view, target);
   return {
     workspace: view,
     revoke() {

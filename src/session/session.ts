@@ -13,6 +13,7 @@ import type { WorkspaceLimits } from '../workspace/limits.js';
 import type { BackendKind, SnapshotableWorkspace, WorkspaceSnapshot } from '../workspace/types.js';
 import type { z } from 'zod';
 import { guardWorkspace } from './guard.js';
+import { outsideView, SessionQueue } from './queue.js';
 import { scrubHostPaths } from './scrub.js';
 import type { RunToolOptions, Session, ToolCallRecord, ToolCallResult, ToolContext, ToolDefinition, ToolResult } from './types.js';
 
@@ -147,7 +148,9 @@ class WorkspaceSession implements HydratedSession {
   #hydration: HydrateResult | undefined;
   /** Given host root only: the root as it was before hydration, which `reset()` goes back to. */
   #baseline: WorkspaceSnapshot | undefined;
-  #queue: Promise<unknown> = Promise.resolve();
+  readonly #queue = new SessionQueue();
+  /** The workspace as code outside a call sees it (its operations wait for the calls asked for before them). */
+  #outside: { workspace: SnapshotableWorkspace; view: SnapshotableWorkspace } | undefined;
   #disposed = false;
   #hostDirs: string[] = [];
 
@@ -159,6 +162,13 @@ class WorkspaceSession implements HydratedSession {
   get filesystem(): SnapshotableWorkspace {
     const scope = callScope.getStore();
     if (scope?.session === this) return scope.view;
+    const workspace = this.#current();
+    if (this.#outside?.workspace !== workspace) this.#outside = { workspace, view: outsideView(workspace, this.#queue) };
+    return this.#outside.view;
+  }
+
+  /** The workspace itself, for the session's own work (inside its queue). */
+  #current(): SnapshotableWorkspace {
     if (this.#workspace === undefined) {
       throw new InvalidArgumentError(
         this.#disposed
@@ -222,9 +232,7 @@ class WorkspaceSession implements HydratedSession {
 
   /** Runs `task` after every earlier call, reset, rollback or dispose on this session has finished. */
   #enqueue<T>(task: () => Promise<T>): Promise<T> {
-    const run = this.#queue.then(task, task);
-    this.#queue = run.catch(() => undefined);
-    return run;
+    return this.#queue.exclusive(task);
   }
 
   #assertUsable(action: string): void {
@@ -257,7 +265,7 @@ class WorkspaceSession implements HydratedSession {
 
   async #call(tool: ToolDefinition, rawParams: unknown, signal: AbortSignal | undefined): Promise<ToolCallResult> {
     if (this.#disposed) throw new InvalidArgumentError(`session ${this.id} has been disposed`);
-    const workspace = this.filesystem;
+    const workspace = this.#current();
     const startedAt = new Date().toISOString();
     const record = (params: unknown, snapshot: WorkspaceSnapshot | undefined, result: ToolCallResult): ToolCallResult => {
       const entry: ToolCallRecord = { tool: tool.name, params, result, startedAt, finishedAt: new Date().toISOString() };
@@ -401,7 +409,7 @@ class WorkspaceSession implements HydratedSession {
     }
     return this.#enqueue(async () => {
       if (this.#disposed) throw new InvalidArgumentError(`session ${this.id} has been disposed`);
-      await this.filesystem.restore(snapshot);
+      await this.#current().restore(snapshot);
     });
   }
 

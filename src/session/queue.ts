@@ -1,0 +1,89 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type { SnapshotableWorkspace } from '../workspace/types.js';
+import { forwardingView } from './forwarding-view.js';
+
+const settle = (): undefined => undefined;
+
+/**
+ * A session's order of work, so that a rollback never undoes a change it did not make.
+ *
+ * Calls, rollbacks, resets and dispose run one at a time, in the order they were asked for (`exclusive`).
+ * An operation on `session.filesystem` from outside a call (`outside`) waits for every exclusive task asked
+ * for before it, and every exclusive task asked for after it waits for it; outside operations run
+ * concurrently with each other. So an orchestrator's write lands either before a call's snapshot or after
+ * its rollback, never in between, and a read never sees a call half done.
+ */
+export class SessionQueue {
+  #tail: Promise<unknown> = Promise.resolve();
+  readonly #outside = new Set<Promise<undefined>>();
+  /** Set while an exclusive task (and whatever it starts) runs: its own operations must not wait for it. */
+  readonly #running = new AsyncLocalStorage<true>();
+
+  exclusive<T>(task: () => Promise<T>): Promise<T> {
+    // Only the outside operations asked for before this task: later ones wait for it (they see it in the tail).
+    const earlier = [...this.#outside];
+    const start = async (): Promise<T> => {
+      await Promise.all(earlier);
+      return this.#running.run(true, task);
+    };
+    const run = this.#tail.then(start, start);
+    this.#tail = run.then(settle, settle);
+    return run;
+  }
+
+  /**
+   * Runs `operation` in order, as described above; at once when it comes from the running exclusive task
+   * itself (a handler or the session using a reference to `session.filesystem` taken outside), which would
+   * otherwise wait for itself.
+   */
+  outside<T>(operation: () => Promise<T>): Promise<T> {
+    if (this.#running.getStore() === true) return operation();
+    const run = this.#tail.then(operation);
+    const settled = run.then(settle, settle);
+    this.#outside.add(settled);
+    void settled.then(() => this.#outside.delete(settled));
+    return run;
+  }
+}
+
+/** Protocol methods that return a promise: queued even when a workspace implements them without `async`. */
+const ASYNC_METHODS = new Set<PropertyKey>([
+  'read',
+  'readBytes',
+  'write',
+  'writeBytes',
+  'exists',
+  'stat',
+  'list',
+  'glob',
+  'grep',
+  'mkdir',
+  'delete',
+  'rename',
+  'copy',
+  'snapshot',
+  'restore',
+  'diff',
+  'exec',
+  'dispose',
+  Symbol.asyncDispose,
+]);
+
+const AsyncFunction = (async () => undefined).constructor;
+const isAsyncFunction = (value: unknown): boolean => value instanceof AsyncFunction;
+
+/**
+ * `session.filesystem` as code outside a tool call sees it: every asynchronous method goes through
+ * `queue.outside`; synchronous ones (`seal`, getters) act at once. Assignments reach the workspace (a test
+ * may patch a method).
+ */
+export function outsideView(target: SnapshotableWorkspace, queue: SessionQueue): SnapshotableWorkspace {
+  return forwardingView(target, {
+    writable: true,
+    wrap(method, property) {
+      const isAsync = ASYNC_METHODS.has(property) || isAsyncFunction(method);
+      if (!isAsync) return (...args: unknown[]): unknown => method.apply(target, args);
+      return (...args: unknown[]): Promise<unknown> => queue.outside(async () => method.apply(target, args));
+    },
+  });
+}

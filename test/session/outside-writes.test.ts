@@ -1,0 +1,106 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { createSession, defineTool, type HydratedSession } from '../../src/session/index.js';
+import { BACKENDS, contentsOf } from '../host-mounts/backends.js';
+
+/** A promise and the function that resolves it. */
+function gate(): { opened: Promise<void>; open(): void } {
+  let open!: () => void;
+  const opened = new Promise<void>((resolve) => {
+    open = resolve;
+  });
+  return { opened, open };
+}
+
+/** Writes `call.txt`, tells the test it is running, waits for `release`, then fails (so it is rolled back). */
+function blockedFailingTool(started: () => void, release: Promise<void>) {
+  return defineTool({
+    name: 'blocked_then_failing',
+    description: 'writes, waits, fails',
+    parameters: z.object({}),
+    async handler(_params, { filesystem }) {
+      await filesystem.write('call.txt', 'from the call');
+      started();
+      await release;
+      return { success: false, message: 'gave up' };
+    },
+  });
+}
+
+describe.each(BACKENDS)('outside operations during a call on $name', ({ name: backend }) => {
+  const sessions: HydratedSession[] = [];
+  afterEach(async () => {
+    for (const session of sessions.splice(0)) await session.dispose();
+  });
+  async function open(): Promise<HydratedSession> {
+    const session = await createSession({ backend });
+    sessions.push(session);
+    return session;
+  }
+
+  it("an orchestrator's write during a running call waits for it, so the call's rollback never undoes it", async () => {
+    const session = await open();
+    await session.filesystem.write('keep.txt', 'kept');
+    const running = gate();
+    const release = gate();
+    const call = session.runTool(blockedFailingTool(running.open, release.opened), {});
+    await running.opened;
+
+    let landed = false;
+    const outside = session.filesystem.write('outside.txt', 'from the orchestrator').then(() => {
+      landed = true;
+    });
+    const deleted = session.filesystem.delete('keep.txt');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(landed).toBe(false); // still waiting for the call
+
+    release.open();
+    expect(await call).toMatchObject({ success: false, rolledBack: true });
+    await Promise.all([outside, deleted]);
+    expect(await contentsOf(session.filesystem)).toEqual({ 'outside.txt': 'from the orchestrator' });
+  });
+
+  it('a read from outside never sees a call half done', async () => {
+    const session = await open();
+    const running = gate();
+    const release = gate();
+    const call = session.runTool(blockedFailingTool(running.open, release.opened), {});
+    await running.opened;
+    const seen = session.filesystem.exists('call.txt');
+    release.open();
+    await call;
+    expect(await seen).toBe(false);
+  });
+
+  it('an outside write asked for before a call lands before its snapshot, and survives its rollback', async () => {
+    const session = await open();
+    const release = gate();
+    release.open();
+    const outside = session.filesystem.write('outside.txt', 'first');
+    const result = await session.runTool(
+      blockedFailingTool(() => undefined, release.opened),
+      {},
+    );
+    await outside;
+    expect(result.rolledBack).toBe(true);
+    expect(await contentsOf(session.filesystem)).toEqual({ 'outside.txt': 'first' });
+  });
+
+  it('outside operations run side by side, and a later call waits for them', async () => {
+    const session = await open();
+    const writes = Array.from({ length: 20 }, (_, index) => session.filesystem.write(`f${index}.txt`, String(index)));
+    const listed = await session.runTool(
+      defineTool({
+        name: 'count',
+        description: 'counts files',
+        parameters: z.object({}),
+        async handler(_params, { filesystem }) {
+          return { success: true, message: 'counted', value: (await filesystem.list('/')).length };
+        },
+      }),
+      {},
+    );
+    await Promise.all(writes);
+    expect(listed.value).toBe(20);
+  });
+});
