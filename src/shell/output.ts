@@ -19,3 +19,41 @@ export function capOutput(output: string, max: number, stream: 'stdout' | 'stder
     `or narrow the command with head, tail or grep ...]\n`;
   return { text: `${output.slice(0, head)}${note}${tail > 0 ? output.slice(-tail) : ''}`, omitted };
 }
+
+/** What a command produced, before the caps. */
+export interface ShellOutcome {
+  exitCode: number;
+  stdout: string;
+  stderr: string;
+  changed: string[];
+}
+
+/** The `value` of a successful `bash` call. */
+export interface ShellResult extends ShellOutcome {
+  /** Capped at `maxOutputChars`, with a note in the middle saying how much was left out. */
+  stdout: string;
+  stderr: string;
+  /** Workspace paths the command wrote, created, moved or deleted, sorted. */
+  changed: string[];
+}
+
+/** A successful call's result: the streams capped, and the text a model reads. */
+export function shellSuccess(outcome: ShellOutcome, maxOutputChars: number): { success: true; message: string; value: ShellResult } {
+  const value: ShellResult = {
+    exitCode: outcome.exitCode,
+    stdout: capOutput(outcome.stdout, maxOutputChars, 'stdout').text,
+    stderr: capOutput(outcome.stderr, maxOutputChars, 'stderr').text,
+    changed: outcome.changed,
+  };
+  return { success: true, message: describe(value), value };
+}
+
+/** The text a model reads: the exit code, each non-empty stream, and what changed. */
+function describe(result: ShellResult): string {
+  const parts = [`Exit code: ${result.exitCode}`];
+  if (result.stdout !== '') parts.push(`--- stdout ---\n${result.stdout.replace(/\n$/, '')}`);
+  if (result.stderr !== '') parts.push(`--- stderr ---\n${result.stderr.replace(/\n$/, '')}`);
+  if (result.stdout === '' && result.stderr === '') parts.push('(no output)');
+  if (result.changed.length > 0) parts.push(`Changed: ${result.changed.join(', ')}`);
+  return parts.join('\n');
+}

@@ -24,8 +24,11 @@ export interface WorkspaceToolsOptions {
    * wrote count as read.
    */
   readBeforeWrite?: boolean;
-  /** Adds the `bash` tool (see `shellTool`): commands run in just-bash over the workspace. Default false. */
-  shell?: boolean;
+  /**
+   * Adds the `bash` tool (see `shellTool`): `true` runs commands in just-bash over the workspace; `'host'`
+   * runs real programs in a host workspace's root (allow-listed; not a security boundary). Default false.
+   */
+  shell?: boolean | 'host';
 }
 
 export type ResolvedToolsOptions = Required<WorkspaceToolsOptions>;
@@ -55,7 +58,7 @@ export const WorkspaceToolsOptionsSchema = z.object({
   maxGrepMatches: positive.optional(),
   maxListEntries: positive.optional(),
   readBeforeWrite: z.boolean().optional(),
-  shell: z.boolean().optional(),
+  shell: z.union([z.boolean(), z.literal('host')]).optional(),
 });
 
 export function resolveToolsOptions(options: WorkspaceToolsOptions = {}): Readonly<ResolvedToolsOptions> {

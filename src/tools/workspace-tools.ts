@@ -413,7 +413,7 @@ export function workspaceTools(options: WorkspaceToolsOptions = {}): WorkspaceTo
     }),
   });
 
-  const shell = limits.shell ? [shellTool()] : [];
+  const shell = limits.shell === false ? [] : [shellTool({ mode: limits.shell === 'host' ? 'host' : 'interpreter' })];
   return [listDirectory, readFile, writeFile, editFile, glob, grep, deleteTool, mkdir, move, copy, stat, ...shell] as WorkspaceTool[];
 
   // ---- helpers that close over `limits` and `tracker` ----
