@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { sortDiff } from '../snapshots/record.js';
-import type { Snapshotter } from '../workspace/driver.js';
+import type { Snapshotter, SnapshotTree } from '../workspace/driver.js';
+import { composeTree } from './compose-tree.js';
 import { SnapshotRestoreError } from '../workspace/errors.js';
 import { displayPath, joinPath, normalizePath, type NormalizedPath } from '../workspace/paths.js';
 import type { DiffEntry, RestoreResult, SnapshotableWorkspace, SnapshotOptions, WorkspaceSnapshot } from '../workspace/types.js';
@@ -102,6 +103,18 @@ export class ComposeSnapshotter implements Snapshotter {
       }
     }
     return sortDiff(entries);
+  }
+
+  /** What a snapshot (or, omitted, the live state) of every mount holds, as one tree for `patch` and `snapshotTree`. */
+  async open(snapshot?: WorkspaceSnapshot): Promise<SnapshotTree> {
+    const records = snapshot === undefined ? undefined : this.#recordOf(snapshot).mounts;
+    const trees = new Map<NormalizedPath, SnapshotTree>();
+    for (const mount of this.#snapshotted()) {
+      const record = records?.get(mount.path);
+      if (records !== undefined && record === undefined) continue;
+      trees.set(mount.path, await mount.workspace.snapshotTree(record));
+    }
+    return composeTree(this.#table, trees);
   }
 }
 

@@ -35,10 +35,10 @@ export interface Route {
 
 const WORKSPACE_METHODS = ['read', 'readBytes', 'writeBytes', 'stat', 'list', 'mkdir', 'delete', 'rename', 'copy'] as const;
 
-/** Whether a workspace takes part in snapshots (it has snapshot, restore and diff). */
+/** Whether a workspace takes part in snapshots (it has snapshot, restore, diff and snapshotTree). */
 export function isSnapshotable(workspace: Workspace): workspace is SnapshotableWorkspace {
   const candidate = workspace as Partial<SnapshotableWorkspace>;
-  return typeof candidate.snapshot === 'function' && typeof candidate.restore === 'function' && typeof candidate.diff === 'function';
+  return (['snapshot', 'restore', 'diff', 'snapshotTree'] as const).every((method) => typeof candidate[method] === 'function');
 }
 
 /**
@@ -124,7 +124,7 @@ function toMount(spec: MountSpec, index: number): Mount {
   }
   if (spec.access === 'read-write' && !isSnapshotable(workspace))
     throw new InvalidArgumentError(
-      `a read-write mount needs a workspace with snapshot, restore and diff, so that rollback covers it: ${displayPath(path)}`,
+      `a read-write mount needs a workspace that takes snapshots (snapshot, restore, diff, snapshotTree), so that rollback covers it: ${displayPath(path)}`,
       displayPath(path),
     );
   return { path, access: spec.access, workspace };

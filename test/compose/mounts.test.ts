@@ -240,3 +240,33 @@ describe('composeWorkspace: snapshots span every mount', () => {
     expect(await contentsOf(ws)).toEqual({ 'a/': '', 'a/file.txt': 'a', 'bb/': '', 'bb/file.txt': 'b' });
   });
 });
+
+describe('composeWorkspace: patches span every mount', () => {
+  it('reads a composed snapshot as one tree and writes one git patch across mounts', async () => {
+    const { ws } = await layout();
+    const before = await ws.snapshot();
+    await ws.write('tmp/scratch/new.txt', 'new\n');
+    await ws.write('src/index.ts', 'export const root = 2;\n');
+    await ws.write('logs/run.log', 'more\n', { mode: 'append' });
+    const tree = await ws.snapshotTree(before);
+    expect(await tree.entry('tmp/scratch')).toMatchObject({ kind: 'directory' });
+    expect(await tree.entry('secrets/key.txt')).toBeUndefined();
+    const paths: string[] = [];
+    for await (const entry of tree.entries()) paths.push(`${entry.kind[0]} ${entry.path}`);
+    expect(paths.sort()).toEqual([
+      'd docs',
+      'd logs',
+      'd src',
+      'd tmp',
+      'd tmp/scratch',
+      'f docs/guide.md',
+      'f logs/run.log',
+      'f src/index.ts',
+    ]);
+    const patch = await ws.patch(before);
+    expect(patch).toContain('diff --git a/src/index.ts b/src/index.ts');
+    expect(patch).toContain('diff --git a/tmp/scratch/new.txt b/tmp/scratch/new.txt');
+    expect(patch).toContain('diff --git a/logs/run.log b/logs/run.log');
+    expect(patch).not.toContain('secrets');
+  });
+});
