@@ -69,7 +69,7 @@ export class LfOffsetMap {
 
 /** The style sentence `read_file` adds once, or nothing for plain LF / single-line files. */
 export function describeLineEndings(style: LineEndingStyle): string | undefined {
-  if (style === 'CRLF') return 'line endings: CRLF (shown without \\r; edits and writes keep CRLF)';
+  if (style === 'CRLF') return 'line endings: CRLF (shown without \\r; edits and writes keep them)';
   if (style === 'mixed') return 'line endings: mixed CRLF and LF (shown without \\r; edited lines keep theirs)';
   return undefined;
 }

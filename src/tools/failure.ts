@@ -10,7 +10,7 @@ import type { ToolResult } from '../session/types.js';
 export type ToolErrorCode = WorkspaceErrorCode | 'ETOOL' | 'EABORT';
 
 /** Why a tool-level check (not the protocol) refused the call. */
-export type ToolFailureReason = 'no_match' | 'ambiguous' | 'no_change' | 'not_read' | 'too_large' | 'internal';
+export type ToolFailureReason = 'no_match' | 'ambiguous' | 'no_change' | 'not_read' | 'stale' | 'too_large' | 'internal';
 
 /** The `value` of every failed result the tool suite returns. */
 export interface ToolFailure {
@@ -60,11 +60,17 @@ export function failureFromError(tool: HintedTool, error: unknown, workspace?: W
   return failure(error.code, message, error.path === undefined ? {} : { path: error.path });
 }
 
+/** An EILSEQ raised on write (a character the file's encoding cannot hold), not a binary file on read. */
+function isUnencodable(error: WorkspaceError): boolean {
+  return error.message.includes('cannot be written in');
+}
+
 function messageFor(tool: HintedTool, error: WorkspaceError): string {
   const path = error.path ?? 'the path';
   switch (error.code) {
     case 'EILSEQ':
-      return `${path} is not a UTF-8 text file (it looks binary), so ${tool} cannot work with it as text`;
+      if (isUnencodable(error)) return error.message;
+      return `${path} is not a text file (it looks binary), so ${tool} cannot work with it as text`;
     case 'EROFS':
       return `the workspace is read-only, so ${tool} cannot change ${path}`;
     case 'ENOENT':
@@ -101,6 +107,8 @@ function hintFor(tool: HintedTool, error: WorkspaceError): string {
       }
       return '';
     case 'EILSEQ':
+      if (isUnencodable(error))
+        return 'Use only characters that encoding can hold, or rewrite the whole file with write_file and encoding "utf-8".';
       return tool === 'read_file' || tool === 'edit_file' ? 'Use stat to see its size and type.' : '';
     case 'EFBIG':
       return /\bpath\b/.test(error.message) ? 'Use a shallower path with shorter names.' : 'Write less content in one call.';

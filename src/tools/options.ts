@@ -25,6 +25,14 @@ export interface WorkspaceToolsOptions {
    */
   readBeforeWrite?: boolean;
   /**
+   * On by default. `write_file` and `edit_file` refuse (`ECONFLICT`, reason `stale`) to change a file the
+   * model read when it has changed since, by anyone else: a write would be based on content it never saw.
+   * Reading the file again clears it. Files the model never read are governed by `readBeforeWrite`.
+   */
+  staleWriteGuard?: boolean;
+  /** On by default: `write_file` over a file with CRLF line endings writes CRLF when the content has no CR. */
+  preserveLineEndings?: boolean;
+  /**
    * Adds the `bash` tool (see `shellTool`): `true` runs commands in just-bash over the workspace; `'host'`
    * runs real programs in a host workspace's root (allow-listed; not a security boundary). Default false.
    */
@@ -43,6 +51,8 @@ export const DEFAULT_TOOLS_OPTIONS: Readonly<ResolvedToolsOptions> = Object.free
   maxGrepMatches: 1_000,
   maxListEntries: 1_000,
   readBeforeWrite: false,
+  staleWriteGuard: true,
+  preserveLineEndings: true,
   shell: false,
 });
 
@@ -58,6 +68,8 @@ export const WorkspaceToolsOptionsSchema = z.object({
   maxGrepMatches: positive.optional(),
   maxListEntries: positive.optional(),
   readBeforeWrite: z.boolean().optional(),
+  staleWriteGuard: z.boolean().optional(),
+  preserveLineEndings: z.boolean().optional(),
   shell: z.union([z.boolean(), z.literal('host')]).optional(),
 });
 

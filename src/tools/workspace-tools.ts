@@ -1,14 +1,16 @@
 import { z } from 'zod';
 import { normalizePath, displayPath } from '../workspace/paths.js';
-import { decodeUtf8 } from '../workspace/text.js';
-import { InvalidContentError } from '../workspace/errors.js';
-import type { ListEntry, Workspace, WriteMode } from '../workspace/types.js';
+import { lineWindow } from '../workspace/text.js';
+import { applyTextEdits } from '../text/edit.js';
+import { describeNearMiss, type NearMiss } from '../text/near-miss.js';
+import type { ListEntry, WriteMode } from '../workspace/types.js';
 import { defineTool } from '../session/define-tool.js';
-import { unguardedWorkspace } from '../session/guard.js';
 import type { Tool, ToolContext, ToolResult } from '../session/types.js';
-import { failure, failureFromError, type ToolFailure } from './failure.js';
+import { failure, failureFromError } from './failure.js';
 import { shellTool } from '../shell/shell-tool.js';
 import { resolveToolsOptions, type WorkspaceToolsOptions } from './options.js';
+import { ReadTracker, trackingKey } from './read-tracker.js';
+import { asTextFile, encodeForWrite, formatNotes, keptFormat, readTextFile, type TextFile } from './text-file.js';
 
 /** The names of the tools `workspaceTools()` returns, in order. */
 export const WORKSPACE_TOOL_NAMES = [
@@ -31,6 +33,12 @@ export type WorkspaceToolName = (typeof WORKSPACE_TOOL_NAMES)[number] | 'bash';
 /** A tool of the suite: zod parameters, their JSON Schema, and a handler returning a `ToolResult`. */
 export type WorkspaceTool = Tool<z.ZodType, unknown> & { name: WorkspaceToolName };
 
+const encodingParam = z
+  .string()
+  .min(1)
+  .max(40)
+  .describe('Text encoding to use instead of the detected one (e.g. "latin1", "shift_jis", "utf-16le"). Rarely needed.');
+
 const pathParam = (what: string) =>
   z.string().describe(`${what}, relative to the workspace root ('/' or '.' is the root; a leading '/' also means the root).`);
 
@@ -41,7 +49,7 @@ const pathParam = (what: string) =>
  */
 export function workspaceTools(options: WorkspaceToolsOptions = {}): WorkspaceTool[] {
   const limits = resolveToolsOptions(options);
-  const tracker = new ReadTracker(limits.readBeforeWrite);
+  const tracker = new ReadTracker(limits);
 
   const listDirectory = defineTool({
     name: 'list_directory',
@@ -78,13 +86,14 @@ export function workspaceTools(options: WorkspaceToolsOptions = {}): WorkspaceTo
         .optional()
         .describe('Line number to start from, 1-based as in the numbered output (0 also means the first line). Default 1.'),
       limit: z.number().int().min(1).optional().describe(`Most lines to return. Default and maximum ${limits.maxReadLines}.`),
+      encoding: encodingParam.optional(),
     }),
-    handler: guard('read_file', async ({ path, offset, limit }, context) => {
-      const { filesystem } = context;
+    handler: guard('read_file', async ({ path, offset, limit, encoding }, context) => {
       const first = Math.max(1, offset ?? 1);
       const wanted = Math.min(limit ?? limits.maxReadLines, limits.maxReadLines);
-      const result = await filesystem.read(path, { offset: first - 1, limit: wanted });
-      tracker.markRead(trackingKey(context), result.path);
+      const file = await readTextFile(context.filesystem, path, encoding);
+      const result = { path: file.path, ...lineWindow(file.shown, first - 1, wanted) };
+      tracker.markSeen(trackingKey(context), file.path, file.bytes);
       if (result.totalLines === 0)
         return ok(`${result.path} is empty (0 lines).`, { path: result.path, totalLines: 0, startLine: 1, endLine: 0, truncated: false });
       if (first > result.totalLines) {
@@ -113,7 +122,7 @@ export function workspaceTools(options: WorkspaceToolsOptions = {}): WorkspaceTo
       const endLine = first + numbered.length - 1;
       const truncated = endLine < result.totalLines;
       let text = numbered.join('\n');
-      const notes: string[] = [];
+      const notes: string[] = formatNotes(file);
       if (truncated) {
         notes.push(
           `Showing lines ${first}-${endLine} of ${result.totalLines}. To read on, call read_file with path ${JSON.stringify(result.path)} and offset ${endLine + 1}.`,
@@ -126,7 +135,15 @@ export function workspaceTools(options: WorkspaceToolsOptions = {}): WorkspaceTo
           `${count(cutLines, 'line')} longer than ${limits.maxLineChars} characters ${cutLines === 1 ? 'was' : 'were'} cut; use grep to find text in ${cutLines === 1 ? 'it' : 'them'}.`,
         );
       if (notes.length > 0) text += `\n\n${notes.join('\n')}`;
-      return ok(text, { path: result.path, totalLines: result.totalLines, startLine: first, endLine, truncated });
+      return ok(text, {
+        path: result.path,
+        totalLines: result.totalLines,
+        startLine: first,
+        endLine,
+        truncated,
+        encoding: file.decoded.encoding,
+        lineEndings: file.style,
+      });
     }),
   });
 
@@ -139,8 +156,9 @@ export function workspaceTools(options: WorkspaceToolsOptions = {}): WorkspaceTo
       path: pathParam('File to write'),
       content: z.string().describe('The full text to write (or to append).'),
       mode: z.enum(['overwrite', 'create', 'append']).optional().describe("'overwrite' (default), 'create' or 'append'."),
+      encoding: encodingParam.optional(),
     }),
-    handler: guard('write_file', async ({ path, content, mode }, context) => {
+    handler: guard('write_file', async ({ path, content, mode, encoding }, context) => {
       const { filesystem } = context;
       const writeMode: WriteMode = mode ?? 'overwrite';
       const target = displayPath(normalizePath(path));
@@ -153,17 +171,25 @@ export function workspaceTools(options: WorkspaceToolsOptions = {}): WorkspaceTo
         );
       }
       const existed = await filesystem.exists(path);
+      let before: Uint8Array | undefined;
+      let existing: TextFile | undefined;
       if (existed && writeMode !== 'create') {
         const refused = tracker.refuseUnread(trackingKey(context), target, 'write_file');
         if (refused !== undefined) return refused;
+        before = (await filesystem.readBytes(path)).content;
+        const stale = tracker.refuseStale(trackingKey(context), target, before, 'write_file');
+        if (stale !== undefined) return stale;
+        existing = asTextFile(target, before, encoding);
       }
-      const result = await filesystem.write(path, content, { mode: writeMode });
-      tracker.markRead(trackingKey(context), result.path);
+      const bytes = encodeForWrite(content, existing, { mode: writeMode, preserve: limits.preserveLineEndings, encoding, path: target });
+      const result = await filesystem.writeBytes(path, bytes, { mode: writeMode });
+      tracker.markSeen(trackingKey(context), result.path, writeMode === 'append' && before !== undefined ? concat(before, bytes) : bytes);
       const size = count(result.bytesWritten, 'byte');
+      const kept = keptFormat(existing, bytes);
       const message =
         writeMode === 'append'
-          ? `Appended ${size} to ${result.path}${existed ? '' : ' (new file)'}.`
-          : `${existed ? 'Overwrote' : 'Created'} ${result.path} (${size}).`;
+          ? `Appended ${size} to ${result.path}${existed ? '' : ' (new file)'}${kept}.`
+          : `${existed ? 'Overwrote' : 'Created'} ${result.path} (${size}${kept}).`;
       return ok(message, { path: result.path, bytesWritten: result.bytesWritten, mode: writeMode, created: !existed });
     }),
   });
@@ -177,62 +203,68 @@ export function workspaceTools(options: WorkspaceToolsOptions = {}): WorkspaceTo
       old_string: z.string().describe('The exact text to replace (without read_file line numbers).'),
       new_string: z.string().describe('The text to put in its place.'),
       replace_all: z.boolean().optional().describe('Replace every occurrence instead of requiring exactly one. Default false.'),
+      encoding: encodingParam.optional(),
     }),
-    handler: guard('edit_file', async ({ path, old_string: oldString, new_string: newString, replace_all: replaceAll }, context) => {
-      const { filesystem } = context;
-      const target = displayPath(normalizePath(path));
-      if (oldString === '') {
-        return failure('EINVAL', 'old_string is empty. To create a file or replace its whole content, use write_file.', {
-          path: target,
-          reason: 'no_match',
-        });
-      }
-      if (oldString === newString) {
-        return failure('EINVAL', 'old_string and new_string are identical, so the edit would change nothing.', {
-          path: target,
-          reason: 'no_change',
-        });
-      }
-      if (newString.length > limits.maxWriteChars) {
-        return failure(
-          'EFBIG',
-          `new_string is ${newString.length} characters; the limit is ${limits.maxWriteChars}. Make the edit in smaller pieces.`,
-          {
+    handler: guard(
+      'edit_file',
+      async ({ path, old_string: oldString, new_string: newString, replace_all: replaceAll, encoding }, context) => {
+        const { filesystem } = context;
+        const target = displayPath(normalizePath(path));
+        if (oldString === '') {
+          return failure('EINVAL', 'old_string is empty. To create a file or replace its whole content, use write_file.', {
             path: target,
-            reason: 'too_large',
-          },
-        );
-      }
-      const bytes = await filesystem.readBytes(path);
-      const text = decodeUtf8(bytes.content);
-      if (text === undefined) throw new InvalidContentError(bytes.path);
-      const refused = tracker.refuseUnread(trackingKey(context), bytes.path, 'edit_file');
-      if (refused !== undefined) return refused;
+            reason: 'no_match',
+          });
+        }
+        if (oldString === newString) {
+          return failure('EINVAL', 'old_string and new_string are identical, so the edit would change nothing.', {
+            path: target,
+            reason: 'no_change',
+          });
+        }
+        if (newString.length > limits.maxWriteChars) {
+          return failure(
+            'EFBIG',
+            `new_string is ${newString.length} characters; the limit is ${limits.maxWriteChars}. Make the edit in smaller pieces.`,
+            {
+              path: target,
+              reason: 'too_large',
+            },
+          );
+        }
+        const file = await readTextFile(filesystem, path, encoding);
+        const key = trackingKey(context);
+        const refused = tracker.refuseUnread(key, file.path, 'edit_file') ?? tracker.refuseStale(key, file.path, file.bytes, 'edit_file');
+        if (refused !== undefined) return refused;
 
-      const positions = occurrences(text, oldString);
-      if (positions.length === 0)
-        return failure('EINVAL', noMatchMessage(bytes.path, text, oldString), { path: bytes.path, reason: 'no_match' });
-      if (positions.length > 1 && replaceAll !== true) {
-        const allLines = [...new Set(positions.map((p) => lineAt(text, p)))];
-        const lines = allLines.slice(0, 10);
-        const where = `line${allLines.length > 1 ? 's' : ''} ${lines.join(', ')}${allLines.length > lines.length ? ', ...' : ''}`;
-        return failure(
-          'EINVAL',
-          `old_string occurs ${positions.length} times in ${bytes.path} (at ${where}), so the edit is ambiguous. Nothing was changed. ` +
-            'Include more surrounding lines in old_string to make it unique, or pass replace_all: true to replace every occurrence.',
-          { path: bytes.path, reason: 'ambiguous' },
-        );
-      }
-      const updated = text.split(oldString).join(newString);
-      await filesystem.write(path, updated, { mode: 'overwrite' });
-      tracker.markRead(trackingKey(context), bytes.path);
-      const first = lineAt(text, positions[0] as number);
-      const message =
-        positions.length === 1
-          ? `Replaced 1 occurrence in ${bytes.path} (at line ${first}).`
-          : `Replaced ${positions.length} occurrences in ${bytes.path}.`;
-      return ok(message, { path: bytes.path, replacements: positions.length, firstLine: first });
-    }),
+        const outcome = applyTextEdits(file.decoded.text, [{ oldString, newString, replaceAll: replaceAll === true }]);
+        if (!outcome.ok && outcome.reason === 'no_match')
+          return failure('EINVAL', noMatchMessage(file.path, file.shown, oldString, outcome.nearMiss), {
+            path: file.path,
+            reason: 'no_match',
+          });
+        if (!outcome.ok) {
+          const lines = outcome.lines.slice(0, 10);
+          const where = `line${outcome.lines.length > 1 ? 's' : ''} ${lines.join(', ')}${outcome.lines.length > lines.length ? ', ...' : ''}`;
+          return failure(
+            'EINVAL',
+            `old_string occurs ${outcome.count} times in ${file.path} (at ${where}), so the edit is ambiguous. Nothing was changed. ` +
+              'Include more surrounding lines in old_string to make it unique, or pass replace_all: true to replace every occurrence.',
+            { path: file.path, reason: 'ambiguous' },
+          );
+        }
+        const bytes = encodeForWrite(outcome.text, file, { mode: 'overwrite', preserve: false, path: file.path });
+        await filesystem.writeBytes(path, bytes, { mode: 'overwrite' });
+        tracker.markSeen(key, file.path, bytes);
+        const replaced = outcome.replacements[0] as number;
+        const first = outcome.firstLines[0] as number;
+        const message =
+          replaced === 1
+            ? `Replaced 1 occurrence in ${file.path} (at line ${first}${keptFormat(file, bytes)}).`
+            : `Replaced ${replaced} occurrences in ${file.path}${keptFormat(file, bytes)}.`;
+        return ok(message, { path: file.path, replacements: replaced, firstLine: first });
+      },
+    ),
   });
 
   const glob = defineTool({
@@ -429,6 +461,13 @@ export function workspaceTools(options: WorkspaceToolsOptions = {}): WorkspaceTo
   }
 }
 
+function concat(first: Uint8Array, second: Uint8Array): Uint8Array {
+  const joined = new Uint8Array(first.byteLength + second.byteLength);
+  joined.set(first);
+  joined.set(second, first.byteLength);
+  return joined;
+}
+
 function ok<T>(message: string, value: T): ToolResult<T> {
   return { success: true, message, value };
 }
@@ -462,107 +501,19 @@ function excerpt(line: string, start: number, end: number, max: number): string 
   return `${from > 0 ? '…' : ''}${line.slice(from, to)}${to < line.length ? '…' : ''}`;
 }
 
-/** Start indices of non-overlapping occurrences. */
-function occurrences(text: string, needle: string): number[] {
-  const found: number[] = [];
-  let at = text.indexOf(needle);
-  while (at !== -1) {
-    found.push(at);
-    at = text.indexOf(needle, at + needle.length);
-  }
-  return found;
-}
-
-function lineAt(text: string, index: number): number {
-  let line = 1;
-  for (let i = text.indexOf('\n'); i !== -1 && i < index; i = text.indexOf('\n', i + 1)) line += 1;
-  return line;
-}
-
-function noMatchMessage(path: string, text: string, oldString: string): string {
+function noMatchMessage(path: string, text: string, oldString: string, nearMiss: NearMiss | undefined): string {
   let hint = 'Read the file with read_file and copy the exact text, including whitespace and indentation, without the line-number prefix.';
   if (/^\s*\d+\t/m.test(oldString)) hint = 'old_string seems to include read_file line-number prefixes ("   12\\t"); leave them out.';
-  else if (
-    text.includes('\r\n') &&
-    !oldString.includes('\r') &&
-    oldString.includes('\n') &&
-    text.includes(oldString.replace(/\n/g, '\r\n'))
-  ) {
-    hint = 'The file uses CRLF (\\r\\n) line endings; use \\r\\n in old_string and new_string.';
-  } else if (oldString.trim() !== oldString && text.includes(oldString.trim())) {
+  else if (oldString.trim() !== oldString && text.includes(oldString.trim())) {
     hint = 'The text matches when its leading and trailing whitespace is removed; fix the whitespace in old_string.';
   } else if (squash(text).includes(squash(oldString))) {
     hint =
       'The text matches only when whitespace is ignored: the indentation or spacing differs. Read the file with read_file and copy the exact text.';
   }
-  return `old_string was not found in ${path}. Nothing was changed. ${hint}`;
+  const closest = nearMiss === undefined ? '' : `\n${describeNearMiss(nearMiss)}`;
+  return `old_string was not found in ${path}. Nothing was changed. ${hint}${closest}`;
 }
 
 function squash(text: string): string {
   return text.replace(/\s+/g, ' ').trim();
-}
-
-/**
- * What read-before-write state is kept per: the session's current workspace (stable across calls, new after
- * `reset()`), behind the per-call view `context.filesystem` is.
- */
-function trackingKey(context: ToolContext): Workspace {
-  return unguardedWorkspace(context.filesystem);
-}
-
-/** Which files a model has read, per workspace object (a session's `reset()` gives a new one). */
-class ReadTracker {
-  readonly #read = new WeakMap<Workspace, Set<string>>();
-  readonly enabled: boolean;
-  constructor(enabled: boolean) {
-    this.enabled = enabled;
-  }
-
-  #set(workspace: Workspace): Set<string> {
-    let set = this.#read.get(workspace);
-    if (set === undefined) {
-      set = new Set();
-      this.#read.set(workspace, set);
-    }
-    return set;
-  }
-
-  markRead(workspace: Workspace, path: string): void {
-    this.#set(workspace).add(path);
-  }
-
-  forget(workspace: Workspace, path: string): void {
-    const set = this.#set(workspace);
-    for (const known of [...set]) if (known === path || known.startsWith(`${path}/`) || path === '/') set.delete(known);
-  }
-
-  /**
-   * After `move` (or `copy` with `keepSource`): what was at `to` is gone, so its read state goes too, and
-   * `to` holds what `from` held, read or not. (Keeping `to`'s state let a read file be replaced by an unread
-   * one, then overwritten without ever being read.)
-   */
-  move(workspace: Workspace, from: string, to: string, keepSource = false): void {
-    const set = this.#set(workspace);
-    const carried = [...set].filter((known) => known === from || known.startsWith(`${from}/`));
-    this.forget(workspace, to);
-    for (const known of carried) {
-      if (!keepSource) set.delete(known);
-      set.add(to + known.slice(from.length));
-    }
-  }
-
-  has(workspace: Workspace, path: string): boolean {
-    return this.#set(workspace).has(path);
-  }
-
-  /** A failed result when the policy is on and `path` (which exists) has not been read; otherwise undefined. */
-  refuseUnread(workspace: Workspace, path: string, tool: string): ToolResult<ToolFailure> | undefined {
-    if (!this.enabled || this.has(workspace, path)) return undefined;
-    return failure(
-      'ETOOL',
-      `${path} exists and has not been read in this session, so ${tool} may not change it yet (read-before-write policy). ` +
-        'Read it with read_file first, then retry.',
-      { path, reason: 'not_read' },
-    );
-  }
 }

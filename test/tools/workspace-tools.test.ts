@@ -24,7 +24,7 @@ async function seed(ws: SnapshotableWorkspace): Promise<void> {
   await ws.write('src/greet.ts', 'export function greet(name: string): string {\n  return `Hello, ${name}!`;\n}\n');
   await ws.write('README.md', '# Demo\n\nTODO: write docs\nTODO: add tests\n');
   await ws.mkdir('empty');
-  await ws.writeBytes('logo.bin', new Uint8Array([0xff, 0xfe, 0x00, 0x80]));
+  await ws.writeBytes('logo.bin', new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x80]));
 }
 
 for (const backend of backends) {
@@ -139,7 +139,7 @@ for (const backend of backends) {
         expect(dir.message).toContain('list_directory');
         const binary = await call('read_file', { path: 'logo.bin' });
         expect(codeOf(binary)).toBe('EILSEQ');
-        expect(binary.message).toContain('not a UTF-8 text file');
+        expect(binary.message).toContain('is not a text file (it looks binary)');
         expect(binary.message).not.toContain('readBytes');
         const escape = await call('read_file', { path: '../../../etc/passwd' });
         expect(codeOf(escape)).toBe('EACCES');
