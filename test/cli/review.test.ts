@@ -16,10 +16,10 @@ describe('mcp server review', () => {
     await using session = await createSession({ backend: 'memory' });
     // A slow workspace: each write lands 100 ms after it is asked for.
     const real = session.filesystem;
-    const write = real.write;
-    (real as unknown as Record<string, unknown>).write = async (...args: Parameters<typeof write>) => {
+    const writeBytes = real.writeBytes;
+    (real as unknown as Record<string, unknown>).writeBytes = async (...args: Parameters<typeof writeBytes>) => {
       await sleep(100);
-      return write.apply(real, args);
+      return writeBytes.apply(real, args);
     };
     const server = await createMcpServer(session);
     const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();

@@ -141,9 +141,9 @@ describe('runTool with strict-mode arguments', () => {
   it('refuses unknown keys, naming the allowed ones, and touches nothing', async () => {
     await using session = await createSession({ backend: 'memory' });
     const write = workspaceTools().find((t) => t.name === 'write_file')!;
-    const result = await session.runTool(write, { path: 'a.txt', content: 'x', encoding: 'utf8' });
+    const result = await session.runTool(write, { path: 'a.txt', content: 'x', charset: 'utf8' });
     expect(result).toMatchObject({ success: false, code: 'EINVAL', rolledBack: false });
-    expect(result.message).toContain('unknown parameter "encoding"; allowed: path, content, mode');
+    expect(result.message).toContain('unknown parameter "charset"; allowed: path, content, mode, encoding');
     expect(await session.filesystem.exists('a.txt')).toBe(false);
     expect(session.snapshots).toHaveLength(0);
   });
