@@ -1,0 +1,129 @@
+import { randomUUID } from 'node:crypto';
+import { HostMountSchema, type HostMount, type HydrateProgress } from '../host-mounts/schema.js';
+import { InvalidArgumentError } from '../workspace/errors.js';
+import type { WorkspaceLimits } from '../workspace/limits.js';
+import type { BackendKind, SnapshotableWorkspace } from '../workspace/types.js';
+
+/**
+ * Where the workspace comes from: exactly one of `backend` (the session creates its workspace, a fresh
+ * one on every `reset()`, and disposes it) or `workspace` (a ready workspace from any backend:
+ * `createWorkspace(driver)`, `MemoryWorkspace`, …). The caller keeps a given workspace: the session never
+ * disposes it, and it holds the session's last state afterwards. `reset()` restores it to how it was when
+ * the session was created (a snapshot taken then) and replays the mounts; a read-only session seals it,
+ * so such a session cannot be reset. The options marked "created workspace" configure what `backend`
+ * creates and are refused with `workspace`.
+ */
+export interface CreateSessionOptions {
+  /** `'memory'` or `'host'`. */
+  backend?: BackendKind;
+  /** A ready workspace, from any backend. */
+  workspace?: SnapshotableWorkspace;
+  /** Default a random UUID. */
+  id?: string;
+  /** Host folders copied into the workspace at creation and again on `reset()`. */
+  mounts?: HostMount[];
+  /** Required when there are mounts. */
+  allowedHostRoots?: string[];
+  /** Hydrate, then seal: every mutation raises `ReadOnlyError`, and calls take no snapshot. */
+  readOnly?: boolean;
+  /** Hydration progress (creation and `reset()`). */
+  onProgress?: (progress: HydrateProgress) => void;
+  /** Aborts the hydration at creation. */
+  signal?: AbortSignal;
+  /** Created workspace: its limits. */
+  limits?: Partial<WorkspaceLimits>;
+  /** Created host workspace: the workspace directory (created if missing, never deleted). Default an owned temp dir. */
+  root?: string;
+  /** Created host workspace: where snapshots live (outside the root). Default an owned temp dir. */
+  gitDir?: string;
+  /** Created host workspace: picomatch globs left out of snapshots and restores. */
+  exclude?: string[];
+  /** Created host workspace: default `tracked` for the temp root the session creates, `scan` for a given `root`. */
+  changeDetection?: 'scan' | 'tracked';
+}
+
+/** Built-in backend settings, validated. */
+export interface BackendSettings {
+  backend: 'memory' | 'host';
+  limits: Partial<WorkspaceLimits> | undefined;
+  root: string | undefined;
+  gitDir: string | undefined;
+  exclude: string[] | undefined;
+  changeDetection: 'scan' | 'tracked' | undefined;
+}
+
+export interface SessionSettings {
+  id: string;
+  /** Where the workspace comes from: a built-in backend to create, or the caller's own. */
+  source: { kind: 'backend'; settings: BackendSettings } | { kind: 'given'; workspace: SnapshotableWorkspace };
+  mounts: HostMount[];
+  allowedHostRoots: string[];
+  readOnly: boolean;
+  onProgress: ((progress: HydrateProgress) => void) | undefined;
+  signal: AbortSignal | undefined;
+}
+
+const BACKENDS = ['memory', 'host'] as const;
+const BACKEND_ONLY = ['limits', 'root', 'gitDir', 'exclude', 'changeDetection'] as const;
+const HOST_ONLY = ['root', 'gitDir', 'exclude', 'changeDetection'] as const;
+const WORKSPACE_METHODS = ['read', 'writeBytes', 'stat', 'list', 'snapshot', 'restore', 'seal', 'dispose'] as const;
+
+export function validateSessionOptions(options: CreateSessionOptions): SessionSettings {
+  if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('createSession needs an options object');
+  if (options.id !== undefined && (typeof options.id !== 'string' || options.id === ''))
+    throw new InvalidArgumentError('id must be a non-empty string');
+  const mounts = HostMountSchema.array().optional().safeParse(options.mounts);
+  if (!mounts.success) {
+    throw new InvalidArgumentError(
+      `invalid mounts: ${mounts.error.issues.map((issue) => `${issue.path.join('.') || 'mounts'}: ${issue.message}`).join('; ')}`,
+    );
+  }
+  return {
+    id: options.id ?? randomUUID(),
+    source:
+      options.workspace === undefined ? { kind: 'backend', settings: backendSettings(options) } : givenSource(options, options.workspace),
+    mounts: options.mounts === undefined ? [] : [...options.mounts],
+    allowedHostRoots: options.allowedHostRoots === undefined ? [] : [...options.allowedHostRoots],
+    readOnly: options.readOnly === true,
+    onProgress: options.onProgress,
+    signal: options.signal,
+  };
+}
+
+function givenSource(options: CreateSessionOptions, workspace: SnapshotableWorkspace): SessionSettings['source'] {
+  if (options.backend !== undefined) throw new InvalidArgumentError('pass either backend or workspace, not both');
+  for (const key of BACKEND_ONLY) {
+    if (options[key] !== undefined)
+      throw new InvalidArgumentError(`${key} configures a workspace the session creates; a given workspace already has its own`);
+  }
+  const candidate: unknown = workspace;
+  const missing =
+    typeof candidate === 'object' && candidate !== null
+      ? WORKSPACE_METHODS.filter((name) => typeof (candidate as Record<string, unknown>)[name] !== 'function')
+      : WORKSPACE_METHODS;
+  if (missing.length > 0)
+    throw new InvalidArgumentError(`workspace must be a SnapshotableWorkspace (e.g. from createWorkspace); missing ${missing.join(', ')}`);
+  return { kind: 'given', workspace };
+}
+
+function backendSettings(options: CreateSessionOptions): BackendSettings {
+  const backend = options.backend;
+  if (!BACKENDS.some((name) => name === backend))
+    throw new InvalidArgumentError(
+      `backend must be one of ${BACKENDS.join(', ')}, got ${JSON.stringify(backend)} (for any other backend, pass workspace: createWorkspace(driver))`,
+    );
+  if (backend === 'memory') {
+    for (const key of HOST_ONLY) {
+      if (options[key] !== undefined)
+        throw new InvalidArgumentError(`${key} is a host-backend option; the memory backend does not take it`);
+    }
+  }
+  return {
+    backend: backend as BackendSettings['backend'],
+    limits: options.limits,
+    root: options.root,
+    gitDir: options.gitDir,
+    exclude: options.exclude,
+    changeDetection: options.changeDetection,
+  };
+}

@@ -1,0 +1,123 @@
+import { HostWorkspace } from '../backends/host/index.js';
+import { MemoryWorkspace } from '../backends/memory/index.js';
+import { InvalidArgumentError } from '../workspace/errors.js';
+import type { SnapshotableWorkspace, WorkspaceSnapshot } from '../workspace/types.js';
+import type { BackendSettings, SessionSettings } from './options.js';
+
+/** Why a session lets go of a workspace. */
+export type CloseReason = 'reset' | 'dispose' | 'failed';
+
+/**
+ * Where a session's workspace comes from and what letting go of it means: the one place that differs
+ * between a built-in backend (the session creates and disposes its workspaces) and a given workspace (the
+ * caller's, which the session only borrows).
+ */
+export interface WorkspaceSource {
+  /** The workspace as it is before hydration. */
+  open(): Promise<SnapshotableWorkspace>;
+  /** Lets go of `workspace`. For `reset`, throws before changing anything when the workspace cannot go back. */
+  close(workspace: SnapshotableWorkspace, reason: CloseReason): Promise<void>;
+}
+
+export function workspaceSource(settings: SessionSettings): WorkspaceSource {
+  return settings.source.kind === 'given'
+    ? new GivenWorkspace(settings.source.workspace, settings.id)
+    : new BuiltInBackend(settings.source.settings, settings.id);
+}
+
+/**
+ * A caller's workspace: `reset` restores the snapshot taken when the session first opened it, and the
+ * session never disposes it. A workspace sealed by a read-only session cannot be restored, so cannot reset.
+ */
+class GivenWorkspace implements WorkspaceSource {
+  #baseline: WorkspaceSnapshot | undefined;
+  #opened = false;
+
+  constructor(
+    readonly workspace: SnapshotableWorkspace,
+    readonly sessionId: string,
+  ) {}
+
+  async open(): Promise<SnapshotableWorkspace> {
+    if (!this.#opened && !this.workspace.readOnly) {
+      this.#baseline = await this.workspace.snapshot({ tag: `session ${this.sessionId} baseline` });
+    }
+    this.#opened = true;
+    return this.workspace;
+  }
+
+  async close(workspace: SnapshotableWorkspace, reason: CloseReason): Promise<void> {
+    if (reason !== 'reset' || this.#baseline === undefined) return;
+    if (workspace.readOnly) {
+      throw new InvalidArgumentError(
+        `session ${this.sessionId} cannot be reset: it sealed the workspace it was given (read-only), so the workspace cannot go back to how it was; create a new session over a new workspace`,
+      );
+    }
+    await workspace.restore(this.#baseline);
+  }
+}
+
+/** `backend: 'memory' | 'host'`: a new workspace per `open()`, disposed on close. */
+class BuiltInBackend implements WorkspaceSource {
+  /** Given host root only: the root as it was before hydration, which `reset()` goes back to. */
+  #baseline: WorkspaceSnapshot | undefined;
+
+  constructor(
+    readonly settings: BackendSettings,
+    readonly sessionId: string,
+  ) {}
+
+  async open(): Promise<SnapshotableWorkspace> {
+    const settings = this.settings;
+    if (settings.backend === 'memory') return new MemoryWorkspace({ limits: settings.limits });
+    const workspace = new HostWorkspace({
+      root: settings.root,
+      gitDir: settings.gitDir,
+      exclude: settings.exclude,
+      // A root the session creates is written only through the workspace (handlers touch files through
+      // context.filesystem; exec() marks a scan), so it can trust its own dirty set: a snapshot per call
+      // then costs O(changes). A root the caller gives may be written by anyone: scan.
+      changeDetection: settings.changeDetection ?? (settings.root === undefined ? 'tracked' : 'scan'),
+      limits: settings.limits,
+    });
+    if (settings.root === undefined) return workspace;
+    try {
+      this.#baseline = await workspace.snapshot({ tag: `session ${this.sessionId} baseline` });
+    } catch (error) {
+      await workspace.dispose().catch(() => undefined);
+      throw error;
+    }
+    return workspace;
+  }
+
+  async close(workspace: SnapshotableWorkspace, reason: CloseReason): Promise<void> {
+    // A given host root outlives its workspace object: put it back as it was before the first hydration.
+    if (reason === 'reset' && this.#baseline !== undefined) await this.#restoreBaseline(workspace, this.#baseline);
+    await workspace.dispose();
+  }
+
+  /**
+   * A read-only session's workspace is sealed, so it restores through a second, unsealed workspace on the
+   * same root and the baseline's git dir (the given root otherwise kept the last hydration's files, even
+   * those deleted from the host since).
+   */
+  async #restoreBaseline(old: SnapshotableWorkspace, baseline: WorkspaceSnapshot): Promise<void> {
+    if (!old.readOnly) {
+      await old.restore(baseline);
+      return;
+    }
+    const settings = this.settings;
+    const writer = new HostWorkspace({
+      root: settings.root,
+      gitDir: baseline.gitDir,
+      exclude: settings.exclude,
+      changeDetection: 'scan',
+      limits: settings.limits,
+    });
+    try {
+      await writer.restore(baseline);
+    } finally {
+      await writer.dispose();
+    }
+  }
+}
