@@ -1,7 +1,9 @@
+import { Governance, type Release } from '../governance/governance.js';
+import type { WorkspacePolicy } from '../governance/policy.js';
 import { parseSnapshotRecord } from '../snapshots/record.js';
 import { BlobSnapshotter } from '../snapshots/blob-snapshotter.js';
 import { createGitPatch } from '../workout/patch.js';
-import type { BackendDriver, BlobStore, Snapshotter, SnapshotTree } from './driver.js';
+import { assertDriver, type BackendDriver, type BlobStore, type Snapshotter, type SnapshotTree } from './driver.js';
 import { fromDriverError } from './driver-errors.js';
 import {
   DirectoryNotEmptyError,
@@ -17,7 +19,7 @@ import {
   SnapshotError,
 } from './errors.js';
 import { globFiles, grepFiles, type SearchEntry, type SearchSource } from './glob-grep.js';
-import { resolveLimits, type WorkspaceLimits } from './limits.js';
+import { nonNegativeInteger, resolveLimits, type WorkspaceLimits } from './limits.js';
 import { KeyedMutex, runLocked } from './locks.js';
 import { assertCreatable, displayInput, displayPath, normalizePath, parentPath, type NormalizedPath } from './paths.js';
 import { decodeUtf8, encodeUtf8, lineWindow } from './text.js';
@@ -53,6 +55,8 @@ export interface CreateWorkspaceOptions {
   limits?: Partial<WorkspaceLimits>;
   /** Where the default snapshotter keeps file contents and manifests (unused when the driver has `snapshots`). Default: memory. */
   blobs?: BlobStore;
+  /** What may be touched, how much, and what needs confirming: see docs/governance.md. Checked before any change. */
+  policy?: WorkspacePolicy;
 }
 
 /** Builds a full workspace on a driver: see {@link DriverWorkspace}. */
@@ -64,7 +68,6 @@ export function createWorkspace(driver: BackendDriver, options: CreateWorkspaceO
 type Operation = 'read' | 'write' | 'mkdir' | 'delete' | 'rename' | 'copy' | 'restore';
 const MUTATIONS: ReadonlySet<Operation> = new Set(['write', 'mkdir', 'delete', 'rename', 'copy', 'restore']);
 const WRITE_MODES: readonly WriteMode[] = ['create', 'overwrite', 'append'];
-const REQUIRED_METHODS = ['readFile', 'writeFile', 'kind', 'stat', 'list', 'walk', 'mkdir', 'remove'] as const;
 
 /**
  * The shared layer every backend runs behind: argument and path validation, read-only mode (checked
@@ -78,27 +81,28 @@ export class DriverWorkspace implements SnapshotableWorkspace {
   /** `/`, or what the driver names as its root (a host directory: never show it to a model). */
   readonly root: string;
   readonly limits: Readonly<WorkspaceLimits>;
+  /** The policy in force (frozen), if any. */
+  readonly policy: Readonly<WorkspacePolicy> | undefined;
   protected readonly driver: BackendDriver;
   readonly #snapshots: Snapshotter;
   readonly #probe: DriverProbe;
   readonly #locks = new KeyedMutex();
+  readonly #governance: Governance;
   #readOnly: boolean;
   #queue: Promise<unknown> = Promise.resolve();
   #disposed = false;
 
   constructor(driver: BackendDriver, options: CreateWorkspaceOptions = {}) {
     if (options === null || typeof options !== 'object') throw new InvalidArgumentError('options must be an object');
-    if (driver === null || typeof driver !== 'object' || typeof driver.name !== 'string' || driver.name === '')
-      throw new InvalidArgumentError('a backend driver needs a non-empty string name');
-    for (const method of REQUIRED_METHODS) {
-      if (typeof driver[method] !== 'function') throw new InvalidArgumentError(`backend driver ${driver.name} lacks ${method}()`);
-    }
+    assertDriver(driver);
     this.limits = resolveLimits(options.limits);
     this.#readOnly = options.readOnly === true;
     this.driver = driver;
     this.backend = driver.name;
     this.root = driver.root ?? '/';
-    this.#probe = new DriverProbe(driver);
+    this.#governance = new Governance(driver, options.policy);
+    this.policy = this.#governance.policy;
+    this.#probe = new DriverProbe(this.#governance.view(driver));
     this.#snapshots = driver.snapshots ?? new BlobSnapshotter(driver, options.blobs);
   }
 
@@ -111,10 +115,7 @@ export class DriverWorkspace implements SnapshotableWorkspace {
     this.#readOnly = true;
   }
 
-  /**
-   * The one point every operation passes before any I/O (read-only is checked before the path is even
-   * validated). Governance's `policy` (issue 12) is enforced here too, so no operation can go around it.
-   */
+  /** Read-only mode, checked before anything else (even the path); the policy's path rules come next. */
   protected admit(operation: Operation, pathInput?: unknown): void {
     if (MUTATIONS.has(operation) && this.#readOnly) throw new ReadOnlyError(displayInput(pathInput));
   }
@@ -123,7 +124,7 @@ export class DriverWorkspace implements SnapshotableWorkspace {
 
   async read(path: string, options: ReadOptions = {}): Promise<ReadResult> {
     this.admit('read', path);
-    const target = normalizePath(path);
+    const target = await this.#governance.admit(path, 'file');
     const offset = nonNegativeInteger(options.offset ?? 0, 'offset');
     const limit = options.limit ?? 2000;
     if (!Number.isSafeInteger(limit) || limit < -1) {
@@ -137,7 +138,7 @@ export class DriverWorkspace implements SnapshotableWorkspace {
 
   async readBytes(path: string, options: ReadBytesOptions = {}): Promise<ReadBytesResult> {
     this.admit('read', path);
-    const target = normalizePath(path);
+    const target = await this.#governance.admit(path, 'file');
     const offset = nonNegativeInteger(options.offset ?? 0, 'offset');
     const limit = options.limit === undefined ? undefined : nonNegativeInteger(options.limit, 'limit');
     const { content, sizeBytes } = await this.#readFile(target, limit === undefined ? { offset } : { offset, length: limit });
@@ -169,28 +170,29 @@ export class DriverWorkspace implements SnapshotableWorkspace {
       if (error instanceof PathEscapeError) return false;
       throw error;
     }
+    await this.#governance.checkAccess(target, 'any');
     return this.#probe.exists(target);
   }
 
   async stat(path: string): Promise<StatResult> {
     this.admit('read', path);
-    const target = normalizePath(path);
-    return this.#probe.statResult(target);
+    return this.#probe.statResult(await this.#governance.admit(path, 'any'));
   }
 
   async list(path = '.'): Promise<ListEntry[]> {
     this.admit('read', path);
-    const target = normalizePath(path);
-    return this.#probe.listEntries(target);
+    return this.#probe.listEntries(await this.#governance.admit(path, 'directory'));
   }
 
   async glob(pattern: string, options: GlobOptions = {}): Promise<GlobMatch[]> {
     this.admit('read', options.path);
+    await this.#governance.admit(options.path ?? '.', 'any');
     return globFiles(this.#searchSource, pattern, options, this.limits.searchTimeoutMs);
   }
 
   async grep(pattern: string, options: GrepOptions = {}): Promise<GrepMatch[]> {
     this.admit('read', options.path);
+    await this.#governance.admit(options.path ?? '.', 'any');
     return grepFiles(this.#searchSource, pattern, options, this.limits.searchTimeoutMs);
   }
 
@@ -217,7 +219,7 @@ export class DriverWorkspace implements SnapshotableWorkspace {
   }
 
   async #write(path: string, content: Uint8Array, options: WriteOptions): Promise<WriteResult> {
-    const target = normalizePath(path);
+    const target = await this.#governance.admit(path, 'file');
     const shown = displayPath(target);
     const mode = options.mode ?? 'overwrite';
     if (!WRITE_MODES.includes(mode))
@@ -236,15 +238,19 @@ export class DriverWorkspace implements SnapshotableWorkspace {
       const state = await this.#probe.writeTarget(target);
       if (state === 'existing' && mode === 'create')
         throw new FileExistsError(shown, `already exists: ${shown} (mode 'create' never replaces a file)`);
-      if (state === 'missing') await this.#prepareParent(target, options.createParents !== false);
-      await this.#mutate([target], () => this.driver.writeFile(target, content, mimeType === undefined ? { mode } : { mode, mimeType }));
+      const release = await this.#governance.beforeWrite(target, state, mode, content.byteLength);
+      const write = async (): Promise<void> => {
+        if (state === 'missing') await this.#prepareParent(target, options.createParents !== false);
+        await this.driver.writeFile(target, content, mimeType === undefined ? { mode } : { mode, mimeType });
+      };
+      await this.#mutate([target], write, target, release);
     });
     return { path: shown, bytesWritten: content.byteLength, mode };
   }
 
   async mkdir(path: string, options: MkdirOptions = {}): Promise<void> {
     this.admit('mkdir', path);
-    const target = normalizePath(path);
+    const target = await this.#governance.admit(path, 'directory');
     const shown = displayPath(target);
     await runLocked(this.#locks, [target], async () => {
       const kind = await this.#probe.kind(target);
@@ -270,7 +276,7 @@ export class DriverWorkspace implements SnapshotableWorkspace {
 
   async delete(path: string, options: DeleteOptions = {}): Promise<void> {
     this.admit('delete', path);
-    const target = normalizePath(path);
+    const target = await this.#governance.admit(path, 'any');
     if (target === '') throw new InvalidArgumentError('cannot delete the workspace root', '/');
     const recursive = options.recursive === true;
     await runLocked(this.#locks, [target], async () => {
@@ -278,7 +284,8 @@ export class DriverWorkspace implements SnapshotableWorkspace {
       if (kind === undefined) throw new FileNotFoundError(displayPath(target));
       if (kind === 'directory' && !recursive && (await this.#probe.call(target, () => this.driver.list(target))).length > 0)
         throw new DirectoryNotEmptyError(displayPath(target));
-      await this.#mutate([target], () => this.driver.remove(target, { recursive }));
+      const release = await this.#governance.beforeDelete(target, kind);
+      await this.#mutate([target], () => this.driver.remove(target, { recursive }), target, release);
     });
   }
 
@@ -293,14 +300,15 @@ export class DriverWorkspace implements SnapshotableWorkspace {
   }
 
   async #transfer(verb: 'move' | 'copy', fromInput: string, toInput: string, overwrite: boolean, recursive: boolean): Promise<void> {
-    const source = normalizePath(fromInput);
-    const target = normalizePath(toInput);
+    const source = await this.#governance.admit(fromInput, 'any');
+    const target = await this.#governance.admit(toInput, 'any');
     await runLocked(this.#locks, [source, target], async () => {
       const checks = { kind: (path: NormalizedPath) => this.#probe.kind(path), walk: (path: NormalizedPath) => this.driver.walk(path) };
       const plan = await planTransfer(checks, this.limits, verb, source, target, overwrite, recursive);
       if (plan === undefined) return;
-      await this.#prepareParent(target, true);
-      await this.#mutate(verb === 'move' ? [source, target] : [target], () => transfer(this.driver, verb, plan), target);
+      const release = await this.#governance.beforeTransfer({ verb, ...plan });
+      const run = () => this.#prepareParent(target, true).then(() => transfer(this.driver, verb, plan));
+      await this.#mutate(verb === 'move' ? [source, target] : [target], run, target, release);
     });
   }
 
@@ -335,13 +343,13 @@ export class DriverWorkspace implements SnapshotableWorkspace {
   async restore(snapshot: WorkspaceSnapshot): Promise<RestoreResult> {
     this.admit('restore');
     const record = parseSnapshotRecord(snapshot);
-    return this.#exclusive(() => this.#snapshots.restore(record));
+    return this.#exclusive(() => this.#snapshots.restore(record).finally(() => this.#governance.restored()));
   }
 
   async diff(from: WorkspaceSnapshot, to?: WorkspaceSnapshot): Promise<DiffEntry[]> {
     const left = parseSnapshotRecord(from);
     const right = to === undefined ? undefined : parseSnapshotRecord(to);
-    return this.#exclusive(() => this.#snapshots.diff(left, right));
+    return this.#governance.filterDiff(await this.#exclusive(() => this.#snapshots.diff(left, right)));
   }
 
   /**
@@ -352,7 +360,8 @@ export class DriverWorkspace implements SnapshotableWorkspace {
     const record = snapshot === undefined ? undefined : parseSnapshotRecord(snapshot);
     const snapshots = this.#snapshots;
     if (snapshots.open === undefined) throw new SnapshotError(`the ${this.backend} backend's snapshots cannot be read as a tree`);
-    return this.#exclusive(() => (snapshots.open as NonNullable<Snapshotter['open']>).call(snapshots, record));
+    const tree = await this.#exclusive(() => (snapshots.open as NonNullable<Snapshotter['open']>).call(snapshots, record));
+    return this.#governance.filterTree(tree);
   }
 
   /** The git patch from `from` to `to` (the live state when omitted); see src/workout/patch.ts. */
@@ -376,21 +385,15 @@ export class DriverWorkspace implements SnapshotableWorkspace {
 
   // ---- driver calls -----------------------------------------------------------------------------------
 
-  /** A driver mutation: errors mapped, and the snapshotter told what may have changed (even on failure). */
-  async #mutate<T>(paths: NormalizedPath[], task: () => Promise<T>, errorPath = paths[0] as NormalizedPath): Promise<T> {
+  /** A driver mutation: errors mapped, the policy's reservation released on failure, the snapshotter told (even on failure). */
+  async #mutate<T>(paths: NormalizedPath[], task: () => Promise<T>, errorPath = paths[0] as NormalizedPath, release?: Release): Promise<T> {
     try {
       return await task();
     } catch (error) {
+      release?.();
       throw fromDriverError(error, errorPath);
     } finally {
       this.#snapshots.changed?.(paths);
     }
   }
-}
-
-function nonNegativeInteger(value: unknown, name: string): number {
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
-    throw new InvalidArgumentError(`${name} must be a non-negative whole number, got ${String(value)}`);
-  }
-  return value;
 }

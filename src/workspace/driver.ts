@@ -1,3 +1,4 @@
+import { InvalidArgumentError } from './errors.js';
 import type { DiffEntry, RestoreResult, SnapshotOptions, WorkspaceSnapshot, WriteMode } from './types.js';
 
 /**
@@ -55,6 +56,11 @@ export interface BackendDriver {
    * held; `undefined` (or no such method) means files are read with `readFile`.
    */
   pinSearchDirectory?(path: string): SearchDirectoryPin | undefined;
+  /**
+   * The real path an access to `path` reaches, links followed (a missing tail kept as given). Drivers with
+   * symbolic links implement it, so that a policy judges what an access really reaches, not the link's name.
+   */
+  resolve?(path: string): Promise<string>;
   /** The driver's own snapshots. Without it the shared layer keeps content-addressed snapshots of its own. */
   readonly snapshots?: Snapshotter;
   /** Releases what the driver holds; called once by `workspace.dispose()`. */
@@ -134,4 +140,15 @@ export interface SnapshotTree {
   entry(path: string): Promise<SnapshotEntry | undefined>;
   /** Every entry below the root, each directory before what it holds. */
   entries(): AsyncIterable<SnapshotEntry>;
+}
+
+const REQUIRED_METHODS = ['readFile', 'writeFile', 'kind', 'stat', 'list', 'walk', 'mkdir', 'remove'] as const;
+
+/** Refuses what cannot be a driver: no name, or a required primitive missing. */
+export function assertDriver(driver: BackendDriver): void {
+  if (driver === null || typeof driver !== 'object' || typeof driver.name !== 'string' || driver.name === '')
+    throw new InvalidArgumentError('a backend driver needs a non-empty string name');
+  for (const method of REQUIRED_METHODS) {
+    if (typeof driver[method] !== 'function') throw new InvalidArgumentError(`backend driver ${driver.name} lacks ${method}()`);
+  }
 }

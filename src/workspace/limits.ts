@@ -32,3 +32,10 @@ export function resolveLimits(limits: Partial<WorkspaceLimits> | undefined): Rea
 function stripUndefined<T extends object>(value: T): Partial<T> {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
+
+export function nonNegativeInteger(value: unknown, name: string): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
+    throw new InvalidArgumentError(`${name} must be a non-negative whole number, got ${String(value)}`);
+  }
+  return value;
+}

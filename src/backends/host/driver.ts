@@ -69,6 +69,10 @@ export class HostDriver implements BackendDriver {
     }
   }
 
+  async resolve(path: NormalizedPath): Promise<NormalizedPath> {
+    return (await this.#resolve(path, true)).rel;
+  }
+
   async readFile(path: NormalizedPath, range: { offset: number; length?: number }): Promise<{ content: Uint8Array; sizeBytes: number }> {
     const shown = displayPath(path);
     const target = await this.#resolve(path, true);

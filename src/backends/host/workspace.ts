@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve as resolveHostPath } from 'node:path';
 import { execa, type Options as ExecaOptions, type Result as ExecaResult } from 'execa';
+import { validatePolicy } from '../../governance/policy.js';
 import { GitStore } from '../../snapshots/git-store.js';
 import { DriverWorkspace, type CreateWorkspaceOptions } from '../../workspace/create-workspace.js';
 import { InvalidArgumentError, WorkspaceError } from '../../workspace/errors.js';
@@ -14,7 +15,7 @@ import { pinDirectory, removeAt, Sandbox, type PinnedDir } from './sandbox.js';
 
 export type { ChangeDetection } from './git-snapshotter.js';
 
-export interface HostWorkspaceOptions extends Pick<CreateWorkspaceOptions, 'readOnly' | 'limits'> {
+export interface HostWorkspaceOptions extends Pick<CreateWorkspaceOptions, 'readOnly' | 'limits' | 'policy'> {
   /** The directory to work in; created if missing, never deleted. Default: a fresh temp directory the workspace owns. */
   root?: string;
   /** Where snapshot commits live; outside the root; created if missing, never deleted. Default: a fresh temp directory the workspace owns. */
@@ -103,6 +104,7 @@ interface HostLocations {
 function openHost(options: HostWorkspaceOptions): HostLocations {
   if (options === null || typeof options !== 'object') throw new InvalidArgumentError('options must be an object');
   resolveLimits(options.limits);
+  if (options.policy !== undefined) validatePolicy(options.policy);
   const changeDetection = options.changeDetection ?? 'scan';
   if (changeDetection !== 'scan' && changeDetection !== 'tracked')
     throw new InvalidArgumentError(`changeDetection must be 'scan' or 'tracked', got ${String(changeDetection)}`);

@@ -1,0 +1,1 @@
+export type { PolicyOperation, WorkspacePolicy } from './policy.js';
