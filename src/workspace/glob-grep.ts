@@ -1,9 +1,10 @@
 import { InvalidArgumentError } from './errors.js';
-import { baseName, joinPath, normalizePath, relativeTo, type NormalizedPath } from './paths.js';
+import { normalizePath, type NormalizedPath } from './paths.js';
 import type { SearchDirectoryPin } from './driver.js';
 import { SearchDeadline } from './search/deadline.js';
 import { requiredLiteral } from './search/literal.js';
-import { globLiteralBase, globMatcher, grepFlags, requirePattern } from './search/patterns.js';
+import { grepFlags, requirePattern } from './search/patterns.js';
+import { selectFiles } from './search/select.js';
 import { scanFiles } from './search/scan.js';
 import type { GlobMatch, GlobOptions, GrepMatch, GrepOptions } from './types.js';
 
@@ -33,7 +34,7 @@ export async function globFiles(
   const checked = requirePattern(pattern, 'glob');
   const base = normalizePath(options.path ?? '.');
   const deadline = new SearchDeadline(options, defaultTimeoutMs, 'glob');
-  const matches = await deadline.run((bounds) => matchFiles(source, base, checked, options.dot === true, bounds));
+  const matches = await deadline.run((bounds) => selectFiles(source, base, checked, options.dot === true, bounds));
   return matches.map(({ path }) => ({ path, isFile: true as const }));
 }
 
@@ -54,45 +55,10 @@ export async function grepFiles(
   const deadline = new SearchDeadline(options, defaultTimeoutMs, 'grep');
   if (maxMatches === 0) return deadline.run(async () => []);
   return deadline.run(async (bounds) => {
-    const files = await matchFiles(source, base, glob, false, bounds);
+    const files = await selectFiles(source, base, glob, false, bounds);
     const needle = requiredLiteral(checked, options.ignoreCase === true);
     return scanFiles(source, files, { pattern: checked, flags, maxMatches, needle }, bounds);
   });
 }
 
-/**
- * Files under `base` whose path relative to `base` matches `pattern`, sorted. Without a pattern every file
- * matches except those under dot segments (as ripgrep skips hidden files), but a `base` that names a file
- * always matches. The walk starts at the pattern's literal prefix, so `src/**` never visits `node_modules/`.
- */
-async function matchFiles(
-  source: SearchSource,
-  base: NormalizedPath,
-  pattern: string | undefined,
-  dot: boolean,
-  deadline: SearchDeadline,
-): Promise<SearchEntry[]> {
-  const relativePattern = (pattern ?? '**').replace(/^(?:\.?\/)+/, '');
-  const matcher = globMatcher(relativePattern, dot);
-  const literalPrefix = globLiteralBase(relativePattern);
-  let start = base;
-  if (literalPrefix !== '' && !literalPrefix.split('/').includes('..') && !literalPrefix.includes('\\')) {
-    try {
-      start = normalizePath(joinPath(base, literalPrefix));
-    } catch {
-      start = base;
-    }
-  }
-  const found: SearchEntry[] = [];
-  for await (const entry of source.walk(start)) {
-    deadline.check();
-    if (!entry.isFile) continue;
-    if (entry.path === base ? pattern === undefined || matcher(baseName(base)) : matcher(relativeTo(entry.path, base))) found.push(entry);
-  }
-  return found.sort((a, b) => compareStrings(a.path, b.path));
-}
-
-/** Code-unit order: deterministic, locale-free, the order results are promised in. */
-export function compareStrings(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
+export { compareStrings } from './search/select.js';

@@ -35,6 +35,17 @@ export function searchBounds(harness: ComplianceHarness): void {
       expect(await ws.grep('^a+$')).toEqual([{ path: 'ok.txt', lineNumber: 1, lineContent: 'aaa', matchStart: 0, matchEnd: 3 }]);
     });
 
+    it('stops a catastrophic glob at the deadline too (glob and grep’s glob filter), and the next search works', async () => {
+      const ws = await create();
+      await ws.write(`dir/${'a'.repeat(70)}.c`, 'a\n');
+      const hostileGlob = `**/${'*a'.repeat(8)}*b`;
+      const pending = ws.glob(hostileGlob, { timeoutMs: 300 });
+      expect(await loopTurnsDuring(pending)).toBe(true);
+      await expectError(pending, 'TimeoutError', 'ETIMEDOUT');
+      await expectError(ws.grep('a', { glob: hostileGlob, timeoutMs: 300 }), 'TimeoutError', 'ETIMEDOUT');
+      expect((await ws.glob('dir/*.c')).map((m) => m.path)).toEqual([`dir/${'a'.repeat(70)}.c`]);
+    });
+
     it('takes the default deadline from limits.searchTimeoutMs (10 s unless set)', async () => {
       expect((await create()).limits.searchTimeoutMs).toBe(10_000);
       const ws = await create({ limits: { searchTimeoutMs: 250 } });

@@ -1,14 +1,20 @@
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { InvalidArgumentError } from '../errors.js';
-import { MATCH_WORKER_SOURCE, type LineMatch, type MatchReply, type MatchRequest } from './match-worker.js';
-
-type MatchJob = Omit<MatchRequest, 'id'>;
+import {
+  MATCH_WORKER_SOURCE,
+  type LineMatch,
+  type LinesJob,
+  type PathsJob,
+  type WorkerJob,
+  type WorkerReply,
+  type WorkerRequest,
+} from './match-worker.js';
 
 interface Pending {
-  request: MatchRequest;
+  request: WorkerRequest;
   signal: AbortSignal;
-  resolve: (matches: LineMatch[]) => void;
+  resolve: (result: unknown) => void;
   reject: (error: unknown) => void;
   onAbort: () => void;
 }
@@ -33,8 +39,17 @@ export class MatchPool {
     this.#size = size;
   }
 
-  /** The file matches of one batch, rejected with `signal.reason` when it aborts first. */
-  run(job: MatchJob, signal: AbortSignal): Promise<LineMatch[]> {
+  /** The line matches of one batch of files, rejected with `signal.reason` when it aborts first. */
+  matchLines(job: Omit<LinesJob, 'kind'>, signal: AbortSignal): Promise<LineMatch[]> {
+    return this.#run({ kind: 'lines', ...job }, signal) as Promise<LineMatch[]>;
+  }
+
+  /** The indices of the paths a compiled glob matches, rejected with `signal.reason` when it aborts first. */
+  selectPaths(job: Omit<PathsJob, 'kind'>, signal: AbortSignal): Promise<number[]> {
+    return this.#run({ kind: 'paths', ...job }, signal) as Promise<number[]>;
+  }
+
+  #run(job: WorkerJob, signal: AbortSignal): Promise<unknown> {
     return new Promise((resolve, reject) => {
       if (signal.aborted) return reject(signal.reason);
       const pending: Pending = { request: { ...job, id: this.#nextId++ }, signal, resolve, reject, onAbort: () => this.#abort(pending) };
@@ -59,19 +74,18 @@ export class MatchPool {
     if (this.#slots.length >= this.#size) return undefined;
     const slot: Slot = { worker: new Worker(MATCH_WORKER_SOURCE, { eval: true }), running: undefined };
     slot.worker.unref();
-    slot.worker.on('message', (reply: MatchReply) => this.#settle(slot, reply));
+    slot.worker.on('message', (reply: WorkerReply) => this.#settle(slot, reply));
     slot.worker.on('error', (error) => this.#crash(slot, error));
     this.#slots.push(slot);
     return slot;
   }
 
-  #settle(slot: Slot, reply: MatchReply): void {
+  #settle(slot: Slot, reply: WorkerReply): void {
     const pending = slot.running;
     if (pending === undefined || pending.request.id !== reply.id) return;
     this.#release(slot, pending);
-    if ('error' in reply)
-      pending.reject(new InvalidArgumentError(`grep pattern ${JSON.stringify(pending.request.pattern)} failed: ${reply.error}`));
-    else pending.resolve(reply.matches);
+    if ('error' in reply) pending.reject(new InvalidArgumentError(`${describeJob(pending.request)} failed: ${reply.error}`));
+    else pending.resolve(reply.result);
     this.#dispatch();
   }
 
@@ -105,9 +119,13 @@ export class MatchPool {
   #crash(slot: Slot, error: Error): void {
     const pending = slot.running;
     this.#retire(slot);
-    pending?.reject(new InvalidArgumentError(`grep could not run: ${error.message}`));
+    pending?.reject(new InvalidArgumentError(`${describeJob(pending.request)} could not run: ${error.message}`));
     this.#dispatch();
   }
+}
+
+function describeJob(job: WorkerJob): string {
+  return job.kind === 'lines' ? `grep pattern ${JSON.stringify(job.pattern)}` : `glob pattern ${JSON.stringify(job.glob)}`;
 }
 
 /** The process-wide pool: at least two workers, so one runaway pattern never stalls every other search. */

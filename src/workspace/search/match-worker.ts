@@ -4,8 +4,8 @@ import type { MessagePort } from 'node:worker_threads';
 export type MatchFile = { path: string; bytes: Uint8Array } | { path: string; directory: string; name: string };
 
 /** One batch of files for a worker: every file's lines are matched with one regex. */
-export interface MatchRequest {
-  id: number;
+export interface LinesJob {
+  kind: 'lines';
   pattern: string;
   flags: string;
   /** UTF-8 bytes every matching line contains (see `requiredLiteral`): files and lines without them are skipped. */
@@ -23,7 +23,20 @@ export interface LineMatch {
   matchEnd: number;
 }
 
-export type MatchReply = { id: number; matches: LineMatch[] } | { id: number; error: string };
+/** One batch of paths for a worker: which of them a compiled glob (picomatch's regex and glob) matches. */
+export interface PathsJob {
+  kind: 'paths';
+  source: string;
+  flags: string;
+  /** picomatch matches the glob's own text as a path before trying its regex. */
+  glob: string;
+  paths: string[];
+}
+
+export type WorkerJob = LinesJob | PathsJob;
+export type WorkerRequest = WorkerJob & { id: number };
+/** `result`: the line matches of a lines job; the indices of the matching paths of a paths job. */
+export type WorkerReply = { id: number; result: LineMatch[] | number[] } | { id: number; error: string };
 
 /**
  * The body of a match worker. It runs in a worker thread, so a regex that backtracks for ever blocks only
@@ -68,10 +81,24 @@ export function matchWorkerMain(port: MessagePort, fs: typeof import('node:fs'),
     }
   };
 
-  const matchBatch = (request: MatchRequest): LineMatch[] => {
-    const key = `${request.flags}/${request.pattern}`;
-    if (cached?.key !== key) cached = { key, regex: new RegExp(request.pattern, request.flags) };
-    const regex = cached.regex;
+  const compile = (source: string, flags: string): RegExp => {
+    const key = `${flags}/${source}`;
+    if (cached?.key !== key) cached = { key, regex: new RegExp(source, flags) };
+    return cached.regex;
+  };
+
+  /** picomatch's own test (without `format`): the glob's text itself, or its regex; never the empty path. */
+  const selectPaths = (request: PathsJob): number[] => {
+    const regex = compile(request.source, request.flags);
+    const selected: number[] = [];
+    request.paths.forEach((path, index) => {
+      if (path !== '' && (path === request.glob || regex.test(path))) selected.push(index);
+    });
+    return selected;
+  };
+
+  const matchLines = (request: LinesJob): LineMatch[] => {
+    const regex = compile(request.pattern, request.flags);
     const needle = request.needle === undefined ? undefined : Buffer.from(request.needle);
     const matches: LineMatch[] = [];
     const matchLine = (path: string, lineNumber: number, raw: string): boolean => {
@@ -122,10 +149,10 @@ export function matchWorkerMain(port: MessagePort, fs: typeof import('node:fs'),
     return matches;
   };
 
-  port.on('message', (request: MatchRequest) => {
-    let reply: MatchReply;
+  port.on('message', (request: WorkerRequest) => {
+    let reply: WorkerReply;
     try {
-      reply = { id: request.id, matches: matchBatch(request) };
+      reply = { id: request.id, result: request.kind === 'lines' ? matchLines(request) : selectPaths(request) };
     } catch (error) {
       reply = { id: request.id, error: error instanceof Error ? error.message : String(error) };
     }

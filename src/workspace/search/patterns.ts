@@ -24,10 +24,18 @@ export function grepFlags(pattern: string, ignoreCase: boolean): string {
   return flags;
 }
 
-/** picomatch's matcher for a glob; any failure to compile one is `InvalidArgumentError`, never a bare SyntaxError. */
-export function globMatcher(pattern: string, dot: boolean): (path: string) => boolean {
+/** A glob as picomatch compiles it, in a form a worker can match with: its regex's text and flags, and the glob. */
+export interface CompiledGlob {
+  source: string;
+  flags: string;
+  glob: string;
+}
+
+/** picomatch's compilation of a glob; any failure is `InvalidArgumentError`, never a bare SyntaxError. */
+export function compileGlob(pattern: string, dot: boolean): CompiledGlob {
   try {
-    return picomatch(pattern, { dot });
+    const regex = picomatch.makeRe(pattern, { dot });
+    return { source: regex.source, flags: regex.flags, glob: pattern };
   } catch (error) {
     throw new InvalidArgumentError(`invalid glob pattern ${JSON.stringify(pattern)}: ${(error as Error).message}`);
   }
@@ -37,3 +45,6 @@ export function globMatcher(pattern: string, dot: boolean): (path: string) => bo
 export function globLiteralBase(pattern: string): string {
   return picomatch.scan(pattern).base;
 }
+
+/** What grep searches without a `glob`: every file, except under dot segments (as ripgrep skips hidden files). A fixed glob, safe on the main thread. */
+export const searchedByDefault: (path: string) => boolean = picomatch('**', { dot: false });

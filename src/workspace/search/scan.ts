@@ -42,7 +42,7 @@ export async function scanFiles(
     if (batch.files.length === 0) return;
     const sent = batch;
     batch = new Batch();
-    const running = matchPool.run({ ...job, files: sent.files }, deadline.signal).finally(() => sent.release());
+    const running = matchPool.matchLines({ ...job, files: sent.files }, deadline.signal).finally(() => sent.release());
     // Settled later in order, or dropped once enough matches are known: never an unhandled rejection.
     running.catch(() => undefined);
     inFlight.push(running);

@@ -1,0 +1,73 @@
+import type { SearchEntry, SearchSource } from '../glob-grep.js';
+import { baseName, joinPath, normalizePath, relativeTo, type NormalizedPath } from '../paths.js';
+import type { SearchDeadline } from './deadline.js';
+import { matchPool } from './match-pool.js';
+import { compileGlob, globLiteralBase, searchedByDefault } from './patterns.js';
+
+/** Paths sent to a worker in one message. */
+const PATHS_PER_BATCH = 4096;
+
+/**
+ * Files under `base` whose path relative to `base` matches `pattern`, sorted. Without a pattern every file
+ * matches except those under dot segments, but a `base` that names a file always matches. The walk starts
+ * at the pattern's literal prefix, so `src/**` never visits `node_modules/`. A glob's regex runs in the
+ * worker pool while the walk goes on, so no glob can block the event loop either (picomatch's regex for
+ * `**\/*a*a*a*a*a*a*b` backtracks for minutes on a long name of `a`s).
+ */
+export async function selectFiles(
+  source: SearchSource,
+  base: NormalizedPath,
+  pattern: string | undefined,
+  dot: boolean,
+  deadline: SearchDeadline,
+): Promise<SearchEntry[]> {
+  const relativePattern = pattern?.replace(/^(?:\.?\/)+/, '');
+  const compiled = relativePattern === undefined ? undefined : compileGlob(relativePattern, dot);
+  const found: SearchEntry[] = [];
+  const selections: Promise<SearchEntry[]>[] = [];
+  let entries: SearchEntry[] = [];
+  let paths: string[] = [];
+  const flush = (): void => {
+    if (compiled === undefined || paths.length === 0) return;
+    const sent = entries;
+    const selection = matchPool
+      .selectPaths({ ...compiled, paths }, deadline.signal)
+      .then((indices) => indices.map((i) => sent[i] as SearchEntry));
+    selection.catch(() => undefined); // awaited below, unless the walk fails first
+    selections.push(selection);
+    entries = [];
+    paths = [];
+  };
+
+  for await (const entry of source.walk(walkStart(base, relativePattern))) {
+    deadline.check();
+    if (!entry.isFile) continue;
+    const tested = entry.path === base ? baseName(base) : relativeTo(entry.path, base);
+    if (compiled === undefined) {
+      if (entry.path === base || searchedByDefault(tested)) found.push(entry);
+      continue;
+    }
+    entries.push(entry);
+    paths.push(tested);
+    if (paths.length >= PATHS_PER_BATCH) flush();
+  }
+  flush();
+  for (const selected of await Promise.all(selections)) found.push(...selected);
+  return found.sort((a, b) => compareStrings(a.path, b.path));
+}
+
+/** Where a glob's walk may start: `base` joined with the pattern's literal directory prefix, when it is plain. */
+function walkStart(base: NormalizedPath, pattern: string | undefined): NormalizedPath {
+  const literalPrefix = pattern === undefined ? '' : globLiteralBase(pattern);
+  if (literalPrefix === '' || literalPrefix.split('/').includes('..') || literalPrefix.includes('\\')) return base;
+  try {
+    return normalizePath(joinPath(base, literalPrefix));
+  } catch {
+    return base;
+  }
+}
+
+/** Code-unit order: deterministic, locale-free, the order results are promised in. */
+export function compareStrings(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}

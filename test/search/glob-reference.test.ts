@@ -1,0 +1,60 @@
+import fc from 'fast-check';
+import picomatch from 'picomatch';
+import { describe, expect, it } from 'vitest';
+import { MemoryWorkspace } from '../../src/backends/memory/index.js';
+
+/** Names that exercise picomatch's corners: dots, brackets and braces taken literally, two-byte characters. */
+const segment = fc.constantFrom('a', 'b.ts', 'c.md', '.hidden', '[a].txt', '{x}.js', 'é.ts', 'a.b.c', 'README', '!n.ts', 'x+y');
+const path = fc.array(segment, { minLength: 1, maxLength: 4 }).map((parts) => parts.join('/'));
+const globPiece = fc.constantFrom(
+  '**',
+  '*',
+  '*.ts',
+  'a',
+  '?',
+  '[ab]*',
+  '{a,b.ts}',
+  '.*',
+  '*.{ts,md}',
+  '[a].txt',
+  '!(*.md)',
+  'é*',
+  '@(a|c.md)',
+);
+const glob = fc.array(globPiece, { minLength: 1, maxLength: 3 }).map((parts) => parts.join('/'));
+
+describe('glob equals picomatch on the same relative paths (matching runs in the worker pool)', () => {
+  it('matches a glob’s own text as a literal path first, as picomatch does', async () => {
+    const ws = new MemoryWorkspace();
+    try {
+      await ws.write('[a].txt', 'x');
+      await ws.write('a.txt', 'x');
+      await ws.write('*(a)', 'x');
+      await ws.write('a', 'x');
+      expect((await ws.glob('[a].txt')).map((m) => m.path)).toEqual(['[a].txt', 'a.txt']);
+      // picomatch's regex for the extglob does not match its own text; its matcher does, and so does glob.
+      expect((await ws.glob('*(a)')).map((m) => m.path)).toEqual(['*(a)', 'a']);
+    } finally {
+      await ws.dispose();
+    }
+  });
+
+  it('on generated trees and patterns, with and without dot', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.uniqueArray(path, { minLength: 1, maxLength: 8 }), glob, fc.boolean(), async (paths, pattern, dot) => {
+        // A path that is a prefix directory of another cannot also be a file.
+        const files = paths.filter((p) => !paths.some((other) => other.startsWith(`${p}/`)));
+        const ws = new MemoryWorkspace();
+        try {
+          for (const file of files) await ws.write(file, 'x');
+          const isMatch = picomatch(pattern, { dot });
+          const expected = files.filter((file) => isMatch(file)).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+          expect((await ws.glob(pattern, { dot })).map((m) => m.path)).toEqual(expected);
+        } finally {
+          await ws.dispose();
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
