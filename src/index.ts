@@ -24,3 +24,4 @@ export type * from './session/types.js';
 export { createMcpServer, type McpServerOptions } from './cli/mcp-server.js';
 export * from './shell/index.js';
 export { composeWorkspace, MOUNT_ACCESS_LEVELS, type ComposeWorkspaceOptions, type MountAccess, type MountSpec } from './compose/index.js';
+export * from './workout/index.js';

@@ -9,9 +9,12 @@ import { InvalidArgumentError, PathEscapeError } from '../workspace/errors.js';
 export class AllowedRoots {
   private constructor(readonly roots: readonly string[]) {}
 
-  static async resolve(input: unknown): Promise<AllowedRoots> {
+  static async resolve(input: unknown, purpose = 'hydration'): Promise<AllowedRoots> {
     if (input === undefined || input === null || (Array.isArray(input) && input.length === 0)) {
-      throw new PathEscapeError(undefined, 'hydration refused: no allowedHostRoots were given, so no host path may be mounted');
+      throw new PathEscapeError(
+        undefined,
+        `${purpose} refused: no allowedHostRoots were given, so no host path may be ${purpose === 'hydration' ? 'mounted' : 'used'}`,
+      );
     }
     if (!Array.isArray(input) || !input.every((root) => typeof root === 'string' && root !== '' && !root.includes('\0'))) {
       throw new InvalidArgumentError('allowedHostRoots must be a list of non-empty host paths');
@@ -25,7 +28,7 @@ export class AllowedRoots {
       }
     }
     if (roots.length === 0) {
-      throw new PathEscapeError(undefined, 'hydration refused: none of the allowedHostRoots exists');
+      throw new PathEscapeError(undefined, `${purpose} refused: none of the allowedHostRoots exists`);
     }
     return new AllowedRoots(roots);
   }

@@ -66,28 +66,48 @@ type StoredTree<D> = SnapshotTree & { [STORED]: { root: D; reader: TreeReader<D>
  * cost follows what changed; others are compared whole. A reported path may hold equal bytes on both sides
  * (a rewrite with the same content): the caller compares bytes where that matters.
  */
-export async function changedPaths(from: SnapshotTree, to: SnapshotTree): Promise<DiffEntry[]> {
-  const out: DiffEntry[] = [];
+export async function changedPaths(from: SnapshotTree, to: SnapshotTree, options: { directories?: boolean } = {}): Promise<TreeChange[]> {
+  const out: TreeChange[] = [];
+  const directories = options.directories === true;
   const left = (from as Partial<StoredTree<unknown>>)[STORED];
   const right = (to as Partial<StoredTree<unknown>>)[STORED];
   if (left !== undefined && right !== undefined && left.reader === right.reader) {
-    await compare(left.reader, '', left.root, right.root, out);
+    await compare(left.reader, '', left.root, right.root, directories, out);
   } else {
     const before = new Map<string, SnapshotEntry>();
-    for await (const entry of from.entries()) if (entry.kind !== 'directory') before.set(entry.path, entry);
+    for await (const entry of from.entries()) before.set(entry.path, entry);
     for await (const entry of to.entries()) {
-      if (entry.kind === 'directory') continue;
       const old = before.get(entry.path);
       before.delete(entry.path);
-      if (old === undefined) out.push({ path: entry.path, status: 'added' });
-      else out.push({ path: entry.path, status: 'modified' });
+      const wasDirectory = old?.kind === 'directory';
+      if (entry.kind === 'directory') {
+        if (old !== undefined && !wasDirectory) out.push({ path: entry.path, status: 'deleted' });
+        if (directories && !wasDirectory) out.push({ path: entry.path, status: 'added', directory: true });
+      } else if (old === undefined) out.push({ path: entry.path, status: 'added' });
+      else {
+        if (wasDirectory && directories) out.push({ path: entry.path, status: 'deleted', directory: true });
+        out.push({ path: entry.path, status: wasDirectory ? 'added' : 'modified' });
+      }
     }
-    for (const path of before.keys()) out.push({ path, status: 'deleted' });
+    for (const [path, entry] of before) {
+      if (entry.kind !== 'directory') out.push({ path, status: 'deleted' });
+      else if (directories) out.push({ path, status: 'deleted', directory: true });
+    }
   }
   return out.sort((a, b) => compareStrings(a.path, b.path));
 }
 
-async function compare<D>(reader: TreeReader<D>, base: string, a: D | undefined, b: D | undefined, out: DiffEntry[]): Promise<void> {
+/** A changed path; with `directories`, directories added or removed as such are reported too, marked. */
+export type TreeChange = DiffEntry & { directory?: true };
+
+async function compare<D>(
+  reader: TreeReader<D>,
+  base: string,
+  a: D | undefined,
+  b: D | undefined,
+  directories: boolean,
+  out: TreeChange[],
+): Promise<void> {
   if (a === b) return;
   const left = new Map(a === undefined ? [] : await reader.children(a));
   const right = new Map(b === undefined ? [] : await reader.children(b));
@@ -97,7 +117,9 @@ async function compare<D>(reader: TreeReader<D>, base: string, a: D | undefined,
     const path = joinPath(base, name);
     const xDir = x?.kind === 'directory' ? x.directory : undefined;
     const yDir = y?.kind === 'directory' ? y.directory : undefined;
-    if (xDir !== undefined || yDir !== undefined) await compare(reader, path, xDir, yDir, out);
+    if (directories && (xDir === undefined) !== (yDir === undefined))
+      out.push({ path, status: xDir === undefined ? 'added' : 'deleted', directory: true });
+    if (xDir !== undefined || yDir !== undefined) await compare(reader, path, xDir, yDir, directories, out);
     const xLeaf = x !== undefined && x.kind !== 'directory' ? x : undefined;
     const yLeaf = y !== undefined && y.kind !== 'directory' ? y : undefined;
     if (xLeaf !== undefined && yLeaf !== undefined) {

@@ -1,4 +1,4 @@
-import { chmodSync, lstatSync, symlinkSync, statSync } from 'node:fs';
+import { chmodSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import fc from 'fast-check';
@@ -7,78 +7,9 @@ import { HostWorkspace } from '../../src/backends/host/index.js';
 import { MemoryWorkspace } from '../../src/backends/memory/index.js';
 import { MemoryDriver } from '../../src/backends/memory/driver.js';
 import { createWorkspace } from '../../src/workspace/create-workspace.js';
-import { WorkspaceError } from '../../src/workspace/errors.js';
 import type { SnapshotableWorkspace } from '../../src/workspace/types.js';
+import { op, protocolFiles, run } from './edits.js';
 import { filesOf, gitApply, gitRepo, materialize, tempDirs } from './support.js';
-
-type Op =
-  | { op: 'write'; path: string; bytes: Uint8Array }
-  | { op: 'delete'; path: string }
-  | { op: 'rename'; from: string; to: string }
-  | { op: 'chmod'; path: string }
-  | { op: 'link'; path: string; target: string };
-
-const NAMES = ['a', 'b c', 'é', '日本', 'q"t', 'x.bin'];
-const DIRS = ['', 'd/', 'd/e f/'];
-const path = fc.tuple(fc.constantFrom(...DIRS), fc.constantFrom(...NAMES)).map(([dir, name]) => `${dir}${name}`);
-const text = fc
-  .array(fc.tuple(fc.constantFrom('x', 'y', 'z', '', 'ünï'), fc.constantFrom('\n', '\r\n')), { maxLength: 12 })
-  .chain((lines) => fc.boolean().map((final) => lines.map(([l, e]) => l + e).join('') + (final ? 'tail' : '')));
-const content = fc.oneof(
-  text.map((t) => new TextEncoder().encode(t)),
-  fc.uint8Array({ maxLength: 200 }).map((b) => Uint8Array.from([0, ...b])),
-  fc.constant(new Uint8Array()),
-  fc.constant(Uint8Array.from([0x66, 0xff, 0x0a])),
-);
-const op = (host: boolean): fc.Arbitrary<Op> =>
-  fc.oneof(
-    { weight: 5, arbitrary: fc.record({ op: fc.constant('write' as const), path, bytes: content }) },
-    { weight: 1, arbitrary: fc.record({ op: fc.constant('delete' as const), path: fc.oneof(path, fc.constantFrom('d', 'd/e f')) }) },
-    { weight: 1, arbitrary: fc.record({ op: fc.constant('rename' as const), from: path, to: path }) },
-    ...(host
-      ? [
-          { weight: 2, arbitrary: fc.record({ op: fc.constant('chmod' as const), path }) },
-          {
-            weight: 1,
-            arbitrary: fc.record({ op: fc.constant('link' as const), path, target: fc.constantFrom('a', '../x', 'd/é', 'b c') }),
-          },
-        ]
-      : []),
-  );
-
-async function run(workspace: SnapshotableWorkspace, ops: Op[]): Promise<void> {
-  for (const step of ops) {
-    try {
-      if (step.op === 'write') await workspace.writeBytes(step.path, step.bytes);
-      else if (step.op === 'delete') await workspace.delete(step.path, { recursive: true });
-      else if (step.op === 'rename') await workspace.rename(step.from, step.to, { overwrite: true });
-      else {
-        // Outside the protocol: what a shell in a host workspace does.
-        const abs = join(workspace.root, step.path);
-        if (step.op === 'chmod') {
-          if (lstatSync(abs, { throwIfNoEntry: false })?.isFile() === true) chmodSync(abs, statSync(abs).mode & 0o100 ? 0o644 : 0o755);
-        } else if (
-          lstatSync(abs, { throwIfNoEntry: false }) === undefined &&
-          lstatSync(join(abs, '..'), { throwIfNoEntry: false })?.isDirectory() === true
-        ) {
-          symlinkSync(step.target, abs);
-        }
-      }
-    } catch (error) {
-      if (!(error instanceof WorkspaceError)) throw error;
-    }
-  }
-}
-
-/** The workspace's files through the protocol (memory and kv have no links or modes). */
-async function protocolFiles(workspace: SnapshotableWorkspace, base = ''): Promise<Record<string, string>> {
-  const out: Record<string, string> = {};
-  for (const entry of await workspace.list(base)) {
-    if (entry.isDirectory) Object.assign(out, await protocolFiles(workspace, entry.path));
-    else out[entry.path] = `file 100644 ${Buffer.from((await workspace.readBytes(entry.path)).content).toString('latin1')}`;
-  }
-  return out;
-}
 
 /** The memory driver without its own snapshots: the shared layer's content-addressed snapshotter. */
 function blobSnapshotWorkspace(): SnapshotableWorkspace {

@@ -1,0 +1,147 @@
+import { randomBytes } from 'node:crypto';
+import * as fs from 'node:fs/promises';
+import { dirname, join, sep } from 'node:path';
+import { PathEscapeError } from '../workspace/errors.js';
+
+/**
+ * A host directory an export writes into, addressed by relative paths (`/`-separated, normalised). It
+ * never follows a symlink: a link at a path is read as a link and replaced as one, and a link (or file)
+ * where a directory is needed blocks the path instead of being walked through. Each file is written to a
+ * temp file beside it and renamed into place, after checking that the directory it lands in is still the
+ * real directory inside the destination that it was (so a directory swapped for a link meanwhile is refused).
+ */
+export class Destination {
+  /** The destination's real path. */
+  readonly root: string;
+
+  constructor(root: string) {
+    this.root = root;
+  }
+
+  abs(path: string): string {
+    return path === '' ? this.root : join(this.root, ...path.split('/'));
+  }
+
+  /** What stands at `path`, links not followed; `blocked` names the ancestor that is not a directory. */
+  async state(path: string): Promise<DestinationState> {
+    const names = path.split('/');
+    for (let depth = 1; depth < names.length; depth += 1) {
+      const ancestor = names.slice(0, depth).join('/');
+      const info = await lstatOrUndefined(this.abs(ancestor));
+      if (info === undefined) return { kind: 'missing' };
+      if (!info.isDirectory()) return { kind: 'blocked', by: ancestor, link: info.isSymbolicLink() };
+    }
+    const abs = this.abs(path);
+    const info = await lstatOrUndefined(abs);
+    if (info === undefined) return { kind: 'missing' };
+    if (info.isDirectory()) return { kind: 'directory' };
+    if (info.isSymbolicLink()) return { kind: 'symlink', bytes: new Uint8Array(await fs.readlink(abs, { encoding: 'buffer' })) };
+    if (!info.isFile()) return { kind: 'other' };
+    return { kind: 'file', bytes: new Uint8Array(await fs.readFile(abs)), executable: (info.mode & 0o100) !== 0, mode: info.mode & 0o7777 };
+  }
+
+  /** Every file, link or other non-directory below directory `path` (relative paths). */
+  async leavesBelow(path: string): Promise<string[]> {
+    const out: string[] = [];
+    for (const entry of await fs.readdir(this.abs(path), { withFileTypes: true })) {
+      const child = path === '' ? entry.name : `${path}/${entry.name}`;
+      if (entry.isDirectory()) out.push(...(await this.leavesBelow(child)));
+      else out.push(child);
+    }
+    return out;
+  }
+
+  /** Creates the directory `path` and its missing parents, refusing anything but a directory on the way. */
+  async makeDirectory(path: string): Promise<void> {
+    if (path === '') return;
+    const names = path.split('/');
+    for (let depth = 1; depth <= names.length; depth += 1) {
+      const partial = names.slice(0, depth).join('/');
+      const abs = this.abs(partial);
+      try {
+        await fs.mkdir(abs);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+        const info = await fs.lstat(abs);
+        if (!info.isDirectory()) throw new PathEscapeError(partial, `not a directory at the destination: ${partial}`);
+      }
+    }
+  }
+
+  /** Writes a file (`mode` its permission bits) or a symlink at `path` atomically; parents are created. */
+  async put(
+    path: string,
+    entry: { kind: 'file'; bytes: Uint8Array; mode: number } | { kind: 'symlink'; bytes: Uint8Array },
+  ): Promise<void> {
+    const parent = path.includes('/') ? path.slice(0, path.lastIndexOf('/')) : '';
+    await this.makeDirectory(parent);
+    const target = this.abs(path);
+    const temp = join(dirname(target), `.${randomBytes(6).toString('hex')}.sessionfs-export`);
+    if (entry.kind === 'symlink') await fs.symlink(Buffer.from(entry.bytes), temp);
+    else {
+      const handle = await fs.open(temp, 'wx', entry.mode);
+      try {
+        await handle.writeFile(entry.bytes);
+        await handle.chmod(entry.mode); // the umask must not decide the bits
+      } finally {
+        await handle.close();
+      }
+    }
+    try {
+      await this.#checkDirectory(parent);
+      await fs.rename(temp, target);
+    } catch (error) {
+      await fs.rm(temp, { force: true });
+      throw error;
+    }
+  }
+
+  /** Removes the file or link at `path` (never what a link points to). */
+  async remove(path: string): Promise<void> {
+    await this.#checkDirectory(path.includes('/') ? path.slice(0, path.lastIndexOf('/')) : '');
+    await fs.unlink(this.abs(path));
+  }
+
+  /** Removes directory `path` when it is empty; true when it is gone. */
+  async removeEmptyDirectory(path: string): Promise<boolean> {
+    try {
+      await this.#checkDirectory(path);
+      await fs.rmdir(this.abs(path));
+      return true;
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'ENOTEMPTY' || code === 'EEXIST' || code === 'ENOENT') return false;
+      throw error;
+    }
+  }
+
+  /** The directory at `path` is, in reality, that path inside the destination (no link on the way). */
+  async #checkDirectory(path: string): Promise<void> {
+    const expected = this.abs(path);
+    const real = await fs.realpath(expected);
+    if (real !== expected || !(real === this.root || real.startsWith(this.root.endsWith(sep) ? this.root : `${this.root}${sep}`))) {
+      throw new PathEscapeError(
+        path === '' ? '/' : path,
+        `the destination changed under the export: ${path === '' ? '/' : path} is no longer a directory inside it`,
+      );
+    }
+  }
+}
+
+export type DestinationState =
+  | { kind: 'missing' }
+  | { kind: 'blocked'; by: string; link: boolean }
+  | { kind: 'directory' }
+  | { kind: 'other' }
+  | { kind: 'symlink'; bytes: Uint8Array }
+  | { kind: 'file'; bytes: Uint8Array; executable: boolean; mode: number };
+
+async function lstatOrUndefined(abs: string): Promise<import('node:fs').Stats | undefined> {
+  try {
+    return await fs.lstat(abs);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
+    throw error;
+  }
+}

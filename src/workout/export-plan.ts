@@ -1,0 +1,249 @@
+import type { SnapshotEntry, SnapshotTree } from '../workspace/driver.js';
+import { ConflictError, IsADirectoryError, NotADirectoryError, WorkspaceError } from '../workspace/errors.js';
+import { fromDriverError } from '../workspace/driver-errors.js';
+import { compareStrings } from '../workspace/glob-grep.js';
+import type { Destination, DestinationState } from './destination.js';
+import { changedPaths } from './snapshot-tree.js';
+
+export type ConflictPolicy = 'fail' | 'skip' | 'overwrite';
+
+export interface ExportConflict {
+  /** The workspace path. */
+  path: string;
+  reason: string;
+}
+
+export interface ExportResult {
+  /** Workspace paths written (files and symlinks), sorted. In a dry run: what would be written. */
+  written: string[];
+  /** Workspace paths deleted at the destination, sorted. */
+  deleted: string[];
+  /** Destinations that differ from the baseline; with `overwrite` they are also in `written`/`deleted`. */
+  conflicts: ExportConflict[];
+  dryRun: boolean;
+}
+
+/** `onConflict: 'fail'` found conflicts: nothing was written. `conflicts` lists them all. */
+export class ExportConflictError extends ConflictError {
+  readonly conflicts: ExportConflict[];
+
+  constructor(conflicts: ExportConflict[]) {
+    const shown = conflicts.slice(0, 5).map((conflict) => `${conflict.path} (${conflict.reason})`);
+    const more = conflicts.length > 5 ? ` and ${conflicts.length - 5} more` : '';
+    super(
+      `nothing was written: ${conflicts.length} destination(s) changed since the baseline: ${shown.join(', ')}${more}`,
+      conflicts[0]?.path,
+    );
+    this.conflicts = conflicts;
+  }
+}
+
+/** An export that failed part way: `exported` says exactly what it had done. */
+export class ExportIncompleteError extends WorkspaceError {
+  readonly exported: ExportResult;
+
+  constructor(cause: WorkspaceError, exported: ExportResult) {
+    super(
+      cause.code,
+      `the export stopped at ${cause.path ?? '/'} (${cause.code}) after writing ${exported.written.length} and deleting ${exported.deleted.length} entries: ${cause.message}`,
+      cause.path,
+    );
+    this.exported = exported;
+  }
+}
+
+/** Where an export goes: a destination and the destination path of each workspace path it takes. */
+export interface ExportTarget {
+  destination: Destination;
+  /** The destination-relative path for a workspace path, or undefined when it is not exported here. */
+  place(path: string): string | undefined;
+}
+
+type Leaf = Exclude<SnapshotEntry, { kind: 'directory' }>;
+interface Write {
+  target: ExportTarget;
+  path: string;
+  rel: string;
+  entry: { kind: 'file'; bytes: Uint8Array; mode: number } | { kind: 'symlink'; bytes: Uint8Array };
+}
+interface Removal {
+  target: ExportTarget;
+  path: string;
+  rel: string;
+}
+
+/** Everything an export will do, decided before anything is written. */
+export interface ExportPlan {
+  writes: Write[];
+  deletes: Removal[];
+  /** Directories the workspace added (created when missing) or removed (removed when left empty). */
+  makeDirectories: Removal[];
+  removeDirectories: Removal[];
+  conflicts: ExportConflict[];
+}
+
+/**
+ * Decides what exporting the change from `from` to `to` does at each target. A destination entry that
+ * already holds the new content needs nothing; one that holds the `from` version (or is absent where `from`
+ * had nothing) is replaced; anything else is a conflict, handled by `policy`. A path the export cannot
+ * reach without replacing something the change does not remove (a file, link or foreign directory in the
+ * way) is a clash: an `ENOTDIR`/`EISDIR` error, before anything is written.
+ */
+export async function planExport(
+  from: SnapshotTree,
+  to: SnapshotTree,
+  targets: ExportTarget[],
+  policy: ConflictPolicy,
+): Promise<ExportPlan> {
+  const plan: ExportPlan = { writes: [], deletes: [], makeDirectories: [], removeDirectories: [], conflicts: [] };
+  const changes = await changedPaths(from, to, { directories: true });
+  for (const target of targets) {
+    const pending: { path: string; rel: string; state: DestinationState; directory: boolean; want?: Leaf; base?: Leaf }[] = [];
+    for (const change of changes) {
+      const rel = target.place(change.path);
+      if (rel === undefined) continue;
+      const state = await target.destination.state(rel);
+      if (change.directory === true) {
+        if (change.status === 'deleted') plan.removeDirectories.push({ target, path: change.path, rel });
+        else pending.push({ path: change.path, rel, state, directory: true });
+        continue;
+      }
+      const wanted = await to.entry(change.path);
+      // A file the workspace replaced by a directory: the directory's own change creates it.
+      if (wanted?.kind === 'directory' && state.kind === 'directory') continue;
+      const want = leaf(wanted);
+      const base = leaf(await from.entry(change.path));
+      if (state.kind === 'blocked' || (state.kind === 'directory' && want !== undefined)) {
+        pending.push({ path: change.path, rel, state, directory: false, ...(want && { want }), ...(base && { base }) });
+        continue;
+      }
+      await decide(plan, target, change.path, rel, state, want, base, policy);
+    }
+    // Second pass: what stands in the way is fine when this export removes it first.
+    const removed = new Set(plan.deletes.filter((removal) => removal.target === target).map((removal) => removal.rel));
+    const removedDirectories = new Set(plan.removeDirectories.filter((removal) => removal.target === target).map((removal) => removal.rel));
+    for (const item of pending) {
+      let state = item.state;
+      if (state.kind === 'blocked') {
+        if (!removed.has(state.by)) {
+          const what = state.link ? 'a symlink' : 'a file';
+          throw new NotADirectoryError(item.path, `${what} stands at the destination where ${item.path} needs a directory: ${state.by}`);
+        }
+        state = { kind: 'missing' };
+      }
+      if (item.directory) {
+        if (state.kind === 'missing') plan.makeDirectories.push({ target, path: item.path, rel: item.rel });
+        else if (state.kind !== 'directory' && !removed.has(item.rel))
+          throw new NotADirectoryError(item.path, `a file stands at the destination where the workspace has the directory ${item.path}`);
+        else if (state.kind !== 'directory') plan.makeDirectories.push({ target, path: item.path, rel: item.rel });
+        continue;
+      }
+      if (state.kind === 'directory') {
+        const leaves = await target.destination.leavesBelow(item.rel);
+        if (!removedDirectories.has(item.rel) || !leaves.every((path) => removed.has(path)))
+          throw new IsADirectoryError(item.path, `a directory stands at the destination where the workspace has the file ${item.path}`);
+        state = { kind: 'missing' };
+      }
+      await decide(plan, target, item.path, item.rel, state, item.want, item.base, policy);
+    }
+  }
+  return plan;
+}
+
+function leaf(entry: SnapshotEntry | undefined): Leaf | undefined {
+  return entry === undefined || entry.kind === 'directory' ? undefined : entry;
+}
+
+async function decide(
+  plan: ExportPlan,
+  target: ExportTarget,
+  path: string,
+  rel: string,
+  state: DestinationState,
+  want: Leaf | undefined,
+  base: Leaf | undefined,
+  policy: ConflictPolicy,
+): Promise<void> {
+  const wanted = want === undefined ? undefined : await want.bytes();
+  const executable = want?.kind === 'file' && want.executable;
+  // Modes: backends without permission bits (memory) say "not executable" for every file, so only an exec
+  // bit the workspace has, or a change of it since `from`, is carried to the destination.
+  const modeChanged = want?.kind === 'file' && base?.kind === 'file' && base.executable !== want.executable;
+  const modeHeld = state.kind !== 'file' || (modeChanged ? state.executable === executable : !executable || state.executable);
+  if (await holds(state, want, wanted)) {
+    if (modeHeld) return;
+  } else if (!(await holds(state, base, base === undefined ? undefined : await base.bytes()))) {
+    const reason =
+      state.kind === 'missing'
+        ? 'deleted at the destination since the baseline'
+        : state.kind === 'directory'
+          ? 'a directory stands at the destination'
+          : base === undefined
+            ? 'exists at the destination with other content'
+            : 'changed at the destination since the baseline';
+    plan.conflicts.push({ path, reason });
+    if (policy !== 'overwrite') return;
+    if (state.kind === 'directory' || state.kind === 'other') return;
+  }
+  if (want === undefined || wanted === undefined) {
+    if (state.kind !== 'missing') plan.deletes.push({ target, path, rel });
+    return;
+  }
+  // The destination's other permission bits are kept.
+  const existing = state.kind === 'file' ? state.mode : 0o644;
+  const mode = executable ? existing | ((existing & 0o444) >> 2) | 0o100 : modeChanged ? existing & ~0o111 : existing;
+  plan.writes.push({
+    target,
+    path,
+    rel,
+    entry: want.kind === 'symlink' ? { kind: 'symlink', bytes: wanted } : { kind: 'file', bytes: wanted, mode },
+  });
+}
+
+async function holds(state: DestinationState, entry: Leaf | undefined, bytes: Uint8Array | undefined): Promise<boolean> {
+  if (entry === undefined || bytes === undefined) return state.kind === 'missing';
+  if (state.kind !== entry.kind) return false;
+  return Buffer.compare(state.bytes, bytes) === 0;
+}
+
+/**
+ * Carries out a plan (or, in a dry run, only reports it): deletions first (deepest first), then directories
+ * the workspace removed (when left empty), then directories it added, then writes, each atomic.
+ */
+export async function applyExport(plan: ExportPlan, options: { dryRun: boolean; policy: ConflictPolicy }): Promise<ExportResult> {
+  const byPath = (a: { path: string }, b: { path: string }) => compareStrings(a.path, b.path);
+  const result: ExportResult = { written: [], deleted: [], conflicts: [...plan.conflicts].sort(byPath), dryRun: options.dryRun };
+  if (options.dryRun) {
+    result.written = plan.writes.map((write) => write.path).sort(compareStrings);
+    result.deleted = plan.deletes.map((removal) => removal.path).sort(compareStrings);
+    return result;
+  }
+  if (options.policy === 'fail' && plan.conflicts.length > 0) throw new ExportConflictError(result.conflicts);
+  const deepestFirst = (a: Removal, b: Removal) => compareStrings(b.rel, a.rel);
+  let current = '';
+  try {
+    for (const removal of [...plan.deletes].sort(deepestFirst)) {
+      current = removal.path;
+      await removal.target.destination.remove(removal.rel);
+      result.deleted.push(removal.path);
+    }
+    for (const removal of [...plan.removeDirectories].sort(deepestFirst)) {
+      current = removal.path;
+      await removal.target.destination.removeEmptyDirectory(removal.rel);
+    }
+    for (const directory of [...plan.makeDirectories].sort(byPath)) {
+      current = directory.path;
+      await directory.target.destination.makeDirectory(directory.rel);
+    }
+    for (const write of [...plan.writes].sort(byPath)) {
+      current = write.path;
+      await write.target.destination.put(write.rel, write.entry);
+      result.written.push(write.path);
+    }
+  } catch (error) {
+    throw new ExportIncompleteError(fromDriverError(error, current), result);
+  }
+  result.written.sort(compareStrings);
+  result.deleted.sort(compareStrings);
+  return result;
+}
