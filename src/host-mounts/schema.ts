@@ -20,6 +20,8 @@ export const HostMountSchema = z.strictObject({
   maxBytes: z.number().int().nonnegative().optional(),
   /** Follow symlinks whose targets lie inside the allowed roots. Default false: links are skipped. */
   followSymlinks: z.boolean().optional(),
+  /** Never written to by `session.writeBack()`. Default false. */
+  readOnly: z.boolean().optional(),
 });
 
 export type HostMount = z.input<typeof HostMountSchema>;

@@ -5,6 +5,8 @@ import { InvalidArgumentError } from '../workspace/errors.js';
 import type { SnapshotableWorkspace, WorkspaceSnapshot } from '../workspace/types.js';
 import { hostDirectories } from './host-dirs.js';
 import { validateSessionOptions, type CreateSessionOptions, type SessionSettings } from './options.js';
+import type { ExportResult } from '../workout/export-plan.js';
+import { writeBackMounts, type WriteBackOptions } from '../workout/write-back.js';
 import { outsideView, SessionQueue } from './queue.js';
 import { scrubHostPaths } from './scrub.js';
 import { callScope, runToolCall } from './tool-call.js';
@@ -17,6 +19,8 @@ export type { CreateSessionOptions } from './options.js';
 export interface HydratedSession extends Session {
   /** The last hydration's result (creation or `reset()`); `undefined` without mounts. */
   readonly hydration: HydrateResult | undefined;
+  /** Writes the changes since hydration back to the mounts' host paths; see docs/work-out.md. */
+  writeBack(options?: WriteBackOptions): Promise<ExportResult>;
 }
 
 /**
@@ -40,6 +44,8 @@ class WorkspaceSession implements HydratedSession {
   #snapshots: WorkspaceSnapshot[] = [];
   #history: ToolCallRecord[] = [];
   #hydration: HydrateResult | undefined;
+  /** With mounts: the state write-back compares the host with (after hydration, then after each write-back). */
+  #hydrated: WorkspaceSnapshot | undefined;
   readonly #queue = new SessionQueue();
   /** The workspace as code outside a call sees it (its operations wait for the calls asked for before them). */
   #outside: { workspace: SnapshotableWorkspace; view: SnapshotableWorkspace } | undefined;
@@ -102,6 +108,8 @@ class WorkspaceSession implements HydratedSession {
           ...(signal === undefined ? {} : { signal }),
         });
       }
+      this.#hydrated = settings.mounts.length > 0 ? await workspace.snapshot({ tag: `session ${this.id} hydrated` }) : undefined;
+      this.#hydrated = settings.mounts.length > 0 ? await workspace.snapshot({ tag: `session ${this.id} hydrated` }) : undefined;
       if (settings.readOnly) workspace.seal();
       return workspace;
     } catch (error) {
@@ -164,6 +172,34 @@ class WorkspaceSession implements HydratedSession {
 
   #scrub(message: string, allAbsolute: boolean): string {
     return scrubHostPaths(message, { root: this.#workspace?.root, hostDirs: this.#hostDirs, allAbsolute });
+  }
+
+  writeBack(options?: WriteBackOptions): Promise<ExportResult> {
+    try {
+      this.#assertUsable('writeBack');
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.#enqueue(async () => {
+      const settings = this.#settings;
+      const done = await writeBackMounts(this.filesystem, settings.mounts, settings.allowedHostRoots, this.#hydrated, options);
+      if (done.baseline !== undefined) this.#hydrated = done.baseline;
+      return done.result;
+    });
+  }
+
+  writeBack(options?: WriteBackOptions): Promise<ExportResult> {
+    try {
+      this.#assertUsable('writeBack');
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.#enqueue(async () => {
+      const settings = this.#settings;
+      const done = await writeBackMounts(this.filesystem, settings.mounts, settings.allowedHostRoots, this.#hydrated, options);
+      if (done.baseline !== undefined) this.#hydrated = done.baseline;
+      return done.result;
+    });
   }
 
   rollbackTo(snapshot: WorkspaceSnapshot): Promise<void> {

@@ -1,3 +1,4 @@
 export { exportTo, type ExportOptions } from './export.js';
 export { ExportConflictError, ExportIncompleteError, type ConflictPolicy, type ExportConflict, type ExportResult } from './export-plan.js';
 export { createGitPatch } from './patch.js';
+export type { WriteBackOptions } from './write-back.js';

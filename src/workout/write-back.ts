@@ -1,0 +1,78 @@
+import * as fs from 'node:fs/promises';
+import { basename, dirname } from 'node:path';
+import picomatch from 'picomatch';
+import { AllowedRoots } from '../host-mounts/allow-list.js';
+import { defaultMountPath } from '../host-mounts/hydrate.js';
+import type { HostMount } from '../host-mounts/schema.js';
+import { FileNotFoundError, PathEscapeError, SnapshotRestoreError } from '../workspace/errors.js';
+import { displayPath, isSameOrInside, normalizePath, relativeTo } from '../workspace/paths.js';
+import type { SnapshotableWorkspace, WorkspaceSnapshot } from '../workspace/types.js';
+import { Destination } from './destination.js';
+import { exportSettings } from './export.js';
+import { applyExport, planExport, type ConflictPolicy, type ExportResult, type ExportTarget } from './export-plan.js';
+
+export interface WriteBackOptions {
+  /** Write nothing; report what would be written, deleted and in conflict. */
+  dryRun?: boolean;
+  /** A host file changed since hydration: `fail` (default) writes nothing, `skip` leaves it, `overwrite` replaces it. */
+  onConflict?: ConflictPolicy;
+}
+
+/**
+ * Writes the changes a hydrated workspace made since `baseline` (the state right after hydration) back to
+ * each writable mount's host path, with `exportTo`'s conflict rules against the baseline. All mounts are
+ * planned before anything is written, so `fail` writes nothing anywhere. Returns the result and the
+ * snapshot that becomes the new baseline (undefined when it must not: a dry run, or conflicts skipped,
+ * which must be found again next time).
+ */
+export async function writeBackMounts(
+  workspace: SnapshotableWorkspace,
+  mounts: readonly HostMount[],
+  allowedHostRoots: readonly string[],
+  baseline: WorkspaceSnapshot | undefined,
+  options: WriteBackOptions | undefined,
+): Promise<{ result: ExportResult; baseline: WorkspaceSnapshot | undefined }> {
+  const { dryRun, policy } = exportSettings(options);
+  if (baseline === undefined) throw new SnapshotRestoreError('nothing to write back: the session was not hydrated from mounts');
+  const writable = mounts.filter((mount) => mount.readOnly !== true);
+  const allowed = writable.length === 0 ? undefined : await AllowedRoots.resolve(allowedHostRoots, 'write-back');
+  const targets: ExportTarget[] = [];
+  for (const mount of writable) targets.push(await mountTarget(mount, allowed as AllowedRoots));
+  const from = await workspace.snapshotTree(baseline);
+  const state = await workspace.snapshot({ tag: 'write-back' });
+  const plan = await planExport(from, await workspace.snapshotTree(state), targets, policy);
+  const result = await applyExport(plan, { dryRun, policy });
+  const keepsConflicts = policy === 'skip' && result.conflicts.length > 0;
+  return { result, baseline: dryRun || keepsConflicts ? undefined : state };
+}
+
+/** Where a mount's workspace paths go on the host: its (real) host path, `include`/`exclude` applied. */
+async function mountTarget(mount: HostMount, allowed: AllowedRoots): Promise<ExportTarget> {
+  const mountPath = normalizePath(mount.mountPath ?? defaultMountPath(mount.hostPath));
+  const shown = displayPath(mountPath);
+  let real: string;
+  try {
+    real = await fs.realpath(mount.hostPath);
+  } catch {
+    throw new FileNotFoundError(shown, `the host path of the mount at ${shown} no longer exists`);
+  }
+  if (!allowed.contains(real))
+    throw new PathEscapeError(shown, `the host path of the mount at ${shown} lies outside the allowed host roots`);
+  if (!(await fs.stat(real)).isDirectory()) {
+    const name = basename(real);
+    return { destination: new Destination(dirname(real)), place: (path) => (path === mountPath ? name : undefined) };
+  }
+  const isIncluded = mount.include === undefined ? () => true : picomatch(mount.include, { dot: true });
+  const isExcluded = mount.exclude === undefined || mount.exclude.length === 0 ? () => false : picomatch(mount.exclude, { dot: true });
+  return {
+    destination: new Destination(real),
+    place(path) {
+      if (path === mountPath || !isSameOrInside(path, mountPath)) return undefined;
+      const relative = relativeTo(path, mountPath);
+      // Hydration never went into an excluded directory, so nothing below one goes back either.
+      const names = relative.split('/');
+      for (let depth = 1; depth <= names.length; depth += 1) if (isExcluded(names.slice(0, depth).join('/'))) return undefined;
+      return isIncluded(relative) ? relative : undefined;
+    },
+  };
+}
