@@ -109,7 +109,6 @@ class WorkspaceSession implements HydratedSession {
         });
       }
       this.#hydrated = settings.mounts.length > 0 ? await workspace.snapshot({ tag: `session ${this.id} hydrated` }) : undefined;
-      this.#hydrated = settings.mounts.length > 0 ? await workspace.snapshot({ tag: `session ${this.id} hydrated` }) : undefined;
       if (settings.readOnly) workspace.seal();
       return workspace;
     } catch (error) {
@@ -172,20 +171,6 @@ class WorkspaceSession implements HydratedSession {
 
   #scrub(message: string, allAbsolute: boolean): string {
     return scrubHostPaths(message, { root: this.#workspace?.root, hostDirs: this.#hostDirs, allAbsolute });
-  }
-
-  writeBack(options?: WriteBackOptions): Promise<ExportResult> {
-    try {
-      this.#assertUsable('writeBack');
-    } catch (error) {
-      return Promise.reject(error);
-    }
-    return this.#enqueue(async () => {
-      const settings = this.#settings;
-      const done = await writeBackMounts(this.filesystem, settings.mounts, settings.allowedHostRoots, this.#hydrated, options);
-      if (done.baseline !== undefined) this.#hydrated = done.baseline;
-      return done.result;
-    });
   }
 
   writeBack(options?: WriteBackOptions): Promise<ExportResult> {
