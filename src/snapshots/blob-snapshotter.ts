@@ -1,4 +1,4 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { BackendDriver, BlobStore, Snapshotter, SnapshotTree } from '../workspace/driver.js';
 import { snapshotTree, type TreeChild, type TreeReader } from '../workout/snapshot-tree.js';
 import { SnapshotError, SnapshotRestoreError, WorkspaceError } from '../workspace/errors.js';
@@ -6,6 +6,7 @@ import { compareStrings } from '../workspace/glob-grep.js';
 import { joinPath, pathDepth, relativeTo, splitPath, parentPath } from '../workspace/paths.js';
 import type { DiffEntry, RestoreResult, SnapshotOptions, WorkspaceSnapshot } from '../workspace/types.js';
 import { memoryBlobStore } from './blob-store.js';
+import { diffManifests, encodeManifest, putBlob, readManifest, type ManifestEntry } from './manifest.js';
 import { sortDiff } from './record.js';
 
 interface FileNode {
@@ -21,12 +22,9 @@ interface DirNode {
   hash: string | undefined;
 }
 
-/** One manifest line: name, `f` or `d`, content or manifest hash, size in bytes (0 for a directory). */
-type ManifestEntry = [name: string, kind: 'f' | 'd', hash: string, size: number];
 
 const REF_PREFIX = 'sha256:';
 const newDir = (): DirNode => ({ kind: 'dir', children: new Map(), hash: undefined });
-const sha256 = (bytes: Uint8Array): string => createHash('sha256').update(bytes).digest('hex');
 
 /**
  * The snapshotter `createWorkspace` gives a driver that has none: content-addressed blobs. A file's bytes
@@ -94,7 +92,7 @@ export class BlobSnapshotter implements Snapshotter {
     const left = this.#rootOf(from);
     const right = to === undefined ? await this.#capture() : this.#rootOf(to);
     const entries: DiffEntry[] = [];
-    await this.#diff('', left, right, entries);
+    await diffManifests(this.#blobs, '', left, right, entries);
     return sortDiff(entries);
   }
 
@@ -222,9 +220,7 @@ export class BlobSnapshotter implements Snapshotter {
   }
 
   async #put(bytes: Uint8Array): Promise<string> {
-    const hash = sha256(bytes);
-    if (!(await this.#blobs.has(hash))) await this.#blobs.put(hash, bytes);
-    return hash;
+    return putBlob(this.#blobs, bytes);
   }
 
   async #hashDirectory(directory: DirNode): Promise<string> {
@@ -233,17 +229,14 @@ export class BlobSnapshotter implements Snapshotter {
     for (const [name, child] of directory.children) {
       entries.push(child.kind === 'dir' ? [name, 'd', await this.#hashDirectory(child), 0] : [name, 'f', child.hash, child.size]);
     }
-    entries.sort((a, b) => compareStrings(a[0], b[0]));
-    directory.hash = await this.#put(new TextEncoder().encode(JSON.stringify(entries)));
+    directory.hash = await this.#put(encodeManifest(entries));
     return directory.hash;
   }
 
   // ---- reading snapshots --------------------------------------------------------------------------------
 
   async #manifest(hash: string): Promise<ManifestEntry[]> {
-    const bytes = await this.#blobs.get(hash);
-    if (bytes === undefined) throw new SnapshotRestoreError(`the snapshot's manifest ${hash} is missing from the blob store`);
-    return JSON.parse(new TextDecoder().decode(bytes)) as ManifestEntry[];
+    return readManifest(this.#blobs, hash);
   }
 
   async #blob(hash: string): Promise<Uint8Array> {
@@ -283,26 +276,6 @@ export class BlobSnapshotter implements Snapshotter {
         await this.#driver.mkdir(childPath);
         await this.#apply(childPath, newDir(), childHash);
       }
-    }
-  }
-
-  async #diff(path: string, left: string | undefined, right: string | undefined, out: DiffEntry[]): Promise<void> {
-    if (left === right) return;
-    const before = new Map((left === undefined ? [] : await this.#manifest(left)).map((entry) => [entry[0], entry]));
-    const after = new Map((right === undefined ? [] : await this.#manifest(right)).map((entry) => [entry[0], entry]));
-    for (const name of new Set([...before.keys(), ...after.keys()])) {
-      const l = before.get(name);
-      const r = after.get(name);
-      const childPath = joinPath(path, name);
-      if (l?.[1] === 'f' && r?.[1] === 'f') {
-        if (l[2] !== r[2]) out.push({ path: childPath, status: 'modified' });
-        continue;
-      }
-      if (l?.[1] === 'f') out.push({ path: childPath, status: 'deleted' });
-      if (r?.[1] === 'f') out.push({ path: childPath, status: 'added' });
-      const leftDir = l?.[1] === 'd' ? l[2] : undefined;
-      const rightDir = r?.[1] === 'd' ? r[2] : undefined;
-      if (leftDir !== undefined || rightDir !== undefined) await this.#diff(childPath, leftDir, rightDir, out);
     }
   }
 }

@@ -1,0 +1,175 @@
+import { randomUUID } from 'node:crypto';
+import type { z } from 'zod';
+import { createSession, type HydratedSession } from '../session/session.js';
+import type { RunToolOptions, ToolCallResult, ToolDefinition } from '../session/types.js';
+import { ConflictError, InvalidArgumentError } from '../workspace/errors.js';
+import { createWorkspace } from '../workspace/create-workspace.js';
+import type { WorkspaceLimits } from '../workspace/limits.js';
+import type { SnapshotableWorkspace, WorkspaceSnapshot } from '../workspace/types.js';
+import { BlobTreeDriver } from './blob-tree-driver.js';
+import type { SessionHead, SessionStore } from './session-store.js';
+
+export interface OpenSessionOptions {
+  store: SessionStore;
+  sessionId: string;
+  /** How long the lease lasts without renewal; renewed every third of it while open. Default 30 s. */
+  leaseMs?: number;
+  /** Open a new session (new id, `parentId` = `sessionId`) from the same head instead of taking its lease. */
+  fork?: boolean;
+  /** Open the head read-only, without a lease: nothing is ever published. */
+  readOnly?: boolean;
+  limits?: Partial<WorkspaceLimits>;
+}
+
+/** A session whose head lives in a `SessionStore`: resumable on any machine, one writer at a time. */
+export interface RemoteSession extends HydratedSession {
+  /** The session this one was forked from. */
+  readonly parentId: string | undefined;
+  /** The head version this session last published or opened. */
+  readonly version: number;
+  /**
+   * Stores what changed and moves the head by compare-and-swap on its version. `ConflictError`, with
+   * nothing moved, when this owner lost its lease to another (the version fences it off). Called after
+   * every successful `runTool` and by `dispose()`.
+   */
+  publish(): Promise<number>;
+}
+
+/**
+ * Opens (or creates) a session from a store. Opening is O(1): the workspace is built on the head's root
+ * manifest and reads blobs lazily on first access. While another owner holds an unexpired lease it throws
+ * `ConflictError` naming the expiry; `fork` opens a copy instead, `readOnly` a view.
+ */
+export async function openSession(options: OpenSessionOptions): Promise<RemoteSession> {
+  const { store, sessionId } = options;
+  if (typeof sessionId !== 'string' || sessionId === '' || sessionId.length > 1024)
+    throw new InvalidArgumentError('sessionId must be a non-empty string of at most 1024 characters');
+  const leaseMs = options.leaseMs ?? 30_000;
+  if (!Number.isInteger(leaseMs) || leaseMs < 1000) throw new InvalidArgumentError('leaseMs must be an integer of at least 1000');
+  const owner = randomUUID();
+  let head: SessionHead | undefined;
+  if (options.readOnly === true) {
+    head = (await store.head(sessionId)) ?? { sessionId, parentId: undefined, root: undefined, version: 0 };
+  } else {
+    head = await store.acquire(options.fork === true ? randomUUID() : sessionId, owner, leaseMs, options.fork === true ? sessionId : undefined);
+  }
+  const driver = new BlobTreeDriver(store.blobs, head.root, { trackReused: true });
+  const workspace = createWorkspace(driver, { readOnly: options.readOnly === true, limits: options.limits });
+  const inner = await createSession({ id: head.sessionId, workspace });
+  return new StoredSession(inner, driver, store, head, owner, leaseMs, options.readOnly === true);
+}
+
+class StoredSession implements RemoteSession {
+  readonly #inner: HydratedSession;
+  readonly #driver: BlobTreeDriver;
+  readonly #store: SessionStore;
+  readonly #owner: string;
+  readonly #leaseMs: number;
+  readonly #readOnly: boolean;
+  readonly #head: SessionHead;
+  readonly #renewal: NodeJS.Timeout | undefined;
+  #leaseLost = false;
+  #publishing: Promise<number> | undefined;
+  #disposed = false;
+
+  constructor(inner: HydratedSession, driver: BlobTreeDriver, store: SessionStore, head: SessionHead, owner: string, leaseMs: number, readOnly: boolean) {
+    this.#inner = inner;
+    this.#driver = driver;
+    this.#store = store;
+    this.#head = { ...head };
+    this.#owner = owner;
+    this.#leaseMs = leaseMs;
+    this.#readOnly = readOnly;
+    if (!readOnly) {
+      this.#renewal = setInterval(() => void this.#renew(), Math.floor(leaseMs / 3));
+      this.#renewal.unref();
+    }
+  }
+
+  get id(): string {
+    return this.#inner.id;
+  }
+  get parentId(): string | undefined {
+    return this.#head.parentId;
+  }
+  get version(): number {
+    return this.#head.version;
+  }
+  get filesystem(): SnapshotableWorkspace {
+    return this.#inner.filesystem;
+  }
+  get snapshots(): readonly WorkspaceSnapshot[] {
+    return this.#inner.snapshots;
+  }
+  get history(): HydratedSession['history'] {
+    return this.#inner.history;
+  }
+  get hydration(): HydratedSession['hydration'] {
+    return this.#inner.hydration;
+  }
+
+  async runTool<Schema extends z.ZodType, T>(tool: ToolDefinition<Schema, T>, rawParams: unknown, options?: RunToolOptions): Promise<ToolCallResult<T>> {
+    const result = await this.#inner.runTool(tool, rawParams, options);
+    if (result.success && !this.#readOnly) await this.publish();
+    return result;
+  }
+
+  rollbackTo(snapshot: WorkspaceSnapshot): Promise<void> {
+    return this.#inner.rollbackTo(snapshot);
+  }
+
+  async reset(): Promise<void> {
+    await this.#inner.reset();
+  }
+
+  publish(): Promise<number> {
+    if (this.#readOnly) return Promise.reject(new ConflictError(`session '${this.id}' was opened read-only; it cannot publish`));
+    // One publish at a time: a second call waits for the first and then publishes what is left.
+    const run = async (): Promise<number> => {
+      if (this.#leaseLost) throw new ConflictError(`session '${this.id}' lost its lease to another owner; nothing was published`);
+      let captured: Awaited<ReturnType<BlobTreeDriver['capture']>> | undefined;
+      const version = await this.#store.publish({
+        sessionId: this.id,
+        owner: this.#owner,
+        expectedVersion: this.#head.version,
+        leaseMs: this.#leaseMs,
+        upload: async () => {
+          captured = await this.#driver.capture();
+          return { root: captured.root, fresh: captured.fresh, reused: this.#driver.takeReused() };
+        },
+      });
+      this.#head.version = version;
+      this.#head.root = captured?.root;
+      return version;
+    };
+    const next = (this.#publishing ?? Promise.resolve(0)).catch(() => 0).then(run);
+    this.#publishing = next;
+    return next;
+  }
+
+  async dispose(): Promise<void> {
+    if (this.#disposed) return;
+    this.#disposed = true;
+    if (this.#renewal !== undefined) clearInterval(this.#renewal);
+    try {
+      if (!this.#readOnly && !this.#leaseLost) {
+        await this.publish();
+        await this.#store.release(this.id, this.#owner);
+      }
+    } finally {
+      await this.#inner.dispose();
+    }
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.dispose();
+  }
+
+  async #renew(): Promise<void> {
+    try {
+      if (!(await this.#store.renew(this.id, this.#owner, this.#leaseMs))) this.#leaseLost = true;
+    } catch {
+      // A failed renewal is retried on the next tick; the lease fences a stale owner either way.
+    }
+  }
+}

@@ -1,0 +1,227 @@
+import type { BlobStore } from '../workspace/driver.js';
+import { ConflictError, InvalidArgumentError } from '../workspace/errors.js';
+import { readManifest } from '../snapshots/manifest.js';
+import type { PublishRequest, SessionHead, SessionStore } from './session-store.js';
+
+/** The part of `pg`'s `Pool` this store uses (so `pg` is the user's dependency, not ours). */
+export interface PgPool {
+  connect(): Promise<PgClient>;
+}
+export interface PgClient {
+  query(text: string, values?: unknown[]): Promise<{ rows: Record<string, unknown>[]; rowCount: number | null }>;
+  release(error?: Error | boolean): void;
+}
+
+export interface PostgresSessionStoreOptions {
+  pool: PgPool;
+  blobs: BlobStore;
+  /** Postgres schema for the tables (created on first use). Default `sessionfs`. */
+  schema?: string;
+  /** Published roots kept per session besides the head (restorable, kept by gc). Default 5. */
+  keepVersions?: number;
+}
+
+const IDENTIFIER = /^[a-z_][a-z0-9_]{0,62}$/;
+
+/**
+ * Heads, leases, retained snapshots and collection state in Postgres; contents in `blobs`. Times are the
+ * database's (`now()`), so machines with skewed clocks agree on lease expiry. A publish holds a shared
+ * advisory lock while it uploads and moves the head, and `gc` the exclusive one, so a collection never runs
+ * between a publish's upload and its head update: a head never points at a deleted object.
+ */
+export function postgresSessionStore(options: PostgresSessionStoreOptions): SessionStore {
+  const schema = options.schema ?? 'sessionfs';
+  if (!IDENTIFIER.test(schema)) throw new InvalidArgumentError(`schema must be a lowercase SQL identifier, got '${schema.slice(0, 80)}'`);
+  const keep = options.keepVersions ?? 5;
+  const { pool, blobs } = options;
+  const t = (table: string): string => `"${schema}"."${table}"`;
+  let ready: Promise<void> | undefined;
+
+  const transaction = async <T>(work: (client: PgClient) => Promise<T>): Promise<T> => {
+    ready ??= createTables(pool, schema, t).catch((error: unknown) => {
+      ready = undefined;
+      throw error;
+    });
+    await ready;
+    const client = await pool.connect();
+    try {
+      await client.query('BEGIN');
+      const result = await work(client);
+      await client.query('COMMIT');
+      client.release();
+      return result;
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      client.release();
+      throw error;
+    }
+  };
+  const gcLock = `hashtext('sessionfs-gc:${schema}')`;
+
+  return {
+    blobs,
+
+    head: (sessionId) =>
+      transaction(async (client) => {
+        const { rows } = await client.query(
+          `SELECT h.root, h.version, s.parent_id FROM ${t('heads')} h JOIN ${t('sessions')} s ON s.id = h.session_id WHERE h.session_id = $1`,
+          [sessionId],
+        );
+        return rows[0] === undefined ? undefined : toHead(sessionId, rows[0]);
+      }),
+
+    acquire: (sessionId, owner, leaseMs, from) =>
+      transaction(async (client) => {
+        let root: string | null = null;
+        if (from !== undefined) {
+          const parent = await client.query(`SELECT root FROM ${t('heads')} WHERE session_id = $1`, [from]);
+          if (parent.rows[0] === undefined) throw new InvalidArgumentError(`cannot fork session '${from}': it does not exist`);
+          root = parent.rows[0].root as string | null;
+        }
+        await client.query(`INSERT INTO ${t('sessions')} (id, parent_id) VALUES ($1, $2) ON CONFLICT DO NOTHING`, [sessionId, from ?? null]);
+        await client.query(`INSERT INTO ${t('heads')} (session_id, root) VALUES ($1, $2) ON CONFLICT DO NOTHING`, [sessionId, root]);
+        const { rows } = await client.query(
+          `SELECT h.root, h.version, h.lease_owner, h.lease_until, h.lease_until > now() AS held, s.parent_id
+             FROM ${t('heads')} h JOIN ${t('sessions')} s ON s.id = h.session_id WHERE h.session_id = $1 FOR UPDATE OF h`,
+          [sessionId],
+        );
+        const row = rows[0] as Record<string, unknown>;
+        if (row.held === true && row.lease_owner !== owner) {
+          const until = (row.lease_until as Date).toISOString();
+          throw new ConflictError(`session '${sessionId}' is open elsewhere: its lease is held until ${until}`);
+        }
+        await client.query(`UPDATE ${t('heads')} SET lease_owner = $2, lease_until = now() + $3 * interval '1 millisecond' WHERE session_id = $1`, [
+          sessionId,
+          owner,
+          leaseMs,
+        ]);
+        return toHead(sessionId, row);
+      }),
+
+    renew: (sessionId, owner, leaseMs) =>
+      transaction(async (client) => {
+        const { rowCount } = await client.query(
+          `UPDATE ${t('heads')} SET lease_until = now() + $3 * interval '1 millisecond' WHERE session_id = $1 AND lease_owner = $2`,
+          [sessionId, owner, leaseMs],
+        );
+        return rowCount === 1;
+      }),
+
+    release: async (sessionId, owner) => {
+      await transaction((client) =>
+        client.query(`UPDATE ${t('heads')} SET lease_owner = NULL, lease_until = NULL WHERE session_id = $1 AND lease_owner = $2`, [
+          sessionId,
+          owner,
+        ]),
+      );
+    },
+
+    publish: (request: PublishRequest) =>
+      transaction(async (client) => {
+        await client.query(`SELECT pg_advisory_xact_lock_shared(${gcLock})`);
+        const current = await client.query(`SELECT version, lease_owner FROM ${t('heads')} WHERE session_id = $1 FOR UPDATE`, [request.sessionId]);
+        const row = current.rows[0];
+        if (row === undefined) throw new ConflictError(`session '${request.sessionId}' no longer exists`);
+        if (row.lease_owner !== request.owner || Number(row.version) !== request.expectedVersion)
+          throw new ConflictError(
+            `session '${request.sessionId}' moved on: another owner took it over (head version ${Number(row.version)}, this owner last saw ${request.expectedVersion}); nothing was published`,
+          );
+        const { root, fresh, reused } = await request.upload();
+        // A blob found present when stored may have been collected since (it was unreachable then): put it back.
+        const gone = await client.query(`SELECT hash FROM ${t('gc_candidates')} WHERE hash = ANY($1) AND deleted_at IS NOT NULL`, [[...reused.keys()]]);
+        for (const { hash } of gone.rows) await blobs.put(hash as string, reused.get(hash as string) as Uint8Array);
+        await client.query(`DELETE FROM ${t('gc_candidates')} WHERE hash = ANY($1)`, [[...fresh, ...reused.keys()]]);
+        const moved = await client.query(
+          `UPDATE ${t('heads')} SET root = $2, version = version + 1, updated_at = now(), lease_until = now() + $3 * interval '1 millisecond'
+            WHERE session_id = $1 RETURNING version`,
+          [request.sessionId, root, request.leaseMs],
+        );
+        const version = Number(moved.rows[0]?.version);
+        await client.query(`INSERT INTO ${t('snapshots')} (session_id, version, root) VALUES ($1, $2, $3)`, [request.sessionId, version, root]);
+        await client.query(`DELETE FROM ${t('snapshots')} WHERE session_id = $1 AND version <= $2`, [request.sessionId, version - keep]);
+        return version;
+      }),
+
+    deleteSession: async (sessionId) => {
+      await transaction((client) => client.query(`DELETE FROM ${t('sessions')} WHERE id = $1`, [sessionId]));
+    },
+
+    listSessions: () =>
+      transaction(async (client) => {
+        const { rows } = await client.query(
+          `SELECT h.session_id, h.root, h.version, s.parent_id FROM ${t('heads')} h JOIN ${t('sessions')} s ON s.id = h.session_id ORDER BY h.session_id`,
+        );
+        return rows.map((row) => toHead(row.session_id as string, row));
+      }),
+
+    gc: ({ graceMs = 3_600_000 } = {}) =>
+      transaction(async (client) => {
+        await client.query(`SELECT pg_advisory_xact_lock(${gcLock})`);
+        const roots = await client.query(
+          `SELECT root FROM ${t('heads')} WHERE root IS NOT NULL UNION SELECT root FROM ${t('snapshots')}`,
+        );
+        const reachable = new Set<string>();
+        for (const { root } of roots.rows) await markReachable(blobs, root as string, reachable);
+        const unreachable: string[] = [];
+        if (blobs.list === undefined) throw new InvalidArgumentError('gc needs a blob store that can list its blobs');
+        for await (const hash of blobs.list()) if (!reachable.has(hash)) unreachable.push(hash);
+        await client.query(`DELETE FROM ${t('gc_candidates')} WHERE deleted_at IS NULL AND NOT (hash = ANY($1))`, [unreachable]);
+        await client.query(`INSERT INTO ${t('gc_candidates')} (hash) SELECT unnest($1::text[]) ON CONFLICT (hash) DO UPDATE SET deleted_at = NULL, first_seen = CASE WHEN ${t('gc_candidates')}.deleted_at IS NULL THEN ${t('gc_candidates')}.first_seen ELSE now() END`, [unreachable]);
+        const due = await client.query(
+          `SELECT hash FROM ${t('gc_candidates')} WHERE deleted_at IS NULL AND first_seen <= now() - $1 * interval '1 millisecond'`,
+          [graceMs],
+        );
+        for (const { hash } of due.rows) {
+          await blobs.delete?.(hash as string);
+          await client.query(`UPDATE ${t('gc_candidates')} SET deleted_at = now() WHERE hash = $1`, [hash]);
+        }
+        return { reachable: reachable.size, deleted: due.rows.length, pending: unreachable.length - due.rows.length };
+      }),
+  };
+}
+
+async function createTables(pool: PgPool, schema: string, t: (table: string) => string): Promise<void> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    // Two processes starting at once must not race on CREATE ... IF NOT EXISTS.
+    await client.query(`SELECT pg_advisory_xact_lock(hashtext('sessionfs-schema:${schema}'))`);
+    await client.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
+    await client.query(`CREATE TABLE IF NOT EXISTS ${t('sessions')} (
+      id text PRIMARY KEY, parent_id text, created_at timestamptz NOT NULL DEFAULT now())`);
+    await client.query(`CREATE TABLE IF NOT EXISTS ${t('heads')} (
+      session_id text PRIMARY KEY REFERENCES ${t('sessions')} (id) ON DELETE CASCADE,
+      root text, version bigint NOT NULL DEFAULT 0, lease_owner text, lease_until timestamptz,
+      updated_at timestamptz NOT NULL DEFAULT now())`);
+    await client.query(`CREATE TABLE IF NOT EXISTS ${t('snapshots')} (
+      session_id text NOT NULL REFERENCES ${t('sessions')} (id) ON DELETE CASCADE, version bigint NOT NULL,
+      root text NOT NULL, created_at timestamptz NOT NULL DEFAULT now(), PRIMARY KEY (session_id, version))`);
+    await client.query(`CREATE TABLE IF NOT EXISTS ${t('gc_candidates')} (
+      hash text PRIMARY KEY, first_seen timestamptz NOT NULL DEFAULT now(), deleted_at timestamptz)`);
+    await client.query('COMMIT');
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw error;
+  } finally {
+    client.release();
+  }
+}
+
+/** Adds `root` and everything below it to `seen`; a manifest already seen is not read again. */
+async function markReachable(blobs: BlobStore, root: string, seen: Set<string>): Promise<void> {
+  if (seen.has(root)) return;
+  seen.add(root);
+  for (const [, kind, hash] of await readManifest(blobs, root)) {
+    if (kind === 'd') await markReachable(blobs, hash, seen);
+    else seen.add(hash);
+  }
+}
+
+function toHead(sessionId: string, row: Record<string, unknown>): SessionHead {
+  return {
+    sessionId,
+    parentId: (row.parent_id as string | null) ?? undefined,
+    root: (row.root as string | null) ?? undefined,
+    version: Number(row.version),
+  };
+}

@@ -1,0 +1,51 @@
+import type { BlobStore } from '../workspace/driver.js';
+
+/** A session's head as the store holds it. */
+export interface SessionHead {
+  sessionId: string;
+  parentId: string | undefined;
+  /** Root manifest hash; `undefined` for a session that never published anything. */
+  root: string | undefined;
+  /** Moves by one on every publish: the fencing token a publish must present. */
+  version: number;
+}
+
+/** What a publish hands over: the new root and the blobs stored since the last publish. */
+export interface PublishRequest {
+  sessionId: string;
+  owner: string;
+  /** The version this owner last saw; the head moves only if it is still current. */
+  expectedVersion: number;
+  /**
+   * Stores what changed (blobs, then manifests) and returns the new root plus the blobs it referenced that
+   * were already in the store, with their bytes: the store re-uploads any a collection deleted meanwhile.
+   * Called inside the store's publish step, so a garbage collection cannot run while it uploads.
+   */
+  upload(): Promise<{ root: string; fresh: string[]; reused: Map<string, Uint8Array> }>;
+  leaseMs: number;
+}
+
+/**
+ * Where remote sessions keep every mutable fact (heads, leases, retained snapshots, collection state);
+ * contents live in `blobs`. `postgresSessionStore` is the implementation; the interface is what
+ * `openSession` needs, so another database can stand in.
+ */
+export interface SessionStore {
+  readonly blobs: BlobStore;
+  /** The head, or `undefined` when the session does not exist. */
+  head(sessionId: string): Promise<SessionHead | undefined>;
+  /**
+   * Creates the session when absent (from `from`'s head when given: a fork) and takes its lease for
+   * `owner`. Throws `ConflictError` while another owner holds an unexpired lease.
+   */
+  acquire(sessionId: string, owner: string, leaseMs: number, from?: string): Promise<SessionHead>;
+  /** Extends the lease; `false` when `owner` no longer holds it. */
+  renew(sessionId: string, owner: string, leaseMs: number): Promise<boolean>;
+  release(sessionId: string, owner: string): Promise<void>;
+  /** Moves the head by compare-and-swap on its version; `ConflictError` (nothing moved) when fenced off. */
+  publish(request: PublishRequest): Promise<number>;
+  deleteSession(sessionId: string): Promise<void>;
+  listSessions(): Promise<SessionHead[]>;
+  /** Deletes blobs unreachable from every head and retained snapshot for longer than `graceMs`. */
+  gc(options?: { graceMs?: number }): Promise<{ reachable: number; deleted: number; pending: number }>;
+}

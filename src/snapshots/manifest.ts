@@ -1,0 +1,62 @@
+import { createHash } from 'node:crypto';
+import type { BlobStore } from '../workspace/driver.js';
+import { SnapshotRestoreError } from '../workspace/errors.js';
+import { compareStrings } from '../workspace/glob-grep.js';
+import { joinPath } from '../workspace/paths.js';
+import type { DiffEntry } from '../workspace/types.js';
+
+/**
+ * One line of a directory manifest: name, `f` (file) or `d` (directory), content or manifest hash, size in
+ * bytes (0 for a directory). A manifest is the JSON array of its lines sorted by name, stored as a blob under
+ * its own sha256, so equal directories have equal hashes wherever they occur: the format every
+ * content-addressed snapshot in sessionfs shares (the default snapshotter, remote sessions).
+ */
+export type ManifestEntry = [name: string, kind: 'f' | 'd', hash: string, size: number];
+
+export const sha256 = (bytes: Uint8Array): string => createHash('sha256').update(bytes).digest('hex');
+
+/** The canonical bytes of a manifest (entries sorted by name). */
+export function encodeManifest(entries: ManifestEntry[]): Uint8Array {
+  entries.sort((a, b) => compareStrings(a[0], b[0]));
+  return new TextEncoder().encode(JSON.stringify(entries));
+}
+
+/** Stores `bytes` under their hash unless already present; returns the hash. */
+export async function putBlob(blobs: BlobStore, bytes: Uint8Array): Promise<string> {
+  const hash = sha256(bytes);
+  if (!(await blobs.has(hash))) await blobs.put(hash, bytes);
+  return hash;
+}
+
+export async function readManifest(blobs: BlobStore, hash: string): Promise<ManifestEntry[]> {
+  const bytes = await blobs.get(hash);
+  if (bytes === undefined) throw new SnapshotRestoreError(`the snapshot's manifest ${hash} is missing from the blob store`);
+  return JSON.parse(new TextDecoder().decode(bytes)) as ManifestEntry[];
+}
+
+/** Appends to `out` the files that differ between two manifest trees (either side may be absent). */
+export async function diffManifests(
+  blobs: BlobStore,
+  path: string,
+  left: string | undefined,
+  right: string | undefined,
+  out: DiffEntry[],
+): Promise<void> {
+  if (left === right) return;
+  const before = new Map((left === undefined ? [] : await readManifest(blobs, left)).map((entry) => [entry[0], entry]));
+  const after = new Map((right === undefined ? [] : await readManifest(blobs, right)).map((entry) => [entry[0], entry]));
+  for (const name of new Set([...before.keys(), ...after.keys()])) {
+    const l = before.get(name);
+    const r = after.get(name);
+    const childPath = joinPath(path, name);
+    if (l?.[1] === 'f' && r?.[1] === 'f') {
+      if (l[2] !== r[2]) out.push({ path: childPath, status: 'modified' });
+      continue;
+    }
+    if (l?.[1] === 'f') out.push({ path: childPath, status: 'deleted' });
+    if (r?.[1] === 'f') out.push({ path: childPath, status: 'added' });
+    const leftDir = l?.[1] === 'd' ? l[2] : undefined;
+    const rightDir = r?.[1] === 'd' ? r[2] : undefined;
+    if (leftDir !== undefined || rightDir !== undefined) await diffManifests(blobs, childPath, leftDir, rightDir, out);
+  }
+}

@@ -1,0 +1,89 @@
+import { describe, expect, it } from 'vitest';
+import { memoryBlobStore } from '../../src/snapshots/blob-store.js';
+import { BlobTreeDriver } from '../../src/scale/blob-tree-driver.js';
+import { createWorkspace } from '../../src/workspace/create-workspace.js';
+import type { BlobStore } from '../../src/workspace/driver.js';
+import { describeWorkspaceCompliance } from '../compliance/index.js';
+
+// The lazy blob-backed memory workspace remote sessions run on is held to the whole protocol.
+describeWorkspaceCompliance('blob tree (remote sessions)', {
+  create: async (options) => createWorkspace(new BlobTreeDriver(memoryBlobStore()), options),
+});
+
+/** A blob store that counts reads, to see what is fetched lazily. */
+function counting(store: BlobStore): BlobStore & { gets: string[] } {
+  const gets: string[] = [];
+  return { ...store, gets, get: async (hash) => (gets.push(hash), store.get(hash)) };
+}
+
+async function seeded(blobs: BlobStore): Promise<string> {
+  const driver = new BlobTreeDriver(blobs);
+  const workspace = createWorkspace(driver);
+  for (let dir = 0; dir < 20; dir += 1)
+    for (let file = 0; file < 10; file += 1) await workspace.write(`/d${dir}/f${file}.txt`, `content ${dir}/${file}\n`);
+  await workspace.write('/README.md', '# hello\n');
+  return (await driver.capture()).root;
+}
+
+describe('blob tree: lazy, O(changes), resumable', () => {
+  it('opens on a root without reading anything, then fetches only what a call touches', async () => {
+    const store = memoryBlobStore();
+    const root = await seeded(store);
+    const blobs = counting(store);
+    const workspace = createWorkspace(new BlobTreeDriver(blobs, root));
+    expect(blobs.gets).toEqual([]);
+    expect(await workspace.read('/d7/f3.txt')).toMatchObject({ content: 'content 7/3' });
+    // root manifest, d7's manifest, the file: 3 of the 222 blobs.
+    expect(blobs.gets).toHaveLength(3);
+  });
+
+  it('a capture after one write stores one file and the manifests above it, nothing else', async () => {
+    const store = memoryBlobStore();
+    const root = await seeded(store);
+    const before = store.size;
+    const driver = new BlobTreeDriver(store, root);
+    await createWorkspace(driver).write('/d3/f1.txt', 'changed\n');
+    const capture = await driver.capture();
+    expect(capture.root).not.toBe(root);
+    expect(capture.fresh).toHaveLength(3); // the file, d3's manifest, the root manifest
+    expect(store.size).toBe(before + 3);
+  });
+
+  it('a snapshot record restores in another workspace over the same blobs (resume anywhere)', async () => {
+    const store = memoryBlobStore();
+    const first = createWorkspace(new BlobTreeDriver(store));
+    await first.write('/src/a.ts', 'export const a = 1;\n');
+    await first.mkdir('/empty');
+    const record = await first.snapshot({ tag: 'handover' });
+    const second = createWorkspace(new BlobTreeDriver(store));
+    await second.write('/other.txt', 'x');
+    await second.restore(record);
+    expect((await second.list('/')).map((entry) => entry.path)).toEqual(['empty', 'src']);
+    expect(await second.read('/src/a.ts')).toMatchObject({ content: 'export const a = 1;' });
+    expect(await second.diff(record)).toEqual([]);
+  });
+
+  it('copying an unchanged directory is O(1) and shares its blobs', async () => {
+    const store = memoryBlobStore();
+    const root = await seeded(store);
+    const blobs = counting(store);
+    const driver = new BlobTreeDriver(blobs, root);
+    const workspace = createWorkspace(driver);
+    await workspace.copy('/d1', '/copy-of-d1', { recursive: true });
+    const reads = blobs.gets.length;
+    const before = store.size;
+    await driver.capture();
+    expect(store.size).toBe(before + 1); // only the new root manifest
+    expect(blobs.gets.length).toBe(reads);
+    expect(await workspace.read('/copy-of-d1/f9.txt')).toMatchObject({ content: 'content 1/9' });
+  });
+
+  it('a missing blob is a typed snapshot error, not a crash', async () => {
+    const store = memoryBlobStore();
+    const root = await seeded(store);
+    const workspace = createWorkspace(new BlobTreeDriver(store, root));
+    await workspace.list('/d2');
+    for await (const hash of store.list()) if ((await store.get(hash))?.toString() !== undefined) await store.delete(hash);
+    await expect(workspace.read('/d2/f0.txt')).rejects.toMatchObject({ code: 'ESNAPSHOT' });
+  });
+});
