@@ -25,3 +25,4 @@ export { createMcpServer, type McpServerOptions } from './cli/mcp-server.js';
 export * from './shell/index.js';
 export { composeWorkspace, MOUNT_ACCESS_LEVELS, type ComposeWorkspaceOptions, type MountAccess, type MountSpec } from './compose/index.js';
 export * from './workout/index.js';
+export * from './scale/index.js';

@@ -20,7 +20,7 @@ export interface S3BlobStoreOptions {
 }
 
 /** A `BlobStore` that also says how many requests it made, for cost accounting and benches. */
-export interface S3BlobStore extends BlobStore {
+export interface S3BlobStore extends Required<BlobStore> {
   readonly requests: { get: number; put: number; head: number; delete: number; list: number };
 }
 

@@ -1,7 +1,7 @@
 import type { BlobStore } from '../workspace/driver.js';
 
 /** A `BlobStore` in this process's memory: the default snapshotter's store when none is given. */
-export function memoryBlobStore(): BlobStore & { readonly size: number } {
+export function memoryBlobStore(): Required<BlobStore> & { readonly size: number } {
   const blobs = new Map<string, Uint8Array>();
   return {
     get size() {

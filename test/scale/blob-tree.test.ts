@@ -83,7 +83,7 @@ describe('blob tree: lazy, O(changes), resumable', () => {
     const root = await seeded(store);
     const workspace = createWorkspace(new BlobTreeDriver(store, root));
     await workspace.list('/d2');
-    for await (const hash of store.list()) if ((await store.get(hash))?.toString() !== undefined) await store.delete(hash);
+    for await (const hash of store.list()) await store.delete(hash);
     await expect(workspace.read('/d2/f0.txt')).rejects.toMatchObject({ code: 'ESNAPSHOT' });
   });
 });

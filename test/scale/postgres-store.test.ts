@@ -5,7 +5,7 @@ import { BlobTreeDriver } from '../../src/scale/blob-tree-driver.js';
 import { postgresSessionStore } from '../../src/scale/postgres-store.js';
 import type { SessionStore } from '../../src/scale/session-store.js';
 import { createWorkspace } from '../../src/workspace/create-workspace.js';
-import { postgresUnavailable, startPostgres, type RunningPostgres } from './servers.js';
+import { postgresUnavailable, startPostgres, type RunningPostgres } from '../../bench/_servers.mjs';
 
 const unavailable = postgresUnavailable();
 if (unavailable !== undefined) {

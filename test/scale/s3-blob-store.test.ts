@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { s3BlobStore } from '../../src/scale/s3-blob-store.js';
 import { BlobTreeDriver } from '../../src/scale/blob-tree-driver.js';
 import { createWorkspace } from '../../src/workspace/create-workspace.js';
-import { startS3, type RunningS3 } from './servers.js';
+import { startS3, type RunningS3 } from '../../bench/_servers.mjs';
 
 const hashOf = (bytes: Uint8Array): string => createHash('sha256').update(bytes).digest('hex');
 const bytes = (text: string): Uint8Array => new TextEncoder().encode(text);

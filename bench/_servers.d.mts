@@ -1,0 +1,16 @@
+import type { S3Client } from '@aws-sdk/client-s3';
+
+export function findPostgres(): string | undefined;
+export function postgresUnavailable(): string | undefined;
+export interface RunningPostgres {
+  connectionString: string;
+  stop(): void;
+}
+export function startPostgres(): Promise<RunningPostgres>;
+export interface RunningS3 {
+  client(): S3Client;
+  endpoint: string;
+  directory: string;
+  stop(): Promise<void>;
+}
+export function startS3(bucket?: string): Promise<RunningS3>;
