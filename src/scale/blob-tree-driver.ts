@@ -55,17 +55,18 @@ export class BlobTreeDriver implements BackendDriver {
   readonly snapshots: Snapshotter;
   readonly blobs: BlobStore;
   #tree: LazyDir;
-  #reused = new Map<string, Uint8Array>();
+  #unpublished = new Map<string, Uint8Array>();
 
-  readonly #trackReused: boolean;
+  readonly #trackUnpublished: boolean;
 
   /**
-   * `root`: the manifest hash to open lazily; omitted for an empty workspace. `trackReused`: remember the
-   * blobs captures found already stored, for `takeReused()` (what a remote session's publish needs).
+   * `root`: the manifest hash to open lazily; omitted for an empty workspace. `trackUnpublished`: remember
+   * every blob captures store or find stored, with its bytes, until `published()` (what a remote
+   * session's publish needs to put back any a collection deleted in between).
    */
-  constructor(blobs: BlobStore, root?: string, options: { trackReused?: boolean } = {}) {
+  constructor(blobs: BlobStore, root?: string, options: { trackUnpublished?: boolean } = {}) {
     this.blobs = blobs;
-    this.#trackReused = options.trackReused === true;
+    this.#trackUnpublished = options.trackUnpublished === true;
     this.#tree = root === undefined ? emptyDir() : unloadedDir(root);
     this.snapshots = new BlobTreeSnapshotter(this);
   }
@@ -198,24 +199,23 @@ export class BlobTreeDriver implements BackendDriver {
     return directory.hash;
   }
 
-  /**
-   * Stores a blob unless present. One that was already present is remembered with its bytes until
-   * `takeReused()`: if a collection deleted it before a publish referenced it, the publish puts it back.
-   */
+  /** Stores a blob unless present (remembered for the next publish when tracking). */
   async #put(bytes: Uint8Array, fresh: string[]): Promise<string> {
     const hash = sha256(bytes);
-    if (await this.blobs.has(hash)) {
-      if (this.#trackReused) this.#reused.set(hash, bytes);
-    } else await this.blobs.put(hash, bytes);
+    if (!(await this.blobs.has(hash))) await this.blobs.put(hash, bytes);
+    if (this.#trackUnpublished) this.#unpublished.set(hash, bytes);
     fresh.push(hash);
     return hash;
   }
 
-  /** The blobs found already present by captures since the last call, with their bytes. */
-  takeReused(): Map<string, Uint8Array> {
-    const reused = this.#reused;
-    this.#reused = new Map();
-    return reused;
+  /** Every blob captures stored or found stored since the last `published()`, with its bytes. */
+  unpublished(): Map<string, Uint8Array> {
+    return new Map(this.#unpublished);
+  }
+
+  /** Forgets the blobs a successful publish made reachable. */
+  published(hashes: Iterable<string>): void {
+    for (const hash of hashes) this.#unpublished.delete(hash);
   }
 
   async #children(directory: LazyDir): Promise<Map<string, LazyNode>> {

@@ -53,7 +53,7 @@ export async function openSession(options: OpenSessionOptions): Promise<RemoteSe
   } else {
     head = await store.acquire(options.fork === true ? randomUUID() : sessionId, owner, leaseMs, options.fork === true ? sessionId : undefined);
   }
-  const driver = new BlobTreeDriver(store.blobs, head.root, { trackReused: true });
+  const driver = new BlobTreeDriver(store.blobs, head.root, { trackUnpublished: true });
   const workspace = createWorkspace(driver, { readOnly: options.readOnly === true, limits: options.limits });
   const inner = await createSession({ id: head.sessionId, workspace });
   return new StoredSession(inner, driver, store, head, owner, leaseMs, options.readOnly === true);
@@ -128,6 +128,7 @@ class StoredSession implements RemoteSession {
     const run = async (): Promise<number> => {
       if (this.#leaseLost) throw new ConflictError(`session '${this.id}' lost its lease to another owner; nothing was published`);
       let captured: Awaited<ReturnType<BlobTreeDriver['capture']>> | undefined;
+      let uploaded: Map<string, Uint8Array> = new Map();
       const version = await this.#store.publish({
         sessionId: this.id,
         owner: this.#owner,
@@ -135,9 +136,11 @@ class StoredSession implements RemoteSession {
         leaseMs: this.#leaseMs,
         upload: async () => {
           captured = await this.#driver.capture();
-          return { root: captured.root, fresh: captured.fresh, reused: this.#driver.takeReused() };
+          uploaded = this.#driver.unpublished();
+          return { root: captured.root, blobs: uploaded };
         },
       });
+      this.#driver.published(uploaded.keys());
       this.#head.version = version;
       this.#head.root = captured?.root;
       return version;

@@ -126,11 +126,14 @@ export function postgresSessionStore(options: PostgresSessionStoreOptions): Sess
           throw new ConflictError(
             `session '${request.sessionId}' moved on: another owner took it over (head version ${Number(row.version)}, this owner last saw ${request.expectedVersion}); nothing was published`,
           );
-        const { root, fresh, reused } = await request.upload();
-        // A blob found present when stored may have been collected since (it was unreachable then): put it back.
-        const gone = await client.query(`SELECT hash FROM ${t('gc_candidates')} WHERE hash = ANY($1) AND deleted_at IS NOT NULL`, [[...reused.keys()]]);
-        for (const { hash } of gone.rows) await blobs.put(hash as string, reused.get(hash as string) as Uint8Array);
-        await client.query(`DELETE FROM ${t('gc_candidates')} WHERE hash = ANY($1)`, [[...fresh, ...reused.keys()]]);
+        const upload = await request.upload();
+        const hashes = [...upload.blobs.keys()];
+        // A blob stored (or found stored) before this step may have been collected since, while nothing
+        // reached it: put it back before the head can name it.
+        const gone = await client.query(`SELECT hash FROM ${t('gc_candidates')} WHERE hash = ANY($1) AND deleted_at IS NOT NULL`, [hashes]);
+        for (const { hash } of gone.rows) await blobs.put(hash as string, upload.blobs.get(hash as string) as Uint8Array);
+        await client.query(`DELETE FROM ${t('gc_candidates')} WHERE hash = ANY($1)`, [hashes]);
+        const root = upload.root;
         const moved = await client.query(
           `UPDATE ${t('heads')} SET root = $2, version = version + 1, updated_at = now(), lease_until = now() + $3 * interval '1 millisecond'
             WHERE session_id = $1 RETURNING version`,

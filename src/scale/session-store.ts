@@ -17,11 +17,11 @@ export interface PublishRequest {
   /** The version this owner last saw; the head moves only if it is still current. */
   expectedVersion: number;
   /**
-   * Stores what changed (blobs, then manifests) and returns the new root plus the blobs it referenced that
-   * were already in the store, with their bytes: the store re-uploads any a collection deleted meanwhile.
-   * Called inside the store's publish step, so a garbage collection cannot run while it uploads.
+   * Stores what changed (blobs, then manifests) and returns the new root plus every blob stored or found
+   * stored since the last publish, with its bytes: the store puts back any that a collection deleted in
+   * between. Called inside the store's publish step, so a collection cannot run while it uploads.
    */
-  upload(): Promise<{ root: string; fresh: string[]; reused: Map<string, Uint8Array> }>;
+  upload(): Promise<{ root: string; blobs: Map<string, Uint8Array> }>;
   leaseMs: number;
 }
 

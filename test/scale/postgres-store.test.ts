@@ -30,7 +30,7 @@ describe.skipIf(unavailable !== undefined)('postgresSessionStore (against a real
   /** Publishes `files` as the session's new content, as an open session would. */
   async function publish(store: SessionStore, sessionId: string, owner: string, expectedVersion: number, files: Record<string, string>, leaseMs = 30_000, blobs = store.blobs) {
     const head = await store.head(sessionId);
-    const driver = new BlobTreeDriver(blobs, head?.root, { trackReused: true });
+    const driver = new BlobTreeDriver(blobs, head?.root, { trackUnpublished: true });
     const workspace = createWorkspace(driver);
     for (const [path, content] of Object.entries(files)) await workspace.write(path, content);
     return store.publish({
@@ -38,7 +38,7 @@ describe.skipIf(unavailable !== undefined)('postgresSessionStore (against a real
       owner,
       expectedVersion,
       leaseMs,
-      upload: async () => ({ ...(await driver.capture()), reused: driver.takeReused() }),
+      upload: async () => ({ root: (await driver.capture()).root, blobs: driver.unpublished() }),
     });
   }
 
