@@ -16,7 +16,7 @@ const say = (line) => process.stdout.write(`${line}\n`);
 
 async function digestOf(workspace) {
   const hash = createHash('sha256');
-  for (const path of await workspace.glob('**/*', { dot: true })) {
+  for (const { path } of await workspace.glob('**/*', { dot: true })) {
     hash.update(path).update('\0').update((await workspace.readBytes(path)).content).update('\0');
   }
   return hash.digest('hex');

@@ -34,7 +34,7 @@ const writeTool = defineTool({
 
 async function digestOf(workspace: SnapshotableWorkspace): Promise<string> {
   const hash = createHash('sha256');
-  for (const path of await workspace.glob('**/*', { dot: true }))
+  for (const { path } of await workspace.glob('**/*', { dot: true }))
     hash.update(path).update('\0').update((await workspace.readBytes(path)).content).update('\0');
   return hash.digest('hex');
 }
@@ -129,10 +129,10 @@ describe.skipIf(unavailable !== undefined)('openSession: sessions that resume an
     owner.kill('SIGCONT');
     owner.stdin.write('go\n');
     expect(await done).toEqual(['ready', 'refused ECONFLICT']);
-    expect(await newer.filesystem.glob('**/*')).toEqual(['base.txt', 'newer.txt']);
+    expect((await newer.filesystem.glob('**/*')).map((match) => match.path)).toEqual(['base.txt', 'newer.txt']);
     await newer.dispose();
     const reader = await openSession({ store, sessionId: 'paused', readOnly: true });
-    expect(await reader.filesystem.glob('**/*')).toEqual(['base.txt', 'newer.txt']);
+    expect((await reader.filesystem.glob('**/*')).map((match) => match.path)).toEqual(['base.txt', 'newer.txt']);
   });
 
   it('kill -9 in the middle of a publish leaves the old head or the new one, never a mix', async () => {
@@ -149,7 +149,7 @@ describe.skipIf(unavailable !== undefined)('openSession: sessions that resume an
     const after = await openSession({ store, sessionId: 'killed', readOnly: true });
     const files = await after.filesystem.glob('**/*');
     expect([1, 301]).toContain(files.length);
-    for (const path of files) await after.filesystem.readBytes(path); // every blob the head names exists
+    for (const { path } of files) await after.filesystem.readBytes(path); // every blob the head names exists
   });
 
   it('gc racing publishes never loses anything reachable (property)', async () => {
