@@ -104,8 +104,14 @@ class StoredSession implements RemoteSession {
   get history(): HydratedSession['history'] {
     return this.#inner.history;
   }
+
   get hydration(): HydratedSession['hydration'] {
     return this.#inner.hydration;
+  }
+
+  /** A remote session has no host mounts, so this rejects like any session without them; use `exportTo`. */
+  writeBack(options?: Parameters<HydratedSession['writeBack']>[0]): ReturnType<HydratedSession['writeBack']> {
+    return this.#inner.writeBack(options);
   }
 
   async runTool<Schema extends z.ZodType, T>(tool: ToolDefinition<Schema, T>, rawParams: unknown, options?: RunToolOptions): Promise<ToolCallResult<T>> {

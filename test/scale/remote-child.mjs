@@ -32,6 +32,7 @@ try {
     for (let i = 0; i < Number(arg); i += 1) await session.filesystem.write(`/paused/${i}.txt`, `stale ${i}\n`);
     say('ready');
     await new Promise((resolve) => process.stdin.once('data', resolve));
+    process.stdin.destroy(); // an open stdin would keep this process alive after its last line
     try {
       await session.publish();
       say('published');
