@@ -19,7 +19,9 @@ import { postgresUnavailable, startPostgres, startS3 } from './_servers.mjs';
 // s3rver signs list continuation tokens with DES, a cipher OpenSSL 3 keeps in its legacy provider: listing
 // more than 1,000 objects (the eager download, the stored-bytes count) needs it. Real S3 needs nothing.
 if (!process.execArgv.includes('--openssl-legacy-provider')) {
-  const rerun = spawnSync(process.execPath, ['--openssl-legacy-provider', ...process.execArgv, ...process.argv.slice(1)], { stdio: 'inherit' });
+  const rerun = spawnSync(process.execPath, ['--openssl-legacy-provider', ...process.execArgv, ...process.argv.slice(1)], {
+    stdio: 'inherit',
+  });
   process.exit(rerun.status ?? 1);
 }
 
@@ -126,7 +128,7 @@ try {
   let token;
   do {
     const page = await s3.client().send(new ListObjectsV2Command({ Bucket: BUCKET, ContinuationToken: token }));
-    for (const object of page.Contents ?? []) (storedBytes += object.Size ?? 0), (objects += 1);
+    for (const object of page.Contents ?? []) ((storedBytes += object.Size ?? 0), (objects += 1));
     token = page.IsTruncated ? page.NextContinuationToken : undefined;
   } while (token !== undefined);
 

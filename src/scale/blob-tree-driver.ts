@@ -1,5 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import type { BackendDriver, BlobStore, DriverEntryKind, DriverListEntry, DriverStat, DriverWalkEntry, Snapshotter } from '../workspace/driver.js';
+import type {
+  BackendDriver,
+  BlobStore,
+  DriverEntryKind,
+  DriverListEntry,
+  DriverStat,
+  DriverWalkEntry,
+  Snapshotter,
+} from '../workspace/driver.js';
 import { SnapshotError, SnapshotRestoreError } from '../workspace/errors.js';
 import { guessMimeType } from '../workspace/mime.js';
 import { joinPath, splitPath } from '../workspace/paths.js';
@@ -93,7 +101,15 @@ export class BlobTreeDriver implements BackendDriver {
     }
     const mimeType = options.mimeType ?? existing?.mimeType ?? guessMimeType(path);
     const version = (existing?.version ?? 0) + 1;
-    const file: LazyFile = { kind: 'file', hash: undefined, bytes: content, size: content.byteLength, version, modifiedAt: Date.now(), mimeType };
+    const file: LazyFile = {
+      kind: 'file',
+      hash: undefined,
+      bytes: content,
+      size: content.byteLength,
+      version,
+      modifiedAt: Date.now(),
+      mimeType,
+    };
     (parent.children as Map<string, LazyNode>).set(name, file);
   }
 
@@ -106,7 +122,14 @@ export class BlobTreeDriver implements BackendDriver {
     const node = await this.#node(path);
     const modifiedAt = new Date(node.modifiedAt);
     if (node.kind === 'dir') return { isFile: false, isDirectory: true, isSymlink: false, sizeBytes: 0, modifiedAt };
-    const stat: DriverStat = { isFile: true, isDirectory: false, isSymlink: false, sizeBytes: node.size, modifiedAt, version: node.version };
+    const stat: DriverStat = {
+      isFile: true,
+      isDirectory: false,
+      isSymlink: false,
+      sizeBytes: node.size,
+      modifiedAt,
+      version: node.version,
+    };
     if (node.mimeType !== undefined) stat.mimeType = node.mimeType;
     return stat;
   }
@@ -301,7 +324,13 @@ class BlobTreeSnapshotter implements Snapshotter {
 
   async snapshot(options: SnapshotOptions): Promise<WorkspaceSnapshot> {
     const { root } = await this.#driver.capture();
-    const record: WorkspaceSnapshot = { id: randomUUID(), backend: this.#driver.name, ref: `${REF_PREFIX}${root}`, createdAt: new Date().toISOString(), root: '/' };
+    const record: WorkspaceSnapshot = {
+      id: randomUUID(),
+      backend: this.#driver.name,
+      ref: `${REF_PREFIX}${root}`,
+      createdAt: new Date().toISOString(),
+      root: '/',
+    };
     if (options.tag !== undefined) record.tag = options.tag;
     return record;
   }

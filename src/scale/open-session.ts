@@ -51,7 +51,12 @@ export async function openSession(options: OpenSessionOptions): Promise<RemoteSe
   if (options.readOnly === true) {
     head = (await store.head(sessionId)) ?? { sessionId, parentId: undefined, root: undefined, version: 0 };
   } else {
-    head = await store.acquire(options.fork === true ? randomUUID() : sessionId, owner, leaseMs, options.fork === true ? sessionId : undefined);
+    head = await store.acquire(
+      options.fork === true ? randomUUID() : sessionId,
+      owner,
+      leaseMs,
+      options.fork === true ? sessionId : undefined,
+    );
   }
   const driver = new BlobTreeDriver(store.blobs, head.root, { trackUnpublished: true });
   const workspace = createWorkspace(driver, { readOnly: options.readOnly === true, limits: options.limits });
@@ -72,7 +77,15 @@ class StoredSession implements RemoteSession {
   #publishing: Promise<number> | undefined;
   #disposed = false;
 
-  constructor(inner: HydratedSession, driver: BlobTreeDriver, store: SessionStore, head: SessionHead, owner: string, leaseMs: number, readOnly: boolean) {
+  constructor(
+    inner: HydratedSession,
+    driver: BlobTreeDriver,
+    store: SessionStore,
+    head: SessionHead,
+    owner: string,
+    leaseMs: number,
+    readOnly: boolean,
+  ) {
     this.#inner = inner;
     this.#driver = driver;
     this.#store = store;
@@ -114,7 +127,11 @@ class StoredSession implements RemoteSession {
     return this.#inner.writeBack(options);
   }
 
-  async runTool<Schema extends z.ZodType, T>(tool: ToolDefinition<Schema, T>, rawParams: unknown, options?: RunToolOptions): Promise<ToolCallResult<T>> {
+  async runTool<Schema extends z.ZodType, T>(
+    tool: ToolDefinition<Schema, T>,
+    rawParams: unknown,
+    options?: RunToolOptions,
+  ): Promise<ToolCallResult<T>> {
     const result = await this.#inner.runTool(tool, rawParams, options);
     if (result.success && !this.#readOnly) await this.publish();
     return result;

@@ -78,7 +78,10 @@ export function postgresSessionStore(options: PostgresSessionStoreOptions): Sess
           if (parent.rows[0] === undefined) throw new InvalidArgumentError(`cannot fork session '${from}': it does not exist`);
           root = parent.rows[0].root as string | null;
         }
-        await client.query(`INSERT INTO ${t('sessions')} (id, parent_id) VALUES ($1, $2) ON CONFLICT DO NOTHING`, [sessionId, from ?? null]);
+        await client.query(`INSERT INTO ${t('sessions')} (id, parent_id) VALUES ($1, $2) ON CONFLICT DO NOTHING`, [
+          sessionId,
+          from ?? null,
+        ]);
         await client.query(`INSERT INTO ${t('heads')} (session_id, root) VALUES ($1, $2) ON CONFLICT DO NOTHING`, [sessionId, root]);
         const { rows } = await client.query(
           `SELECT h.root, h.version, h.lease_owner, h.lease_until, h.lease_until > now() AS held, s.parent_id
@@ -90,11 +93,10 @@ export function postgresSessionStore(options: PostgresSessionStoreOptions): Sess
           const until = (row.lease_until as Date).toISOString();
           throw new ConflictError(`session '${sessionId}' is open elsewhere: its lease is held until ${until}`);
         }
-        await client.query(`UPDATE ${t('heads')} SET lease_owner = $2, lease_until = now() + $3 * interval '1 millisecond' WHERE session_id = $1`, [
-          sessionId,
-          owner,
-          leaseMs,
-        ]);
+        await client.query(
+          `UPDATE ${t('heads')} SET lease_owner = $2, lease_until = now() + $3 * interval '1 millisecond' WHERE session_id = $1`,
+          [sessionId, owner, leaseMs],
+        );
         return toHead(sessionId, row);
       }),
 
@@ -119,7 +121,9 @@ export function postgresSessionStore(options: PostgresSessionStoreOptions): Sess
     publish: (request: PublishRequest) =>
       transaction(async (client) => {
         await client.query(`SELECT pg_advisory_xact_lock_shared(${gcLock})`);
-        const current = await client.query(`SELECT version, lease_owner FROM ${t('heads')} WHERE session_id = $1 FOR UPDATE`, [request.sessionId]);
+        const current = await client.query(`SELECT version, lease_owner FROM ${t('heads')} WHERE session_id = $1 FOR UPDATE`, [
+          request.sessionId,
+        ]);
         const row = current.rows[0];
         if (row === undefined) throw new ConflictError(`session '${request.sessionId}' no longer exists`);
         if (row.lease_owner !== request.owner || Number(row.version) !== request.expectedVersion)
@@ -140,7 +144,11 @@ export function postgresSessionStore(options: PostgresSessionStoreOptions): Sess
           [request.sessionId, root, request.leaseMs],
         );
         const version = Number(moved.rows[0]?.version);
-        await client.query(`INSERT INTO ${t('snapshots')} (session_id, version, root) VALUES ($1, $2, $3)`, [request.sessionId, version, root]);
+        await client.query(`INSERT INTO ${t('snapshots')} (session_id, version, root) VALUES ($1, $2, $3)`, [
+          request.sessionId,
+          version,
+          root,
+        ]);
         await client.query(`DELETE FROM ${t('snapshots')} WHERE session_id = $1 AND version <= $2`, [request.sessionId, version - keep]);
         return version;
       }),
@@ -160,16 +168,17 @@ export function postgresSessionStore(options: PostgresSessionStoreOptions): Sess
     gc: ({ graceMs = 3_600_000 } = {}) =>
       transaction(async (client) => {
         await client.query(`SELECT pg_advisory_xact_lock(${gcLock})`);
-        const roots = await client.query(
-          `SELECT root FROM ${t('heads')} WHERE root IS NOT NULL UNION SELECT root FROM ${t('snapshots')}`,
-        );
+        const roots = await client.query(`SELECT root FROM ${t('heads')} WHERE root IS NOT NULL UNION SELECT root FROM ${t('snapshots')}`);
         const reachable = new Set<string>();
         for (const { root } of roots.rows) await markReachable(blobs, root as string, reachable);
         const unreachable: string[] = [];
         if (blobs.list === undefined) throw new InvalidArgumentError('gc needs a blob store that can list its blobs');
         for await (const hash of blobs.list()) if (!reachable.has(hash)) unreachable.push(hash);
         await client.query(`DELETE FROM ${t('gc_candidates')} WHERE deleted_at IS NULL AND NOT (hash = ANY($1))`, [unreachable]);
-        await client.query(`INSERT INTO ${t('gc_candidates')} (hash) SELECT unnest($1::text[]) ON CONFLICT (hash) DO UPDATE SET deleted_at = NULL, first_seen = CASE WHEN ${t('gc_candidates')}.deleted_at IS NULL THEN ${t('gc_candidates')}.first_seen ELSE now() END`, [unreachable]);
+        await client.query(
+          `INSERT INTO ${t('gc_candidates')} (hash) SELECT unnest($1::text[]) ON CONFLICT (hash) DO UPDATE SET deleted_at = NULL, first_seen = CASE WHEN ${t('gc_candidates')}.deleted_at IS NULL THEN ${t('gc_candidates')}.first_seen ELSE now() END`,
+          [unreachable],
+        );
         const due = await client.query(
           `SELECT hash FROM ${t('gc_candidates')} WHERE deleted_at IS NULL AND first_seen <= now() - $1 * interval '1 millisecond'`,
           [graceMs],

@@ -103,9 +103,7 @@ export function s3BlobStore(options: S3BlobStoreOptions): S3BlobStore {
       let token: string | undefined;
       do {
         requests.list += 1;
-        const page = await client.send(
-          new ListObjectsV2Command({ Bucket: bucket, Prefix: `${prefix}blobs/`, ContinuationToken: token }),
-        );
+        const page = await client.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: `${prefix}blobs/`, ContinuationToken: token }));
         for (const object of page.Contents ?? []) {
           const hash = object.Key?.slice(object.Key.lastIndexOf('/') + 1);
           if (hash !== undefined && HASH.test(hash)) yield hash;

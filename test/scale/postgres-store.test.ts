@@ -28,7 +28,15 @@ describe.skipIf(unavailable !== undefined)('postgresSessionStore (against a real
   const storeWith = (schema: string, blobs = memoryBlobStore()) => ({ blobs, store: postgresSessionStore({ pool, blobs, schema }) });
 
   /** Publishes `files` as the session's new content, as an open session would. */
-  async function publish(store: SessionStore, sessionId: string, owner: string, expectedVersion: number, files: Record<string, string>, leaseMs = 30_000, blobs = store.blobs) {
+  async function publish(
+    store: SessionStore,
+    sessionId: string,
+    owner: string,
+    expectedVersion: number,
+    files: Record<string, string>,
+    leaseMs = 30_000,
+    blobs = store.blobs,
+  ) {
     const head = await store.head(sessionId);
     const driver = new BlobTreeDriver(blobs, head?.root, { trackUnpublished: true });
     const workspace = createWorkspace(driver);
@@ -54,7 +62,10 @@ describe.skipIf(unavailable !== undefined)('postgresSessionStore (against a real
   it('refuses a second writer while the lease holds, naming the expiry; the holder may re-acquire', async () => {
     const { store } = storeWith('leases');
     await store.acquire('s', 'a', 30_000);
-    await expect(store.acquire('s', 'b', 30_000)).rejects.toMatchObject({ code: 'ECONFLICT', message: expect.stringMatching(/lease is held until \d{4}-/) });
+    await expect(store.acquire('s', 'b', 30_000)).rejects.toMatchObject({
+      code: 'ECONFLICT',
+      message: expect.stringMatching(/lease is held until \d{4}-/),
+    });
     await expect(store.acquire('s', 'a', 30_000)).resolves.toMatchObject({ sessionId: 's' });
     await store.release('s', 'a');
     await expect(store.acquire('s', 'b', 30_000)).resolves.toMatchObject({ sessionId: 's' });
@@ -130,6 +141,8 @@ describe.skipIf(unavailable !== undefined)('postgresSessionStore (against a real
   });
 
   it('refuses a schema name that is not a plain identifier', () => {
-    expect(() => postgresSessionStore({ pool, blobs: memoryBlobStore(), schema: 'x"; DROP TABLE y; --' })).toThrow(expect.objectContaining({ code: 'EINVAL' }));
+    expect(() => postgresSessionStore({ pool, blobs: memoryBlobStore(), schema: 'x"; DROP TABLE y; --' })).toThrow(
+      expect.objectContaining({ code: 'EINVAL' }),
+    );
   });
 });

@@ -10,14 +10,23 @@ import { S3Client } from '@aws-sdk/client-s3';
 
 const [connectionString, endpoint, bucket, schema, sessionId, command, arg] = process.argv.slice(2);
 const pool = new pg.Pool({ connectionString, max: 2 });
-const client = new S3Client({ endpoint, region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' } });
+const client = new S3Client({
+  endpoint,
+  region: 'us-east-1',
+  forcePathStyle: true,
+  credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
+});
 const store = postgresSessionStore({ pool, blobs: s3BlobStore({ client, bucket }), schema });
 const say = (line) => process.stdout.write(`${line}\n`);
 
 async function digestOf(workspace) {
   const hash = createHash('sha256');
   for (const { path } of await workspace.glob('**/*', { dot: true })) {
-    hash.update(path).update('\0').update((await workspace.readBytes(path)).content).update('\0');
+    hash
+      .update(path)
+      .update('\0')
+      .update((await workspace.readBytes(path)).content)
+      .update('\0');
   }
   return hash.digest('hex');
 }

@@ -35,7 +35,11 @@ const writeTool = defineTool({
 async function digestOf(workspace: SnapshotableWorkspace): Promise<string> {
   const hash = createHash('sha256');
   for (const { path } of await workspace.glob('**/*', { dot: true }))
-    hash.update(path).update('\0').update((await workspace.readBytes(path)).content).update('\0');
+    hash
+      .update(path)
+      .update('\0')
+      .update((await workspace.readBytes(path)).content)
+      .update('\0');
   return hash.digest('hex');
 }
 
@@ -88,7 +92,10 @@ describe.skipIf(unavailable !== undefined)('openSession: sessions that resume an
     expect(session.version).toBe(0);
     await session.runTool(writeTool, { path: '/src/a.ts', content: 'export const a = 1;\n' });
     expect(session.version).toBe(1);
-    await session.filesystem.writeBytes('/bin/blob', Uint8Array.from({ length: 256 }, (_, i) => i));
+    await session.filesystem.writeBytes(
+      '/bin/blob',
+      Uint8Array.from({ length: 256 }, (_, i) => i),
+    );
     await session.runTool(writeTool, { path: '/notes.md', content: 'é\r\n' });
     const failed = await session.runTool(writeTool, { path: '/bad.txt', content: 'no', fail: true });
     expect(failed.rolledBack).toBe(true);
@@ -102,7 +109,10 @@ describe.skipIf(unavailable !== undefined)('openSession: sessions that resume an
     const { store } = newStore();
     const first = await openSession({ store, sessionId: 'busy' });
     await first.runTool(writeTool, { path: '/x.txt', content: 'x' });
-    await expect(openSession({ store, sessionId: 'busy' })).rejects.toMatchObject({ code: 'ECONFLICT', message: expect.stringMatching(/held until/) });
+    await expect(openSession({ store, sessionId: 'busy' })).rejects.toMatchObject({
+      code: 'ECONFLICT',
+      message: expect.stringMatching(/held until/),
+    });
     const fork = await openSession({ store, sessionId: 'busy', fork: true });
     expect(fork.id).not.toBe('busy');
     expect(fork.parentId).toBe('busy');
@@ -155,28 +165,31 @@ describe.skipIf(unavailable !== undefined)('openSession: sessions that resume an
   it('gc racing publishes never loses anything reachable (property)', async () => {
     const { store } = newStore();
     await fc.assert(
-      fc.asyncProperty(fc.array(fc.tuple(fc.constantFrom('s1', 's2', 's3'), fc.string({ maxLength: 8 })), { minLength: 3, maxLength: 10 }), async (writes) => {
-        const sessions = new Map<string, Awaited<ReturnType<typeof openSession>>>();
-        const expected = new Map<string, string>();
-        const publishes = (async () => {
-          for (const [id, content] of writes) {
-            if (!sessions.has(id)) sessions.set(id, await openSession({ store, sessionId: id }));
-            await sessions.get(id)!.runTool(writeTool, { path: `/f-${content.length}.txt`, content });
-            expected.set(`${id}/f-${content.length}.txt`, content);
+      fc.asyncProperty(
+        fc.array(fc.tuple(fc.constantFrom('s1', 's2', 's3'), fc.string({ maxLength: 8 })), { minLength: 3, maxLength: 10 }),
+        async (writes) => {
+          const sessions = new Map<string, Awaited<ReturnType<typeof openSession>>>();
+          const expected = new Map<string, string>();
+          const publishes = (async () => {
+            for (const [id, content] of writes) {
+              if (!sessions.has(id)) sessions.set(id, await openSession({ store, sessionId: id }));
+              await sessions.get(id)!.runTool(writeTool, { path: `/f-${content.length}.txt`, content });
+              expected.set(`${id}/f-${content.length}.txt`, content);
+            }
+          })();
+          const collections = (async () => {
+            for (let i = 0; i < 4; i += 1) await store.gc({ graceMs: 0 });
+          })();
+          await Promise.all([publishes, collections]);
+          for (const session of sessions.values()) await session.dispose();
+          await store.gc({ graceMs: 0 });
+          for (const [key, content] of expected) {
+            const [id, name] = key.split('/') as [string, string];
+            const view = await openSession({ store, sessionId: id, readOnly: true });
+            expect((await view.filesystem.readBytes(`/${name}`)).content).toEqual(new TextEncoder().encode(content));
           }
-        })();
-        const collections = (async () => {
-          for (let i = 0; i < 4; i += 1) await store.gc({ graceMs: 0 });
-        })();
-        await Promise.all([publishes, collections]);
-        for (const session of sessions.values()) await session.dispose();
-        await store.gc({ graceMs: 0 });
-        for (const [key, content] of expected) {
-          const [id, name] = key.split('/') as [string, string];
-          const view = await openSession({ store, sessionId: id, readOnly: true });
-          expect((await view.filesystem.readBytes(`/${name}`)).content).toEqual(new TextEncoder().encode(content));
-        }
-      }),
+        },
+      ),
       { numRuns: 8 },
     );
   });
