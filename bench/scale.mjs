@@ -128,7 +128,10 @@ try {
   let token;
   do {
     const page = await s3.client().send(new ListObjectsV2Command({ Bucket: BUCKET, ContinuationToken: token }));
-    for (const object of page.Contents ?? []) ((storedBytes += object.Size ?? 0), (objects += 1));
+    for (const object of page.Contents ?? []) {
+      storedBytes += object.Size ?? 0;
+      objects += 1;
+    }
     token = page.IsTruncated ? page.NextContinuationToken : undefined;
   } while (token !== undefined);
 
