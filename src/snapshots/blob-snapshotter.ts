@@ -22,7 +22,6 @@ interface DirNode {
   hash: string | undefined;
 }
 
-
 const REF_PREFIX = 'sha256:';
 const newDir = (): DirNode => ({ kind: 'dir', children: new Map(), hash: undefined });
 
