@@ -8,44 +8,19 @@
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, relative } from 'node:path';
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { fileURLToPath } from 'node:url';
 import { glob as tinyglob } from 'tinyglobby';
 import { HostWorkspace, MemoryWorkspace, hydrate } from '../dist/src/index.js';
+import { copyCorpus } from './_corpus.mjs';
 
 const FILES = Number(process.argv[2] ?? 10_000);
 const ROUNDS = Number(process.env.ROUNDS ?? 5);
 const GREP_PATTERNS = ['function\\s+\\w+Async', 'TODO', '\\bclass [A-Z]\\w*Error\\b'];
 const GLOB_PATTERNS = ['**/*.ts', '**/package.json'];
 
-const here = dirname(fileURLToPath(import.meta.url));
 const scratch = fs.realpathSync(fs.mkdtempSync(join(tmpdir(), 'sessionfs-bench-search-')));
 const corpus = join(scratch, 'corpus');
-
-/** The first FILES regular files of node_modules, in sorted walk order (links left out), with their folders. */
-function copyCorpus() {
-  let files = 0;
-  let bytes = 0;
-  const visit = (dir) => {
-    for (const entry of fs.readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))) {
-      if (files >= FILES) return;
-      const from = join(dir, entry.name);
-      const to = join(corpus, relative(join(here, '..', 'node_modules'), from));
-      if (entry.isDirectory()) {
-        fs.mkdirSync(to, { recursive: true });
-        visit(from);
-      } else if (entry.isFile()) {
-        fs.copyFileSync(from, to);
-        files += 1;
-        bytes += fs.statSync(to).size;
-      }
-    }
-  };
-  fs.mkdirSync(corpus, { recursive: true });
-  visit(join(here, '..', 'node_modules'));
-  return { files, bytes };
-}
 
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 const round = (value, digits = 1) => Math.round(value * 10 ** digits) / 10 ** digits;
@@ -79,7 +54,7 @@ function ripgrep(pattern) {
   return lines;
 }
 
-const tree = copyCorpus();
+const tree = copyCorpus(corpus, FILES);
 const host = new HostWorkspace({ root: corpus });
 const memory = new MemoryWorkspace();
 await hydrate(memory, [{ hostPath: corpus, mountPath: 'corpus' }], { allowedHostRoots: [scratch] });

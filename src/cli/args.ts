@@ -25,6 +25,9 @@ Options:
   --read-before-write  Refuse write_file/edit_file on an existing file the model has not read.
   --quiet              No hydration progress on stderr (it is also off when stderr is not a terminal).
   --search-timeout <ms>  Deadline of one glob or grep call (default 10000): past it the call fails with ETIMEDOUT.
+  --shell              Add the bash tool: a bash interpreter over the workspace (no host program, no network).
+  --shell-host         Add the bash tool running real programs (an allow-list) in the root of a host
+                       workspace. Not a security boundary: see docs/shell.md.
 
 ${GENERAL}`;
 
@@ -69,6 +72,8 @@ export interface McpCommand {
   quiet: boolean;
   /** Deadline of one glob or grep call, in milliseconds (the workspace's `limits.searchTimeoutMs`). */
   searchTimeoutMs?: number;
+  /** Adds the `bash` tool (`'host'`: real programs in a host workspace's root). */
+  shell?: true | 'host';
 }
 
 export type Command = { command: 'help'; usage: string } | { command: 'version' } | { command: 'demo' } | McpCommand;
@@ -86,6 +91,8 @@ const MCP_ONLY = [
   'read-before-write',
   'quiet',
   'search-timeout',
+  'shell',
+  'shell-host',
 ] as const;
 const PER_MOUNT = new Set(['include', 'exclude', 'max-bytes']);
 
@@ -144,6 +151,10 @@ function mcpCommand(values: Parsed['values'], tokens: Parsed['tokens']): McpComm
     (!/^\d+$/.test(searchTimeout) || Number(searchTimeout) < 1 || !Number.isSafeInteger(Number(searchTimeout)))
   )
     throw new UsageError(`--search-timeout must be a positive whole number of milliseconds, got ${JSON.stringify(searchTimeout)}`);
+  if (values.shell === true && values['shell-host'] === true) throw new UsageError('--shell and --shell-host exclude each other: pick one');
+  if (values['shell-host'] === true && backend !== 'host')
+    throw new UsageError('--shell-host runs programs in a host directory: use it with --backend host or --root');
+  const shell = values['shell-host'] === true ? 'host' : values.shell === true ? true : undefined;
   return {
     command: 'mcp',
     backend,
@@ -154,6 +165,7 @@ function mcpCommand(values: Parsed['values'], tokens: Parsed['tokens']): McpComm
     readBeforeWrite: values['read-before-write'] === true,
     quiet: values.quiet === true,
     ...(searchTimeout === undefined ? {} : { searchTimeoutMs: Number(searchTimeout) }),
+    ...(shell === undefined ? {} : { shell }),
   };
 }
 
@@ -205,6 +217,8 @@ function parse(argv: readonly string[]) {
       'read-before-write': { type: 'boolean' },
       quiet: { type: 'boolean' },
       'search-timeout': { type: 'string' },
+      shell: { type: 'boolean' },
+      'shell-host': { type: 'boolean' },
     },
   });
 }

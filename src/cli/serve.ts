@@ -20,6 +20,8 @@ export interface ServeOptions {
   quiet?: boolean;
   /** Deadline of one glob or grep call, in milliseconds; default the workspace's (10 s). */
   searchTimeoutMs?: number;
+  /** Adds the `bash` tool (`'host'`: real programs in a host workspace's root). */
+  shell?: true | 'host';
   version?: string;
 }
 
@@ -69,7 +71,7 @@ export async function serveMcp(options: ServeOptions): Promise<void> {
   let server: Awaited<ReturnType<typeof createMcpServer>>;
   try {
     server = await createMcpServer(session, {
-      tools: { readBeforeWrite: options.readBeforeWrite },
+      tools: { readBeforeWrite: options.readBeforeWrite, ...(options.shell === undefined ? {} : { shell: options.shell }) },
       redact: hostPaths,
       ...(options.version === undefined ? {} : { version: options.version }),
     });

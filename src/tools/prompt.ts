@@ -35,6 +35,7 @@ export function workspacePrompt(options: WorkspacePromptOptions = {}): string {
     `- \`glob { pattern, path? }\`: files matching a glob such as \`**/*.ts\`, at most ${limits.maxGlobResults}.`,
     `- \`grep { pattern, path?, glob?, max_matches?, ignore_case? }\`: lines matching a JavaScript regular expression, as \`path:line: text\`; ${limits.defaultGrepMatches} matches by default, at most ${limits.maxGrepMatches}.`,
     '- `delete { path, recursive? }`, `mkdir { path }`, `move { source, destination, overwrite? }`, `copy { source, destination, overwrite?, recursive? }`, `stat { path }`.',
+    ...shellLines(limits.shell),
     ...extraTools.map((t) => `- \`${t.name}\`: ${t.summary}`),
     '',
     '### When a call fails',
@@ -53,4 +54,17 @@ export function workspacePrompt(options: WorkspacePromptOptions = {}): string {
     );
   lines.push('', 'Results are capped and say so when more exist: narrow the path, pattern or glob rather than asking for everything.');
   return `${lines.join('\n')}\n`;
+}
+
+/** The `bash` tool's line, and when to prefer it over the file tools. */
+function shellLines(shell: boolean | 'host'): string[] {
+  if (shell === false) return [];
+  const where =
+    shell === 'host'
+      ? 'real programs from an allow-list, run in the workspace root'
+      : 'a bash interpreter over the workspace (the root is `/`; coreutils, grep, sed, awk, find, jq built in; no network)';
+  return [
+    `- \`bash { command, cwd?, timeout_ms? }\`: ${where}. Returns the exit code, stdout, stderr and the changed files; a non-zero exit code is a normal result.`,
+    '  Use it for what takes one line in a shell: exploring (`ls`, `find`, `grep -rn`), pipelines, bulk renames, `sed` over many files. Use `read_file` to read a file (windows of large files) and `edit_file` for an exact change to one file.',
+  ];
 }
