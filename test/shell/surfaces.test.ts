@@ -1,6 +1,3 @@
-import { mkdtemp, realpath, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { describe, expect, it } from 'vitest';
@@ -28,7 +25,6 @@ describe('the shell on every surface', () => {
 
   it('sessionfs mcp --shell serves the bash tool over MCP, its instructions say so, and nothing leaves the workspace', async () => {
     assertBuilt();
-    const home = await realpath(await mkdtemp(join(tmpdir(), 'sessionfs-mcp-shell-')));
     const transport = new StdioClientTransport({
       command: process.execPath,
       args: [CLI, 'mcp', '--backend', 'host', '--shell'],
@@ -49,7 +45,6 @@ describe('the shell on every surface', () => {
       expect(text).toContain('Changed: a.txt');
     } finally {
       await client.close();
-      await rm(home, { recursive: true, force: true });
     }
   });
 });
