@@ -87,12 +87,12 @@ export class WorkspaceFs implements IFileSystem {
 
   async stat(path: string): Promise<FsStat> {
     const stat = await this.#stat('stat', path);
-    return toFsStat(stat, false);
+    return toFsStat(stat, false, resolveShellPath('/', path));
   }
 
   async lstat(path: string): Promise<FsStat> {
     const stat = await this.#stat('lstat', path);
-    return toFsStat(stat, stat.isSymlink);
+    return toFsStat(stat, stat.isSymlink, resolveShellPath('/', path));
   }
 
   async mkdir(path: string, options?: MkdirOptions): Promise<void> {
@@ -226,8 +226,14 @@ function shown(workspacePath: string): string {
   return toShellPath(workspacePath).replace(/^\/(?=.)/, '');
 }
 
-function toFsStat(stat: StatResult, asLink: boolean): FsStat {
+/**
+ * `identity` is the path, as {@link WorkspaceFs.realpath} is: the shell creates no links, so two paths are
+ * one file only when they are one path. Without it just-bash's `mv` and `cp` refuse to replace an existing
+ * file ("cannot safely determine whether ... are the same file"), the `sort f > t && mv t f` idiom included.
+ */
+function toFsStat(stat: StatResult, asLink: boolean, identity: string): FsStat {
   return {
+    identity,
     isFile: stat.isFile && !asLink,
     isDirectory: stat.isDirectory && !asLink,
     isSymbolicLink: asLink,

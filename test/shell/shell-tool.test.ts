@@ -115,6 +115,9 @@ describe('bash tool: nothing leaves the workspace', () => {
         expect((await value(`ls ${dir}`)).exitCode, dir).not.toBe(0);
       }
       expect((await value('cat /proc/self/environ /proc/version')).stdout).toBe('');
+      expect((await value('ls /proc/self/root /proc/self/cwd; cat /proc/self/root/etc/passwd')).stdout).toBe('');
+      expect((await value('cat < /etc/passwd; . /etc/profile; source /etc/passwd; grep -rs root /etc')).stdout).toBe('');
+      expect((await value('cp /etc/passwd stolen; cat /etc/hostname >> a.txt; find / -name passwd')).stdout).toBe('');
       expect((await value('curl -s https://example.com')).exitCode).toBe(127);
       expect((await value('wget https://example.com')).exitCode).toBe(127);
       expect((await value('echo x > /dev/null; cat /dev/null; echo ok')).stdout).toBe('ok\n');
@@ -123,20 +126,29 @@ describe('bash tool: nothing leaves the workspace', () => {
       expect((await value('ln a.txt hard')).exitCode).not.toBe(0);
       expect((await value('echo x > missing/dir/f.txt; echo next')).exitCode).toBe(1);
       // Nothing of the interpreter's own layout was created in the workspace.
-      expect(Object.keys(await workspaceTree(session.filesystem))).toEqual(['a.txt']);
+      expect(await workspaceTree(session.filesystem)).toEqual({ 'a.txt': 'a\n' });
       const listing = await value('ls -la / ; find / ; env');
       if (backend === 'host') expect(listing.stdout).not.toContain(session.filesystem.root);
     });
   }
 
-  it('a symlink in a host workspace that leads outside it is not followed', async () => {
+  it('a symlink in a host workspace that leads outside it is not followed; one that stays inside is', async () => {
     const { session, value } = await sessionWithShell('host');
     await using _ = session;
-    symlinkSync('/etc', join(session.filesystem.root, 'etc-link'));
-    symlinkSync('/etc/passwd', join(session.filesystem.root, 'passwd-link'));
-    const result = await value('cat passwd-link; cat etc-link/passwd; ls etc-link; echo x > passwd-link');
+    const root = session.filesystem.root;
+    await session.filesystem.write('src/a.txt', 'inside\n');
+    symlinkSync('/etc', join(root, 'etc-link'));
+    symlinkSync('/etc/passwd', join(root, 'passwd-link'));
+    symlinkSync('../..', join(root, 'src', 'up'));
+    symlinkSync('a.txt', join(root, 'src', 'a-link'));
+    symlinkSync('src', join(root, 'src-link'));
+    const result = await value(
+      'cat passwd-link; cat etc-link/passwd; ls etc-link; echo x > passwd-link; ls src/up; cat src/up/etc/passwd; cd src/up && pwd',
+    );
     expect(result.stdout).toBe('');
     expect(result.exitCode).not.toBe(0);
-    expect(result.stderr).not.toContain(session.filesystem.root);
+    expect(result.stderr).not.toContain(root);
+    expect((await value('cat src/a-link src-link/a.txt')).stdout).toBe('inside\ninside\n');
+    expect((await value('readlink passwd-link src/a-link')).stdout).toBe('');
   });
 });
