@@ -150,6 +150,36 @@ describe('grep equals a simple reference implementation', () => {
     });
   }
 
+  for (const [name, create] of backends) {
+    it(`across the workers' batch boundaries, on a tree of many files and some large ones (${name})`, async () => {
+      // Files go to the workers in batches of 256 files or 1 MiB: 700 files and four 400 KB ones cross
+      // both kinds of boundary, and the limits below stop the search inside a batch and right at its edge.
+      const files = new Map<string, Uint8Array>();
+      const line = (i: number): string => ['needle at start', 'no match here', 'ends with needle', 'x needle y needle'][i % 4] as string;
+      for (let i = 0; i < 700; i += 1) {
+        const eol = i % 3 === 0 ? '\r\n' : '\n';
+        const body = Array.from({ length: 1 + (i % 5) }, (_, n) => line(i + n)).join(eol);
+        files.set(`d${i % 7}/f${String(i).padStart(3, '0')}.txt`, new Uint8Array(Buffer.from(i % 2 === 0 ? body : body + eol)));
+      }
+      for (let i = 0; i < 4; i += 1) {
+        const filler = 'filler line without it\n'.repeat(17_000);
+        files.set(`big/b${i}.txt`, new Uint8Array(Buffer.from(`needle first\n${filler}needle last`)));
+      }
+      const ws = create();
+      try {
+        for (const [path, bytes] of files) await ws.writeBytes(path, bytes);
+        for (const source of ['needle', 'needle$', '^needle', 'h needle', 'e\\b']) {
+          for (const maxMatches of [1, 255, 256, 257, 600, 100_000]) {
+            const found = await ws.grep(source, { maxMatches });
+            expect(found, `${source} ${maxMatches}`).toEqual(reference(files, source, false, maxMatches));
+          }
+        }
+      } finally {
+        await ws.dispose();
+      }
+    });
+  }
+
   it('sees through links inside the root and never reads one leading out (host)', async () => {
     const root = fs.realpathSync(fs.mkdtempSync(join(tmpdir(), 'sessionfs-grep-links-')));
     roots.push(root);

@@ -60,6 +60,16 @@ describe('bash tool: results', () => {
     });
   }
 
+  it('a catastrophic pattern in grep, sed or awk finishes at once (just-bash matches in linear time)', async () => {
+    const { session, value } = await sessionWithShell('memory');
+    await using _ = session;
+    await session.filesystem.write('trap.txt', `${'a'.repeat(48)}!\n`);
+    const result = await value("grep -cE '^(a+)+$' trap.txt; sed -E 's/^(a+)+$/x/' trap.txt; awk '/^(a+)+$/' trap.txt", {
+      timeout_ms: 5000,
+    });
+    expect(result.stdout).toBe(`0\n${'a'.repeat(48)}!\n`);
+  });
+
   it('workspaceTools({ shell: true }) adds the bash tool last; without it there is none', () => {
     expect(workspaceTools({ shell: true }).at(-1)?.name).toBe('bash');
     expect(workspaceTools().map((t) => t.name)).not.toContain('bash');
