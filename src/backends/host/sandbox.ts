@@ -220,6 +220,7 @@ const DIRECTORY_FLAGS = fs.constants.O_RDONLY | fs.constants.O_DIRECTORY | fs.co
 export class PinnedDir {
   readonly path: string;
   readonly #fd: number | undefined;
+  #released = false;
 
   constructor(path: string, fd: number | undefined) {
     this.path = path;
@@ -232,8 +233,10 @@ export class PinnedDir {
     return typeof name === 'string' ? `${this.path}/${name}` : Buffer.concat([Buffer.from(`${this.path}/`), name]);
   }
 
+  /** Closes the descriptor, once: a second call does nothing (the number may belong to another file by then). */
   release(): void {
-    if (this.#fd === undefined) return;
+    if (this.#fd === undefined || this.#released) return;
+    this.#released = true;
     try {
       fs.closeSync(this.#fd);
     } catch {
@@ -307,6 +310,18 @@ export function pinChild(parent: PinnedDir, name: string | Buffer, shown: Normal
   let fd: number;
   try {
     fd = fs.openSync(path, DIRECTORY_FLAGS);
+  } catch (error) {
+    throw hostError(error, shown);
+  }
+  return new PinnedDir(`/proc/self/fd/${fd}`, fd);
+}
+
+/** {@link pinChild} off the event loop: one `open` through the parent's descriptor, no `readlink` needed. */
+export async function pinChildAsync(parent: PinnedDir, name: string, shown: NormalizedPath): Promise<PinnedDir> {
+  if (!PIN_DIRECTORIES) return pinChild(parent, name, shown);
+  let fd: number;
+  try {
+    fd = await openAsync(parent.at(name), DIRECTORY_FLAGS);
   } catch (error) {
     throw hostError(error, shown);
   }

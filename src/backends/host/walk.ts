@@ -3,7 +3,7 @@ import type { DriverWalkEntry } from '../../workspace/driver.js';
 import { FileNotFoundError, NotADirectoryError } from '../../workspace/errors.js';
 import type { NormalizedPath } from '../../workspace/paths.js';
 import { isVisibleName } from './names.js';
-import { PIN_DIRECTORIES, pinDirectory, pinDirectoryAsync, type PinnedDir, type Sandbox } from './sandbox.js';
+import { PIN_DIRECTORIES, pinChildAsync, pinDirectory, pinDirectoryAsync, type PinnedDir, type Sandbox } from './sandbox.js';
 
 /**
  * The driver's walk (list-free traversal for glob, grep, snapshots and subtree depth). It descends into
@@ -24,47 +24,63 @@ export async function* walkTree(sandbox: Sandbox, base: NormalizedPath): AsyncGe
   if (!st.isDirectory()) return;
   // Breadth first, with several directories listed at once: a walk that waited for each listing in turn
   // spent most of its time idle (on 1,000 directories, 40 ms against 12 ms with the listings overlapped).
+  // Each listed directory's subdirectories are pinned through its own descriptor before it is closed, so
+  // they need no `readlink` proof of their own.
   const queue: PendingDirectory[] = [{ logical: base, real: start.rel }];
+  const budget = new PinBudget();
   let head = 0;
-  while (head < queue.length) {
-    for (let ahead = head; ahead < Math.min(queue.length, head + LISTINGS_IN_FLIGHT); ahead += 1) {
-      const pending = queue[ahead] as PendingDirectory;
-      pending.listing ??= listDirectory(sandbox, pending.real, pending.logical);
-    }
-    const { logical, real, listing } = queue[head] as PendingDirectory;
-    head += 1;
-    if (head >= 1024 && head * 2 >= queue.length) {
-      queue.splice(0, head);
-      head = 0;
-    }
-    const dirents = await listing;
-    if (dirents === undefined) continue; // removed or replaced during the walk
-    for (const dirent of dirents) {
-      const name = dirent.name;
-      if (!isVisibleName(name)) continue;
-      const path = logical === '' ? name : `${logical}/${name}`;
-      const realPath = real === '' ? name : `${real}/${name}`;
-      let isDirectory = dirent.isDirectory();
-      let isFile = dirent.isFile();
-      let isLink = dirent.isSymbolicLink();
-      if (!isDirectory && !isFile && !isLink) {
-        try {
-          const entry = await fs.promises.lstat(sandbox.abs(realPath));
-          isDirectory = entry.isDirectory();
-          isFile = entry.isFile();
-          isLink = entry.isSymbolicLink();
-        } catch {
-          continue;
+  let current: Listing | undefined;
+  try {
+    while (head < queue.length) {
+      for (let ahead = head; ahead < Math.min(queue.length, head + LISTINGS_IN_FLIGHT); ahead += 1) {
+        const pending = queue[ahead] as PendingDirectory;
+        pending.listing ??= listDirectory(sandbox, pending, budget);
+      }
+      const { logical, real, listing } = queue[head] as PendingDirectory;
+      head += 1;
+      if (head >= 1024 && head * 2 >= queue.length) {
+        queue.splice(0, head);
+        head = 0;
+      }
+      current = await listing;
+      if (current === undefined) continue; // removed or replaced during the walk
+      for (const dirent of current.dirents) {
+        const name = dirent.name;
+        if (!isVisibleName(name)) continue;
+        const path = logical === '' ? name : `${logical}/${name}`;
+        const realPath = real === '' ? name : `${real}/${name}`;
+        let isDirectory = dirent.isDirectory();
+        let isFile = dirent.isFile();
+        let isLink = dirent.isSymbolicLink();
+        if (!isDirectory && !isFile && !isLink) {
+          try {
+            const entry = await fs.promises.lstat(sandbox.abs(realPath));
+            isDirectory = entry.isDirectory();
+            isFile = entry.isFile();
+            isLink = entry.isSymbolicLink();
+          } catch {
+            continue;
+          }
+        }
+        if (isDirectory) {
+          yield { path, kind: 'directory' };
+          const pin = current.children.get(name);
+          queue.push(pin === undefined ? { logical: path, real: realPath } : { logical: path, real: realPath, pin });
+        } else if (isFile) {
+          yield { path, kind: 'file' };
+        } else if (isLink) {
+          yield { path, kind: 'symlink' };
         }
       }
-      if (isDirectory) {
-        yield { path, kind: 'directory' };
-        queue.push({ logical: path, real: realPath });
-      } else if (isFile) {
-        yield { path, kind: 'file' };
-      } else if (isLink) {
-        yield { path, kind: 'symlink' };
-      }
+      current = undefined;
+    }
+  } finally {
+    // Stopped early (or failed): close every descriptor still open or on its way (release is idempotent).
+    releaseChildren(current);
+    for (let rest = head; rest < queue.length; rest += 1) {
+      const { pin, listing } = queue[rest] as PendingDirectory;
+      if (listing !== undefined) void listing.then(releaseChildren);
+      else if (pin !== undefined) void pin.then((pinned) => pinned?.release());
     }
   }
 }
@@ -75,21 +91,71 @@ const LISTINGS_IN_FLIGHT = 16;
 interface PendingDirectory {
   logical: string;
   real: string;
-  listing?: Promise<fs.Dirent[] | undefined>;
+  /** Opened through the parent's descriptor while the parent was listed; else pinned by its real path. */
+  pin?: Promise<PinnedDir | undefined>;
+  listing?: Promise<Listing | undefined>;
 }
 
-/** A directory's entries, listed through a verified descriptor: undefined when it is gone or was swapped for a link. */
-async function listDirectory(sandbox: Sandbox, real: string, logical: string): Promise<fs.Dirent[] | undefined> {
+interface Listing {
+  dirents: fs.Dirent[];
+  /** Pins of the subdirectories, by name, for the walk to hand to their own listings. */
+  children: Map<string, Promise<PinnedDir | undefined>>;
+}
+
+/** Caps the subdirectory descriptors held open ahead of their listing; past it they are pinned by path later. */
+class PinBudget {
+  #open = 0;
+
+  take(): boolean {
+    if (this.#open >= 256) return false;
+    this.#open += 1;
+    return true;
+  }
+
+  give(): void {
+    this.#open -= 1;
+  }
+}
+
+/**
+ * A directory's entries, listed through a verified descriptor (a directory swapped for a link since it was
+ * seen is not listed), with its subdirectories pinned; undefined when it is gone or was replaced.
+ */
+async function listDirectory(sandbox: Sandbox, directory: PendingDirectory, budget: PinBudget): Promise<Listing | undefined> {
+  const prepinned = directory.pin !== undefined;
+  let pin: PinnedDir | undefined;
   try {
-    const pin = await pinDirectoryAsync(sandbox, real, logical);
-    try {
-      return await fs.promises.readdir(pin.path, { withFileTypes: true });
-    } finally {
-      pin.release();
-    }
+    pin = prepinned ? await directory.pin : await pinDirectoryAsync(sandbox, directory.real, directory.logical);
   } catch {
     return undefined;
   }
+  if (pin === undefined) return undefined;
+  try {
+    const dirents = await fs.promises.readdir(pin.path, { withFileTypes: true });
+    const children = new Map<string, Promise<PinnedDir | undefined>>();
+    if (PIN_DIRECTORIES) {
+      for (const dirent of dirents) {
+        if (!dirent.isDirectory() || !isVisibleName(dirent.name) || !budget.take()) continue;
+        const shown = directory.logical === '' ? dirent.name : `${directory.logical}/${dirent.name}`;
+        const child = pinChildAsync(pin, dirent.name, shown).catch(() => {
+          budget.give();
+          return undefined;
+        });
+        children.set(dirent.name, child);
+      }
+      await Promise.all(children.values()); // the parent stays open until every child is opened through it
+    }
+    return { dirents, children };
+  } catch {
+    return undefined;
+  } finally {
+    pin.release();
+    if (prepinned) budget.give();
+  }
+}
+
+function releaseChildren(listing: Listing | undefined): void {
+  for (const child of listing?.children.values() ?? []) void child.then((pinned) => pinned?.release());
 }
 
 /**

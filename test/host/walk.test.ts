@@ -1,0 +1,68 @@
+import * as fs from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { Sandbox } from '../../src/backends/host/sandbox.js';
+import { walkTree } from '../../src/backends/host/walk.js';
+import { scratch } from './support.js';
+
+/** Descriptors this process holds on directories under `root` (the walk's pins). */
+function openUnder(root: string): string[] {
+  const held: string[] = [];
+  for (const fd of fs.readdirSync('/proc/self/fd')) {
+    try {
+      const target = fs.readlinkSync(`/proc/self/fd/${fd}`);
+      if (target === root || target.startsWith(`${root}/`)) held.push(target);
+    } catch {
+      // closed meanwhile (the descriptor readdirSync itself used)
+    }
+  }
+  return held;
+}
+
+/** Every entry under `dir` by a plain recursive listing, as the walk reports it. */
+function plainWalk(root: string, dir = ''): string[] {
+  const out: string[] = [];
+  for (const entry of fs.readdirSync(join(root, dir), { withFileTypes: true })) {
+    const path = dir === '' ? entry.name : `${dir}/${entry.name}`;
+    out.push(`${path} ${entry.isDirectory() ? 'directory' : entry.isSymbolicLink() ? 'symlink' : 'file'}`);
+    if (entry.isDirectory()) out.push(...plainWalk(root, path));
+  }
+  return out;
+}
+
+describe.skipIf(!fs.existsSync('/proc/self/fd'))('host walk', () => {
+  const { dir } = scratch();
+
+  /** 30 directories of 12 subdirectories (390 in all, more than the walk pins ahead), a file in each, and links. */
+  function wideTree() {
+    const root = dir();
+    for (let i = 0; i < 30; i += 1) {
+      for (let j = 0; j < 12; j += 1) {
+        fs.mkdirSync(join(root, `d${i}`, `e${j}`), { recursive: true });
+        fs.writeFileSync(join(root, `d${i}`, `e${j}`, 'f.txt'), 'x');
+      }
+    }
+    fs.symlinkSync('d0', join(root, 'link-to-dir'));
+    fs.symlinkSync('/etc', join(root, 'link-out'));
+    return root;
+  }
+
+  it('reports every entry once, descending through directories only, however many it lists at once', async () => {
+    const root = wideTree();
+    const walked: string[] = [];
+    for await (const entry of walkTree(new Sandbox(root), '')) walked.push(`${entry.path} ${entry.kind}`);
+    expect(walked.sort()).toEqual(plainWalk(root).sort());
+    expect(walked).toHaveLength(30 + 30 * 12 * 2 + 2);
+    expect(openUnder(root)).toEqual([]);
+  });
+
+  it('closes every directory it opened when the caller stops early', async () => {
+    const root = wideTree();
+    for (const stopAfter of [1, 50, 400]) {
+      let seen = 0;
+      for await (const _ of walkTree(new Sandbox(root), '')) if ((seen += 1) >= stopAfter) break;
+      await new Promise((resolve) => setTimeout(resolve, 100)); // listings still under way settle and close
+      expect(openUnder(root), `stopped after ${stopAfter}`).toEqual([]);
+    }
+  });
+});
