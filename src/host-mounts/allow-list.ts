@@ -1,3 +1,4 @@
+import { realpathSync } from 'node:fs';
 import { realpath } from 'node:fs/promises';
 import { isAbsolute, resolve, sep } from 'node:path';
 import { InvalidArgumentError, PathEscapeError } from '../workspace/errors.js';
@@ -10,23 +11,31 @@ export class AllowedRoots {
   private constructor(readonly roots: readonly string[]) {}
 
   static async resolve(input: unknown, purpose = 'hydration'): Promise<AllowedRoots> {
-    if (input === undefined || input === null || (Array.isArray(input) && input.length === 0)) {
-      throw new PathEscapeError(
-        undefined,
-        `${purpose} refused: no allowedHostRoots were given, so no host path may be ${purpose === 'hydration' ? 'mounted' : 'used'}`,
-      );
-    }
-    if (!Array.isArray(input) || !input.every((root) => typeof root === 'string' && root !== '' && !root.includes('\0'))) {
-      throw new InvalidArgumentError('allowedHostRoots must be a list of non-empty host paths');
-    }
     const roots: string[] = [];
-    for (const root of input as string[]) {
+    for (const root of checkedRoots(input, purpose)) {
       try {
-        roots.push(await realpath(isAbsolute(root) ? root : resolve(root)));
+        roots.push(await realpath(root));
       } catch {
         // A missing or unreadable root allows nothing.
       }
     }
+    return AllowedRoots.#of(roots, purpose);
+  }
+
+  /** The same, synchronously: for constructors (an overlay workspace checks its lower directory when created). */
+  static resolveSync(input: unknown, purpose = 'hydration'): AllowedRoots {
+    const roots: string[] = [];
+    for (const root of checkedRoots(input, purpose)) {
+      try {
+        roots.push(realpathSync.native(root));
+      } catch {
+        // A missing or unreadable root allows nothing.
+      }
+    }
+    return AllowedRoots.#of(roots, purpose);
+  }
+
+  static #of(roots: string[], purpose: string): AllowedRoots {
     if (roots.length === 0) {
       throw new PathEscapeError(undefined, `${purpose} refused: none of the allowedHostRoots exists`);
     }
@@ -37,4 +46,18 @@ export class AllowedRoots {
   contains(realPath: string): boolean {
     return this.roots.some((root) => realPath === root || realPath.startsWith(root.endsWith(sep) ? root : `${root}${sep}`));
   }
+}
+
+/** The allow-list as given, checked and made absolute. */
+function checkedRoots(input: unknown, purpose: string): string[] {
+  if (input === undefined || input === null || (Array.isArray(input) && input.length === 0)) {
+    throw new PathEscapeError(
+      undefined,
+      `${purpose} refused: no allowedHostRoots were given, so no host path may be ${purpose === 'hydration' ? 'mounted' : 'used'}`,
+    );
+  }
+  if (!Array.isArray(input) || !input.every((root) => typeof root === 'string' && root !== '' && !root.includes('\0'))) {
+    throw new InvalidArgumentError('allowedHostRoots must be a list of non-empty host paths');
+  }
+  return (input as string[]).map((root) => (isAbsolute(root) ? root : resolve(root)));
 }

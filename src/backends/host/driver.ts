@@ -348,7 +348,7 @@ export class HostDriver implements BackendDriver {
 }
 
 /** Children of a pinned directory with their kinds (special files count as files; never followed). */
-async function listPinned(pin: PinnedDir): Promise<DriverListEntry[]> {
+export async function listPinned(pin: PinnedDir): Promise<DriverListEntry[]> {
   const entries: DriverListEntry[] = [];
   for (const dirent of await fs.promises.readdir(pin.path, { withFileTypes: true })) {
     const name = dirent.name;

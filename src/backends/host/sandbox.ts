@@ -28,12 +28,27 @@ import { displayPath, type NormalizedPath } from '../../workspace/paths.js';
 /** Most links followed while resolving one path (Linux's own limit). */
 const MAX_LINK_HOPS = 40;
 
-export interface Resolved {
+export interface Resolved<S = fs.Stats> {
   /** Real path relative to the root ('' for the root). */
   rel: NormalizedPath;
   abs: string;
   /** lstat of the final entry; undefined when it does not exist. */
-  stat: fs.Stats | undefined;
+  stat: S | undefined;
+}
+
+/** What resolution needs to know of an entry, from the disk or from a layered view of it (the overlay). */
+export interface LinkStat {
+  isSymbolicLink(): boolean;
+  isDirectory(): boolean;
+}
+
+/**
+ * How resolution looks at entries, by absolute path under the root: `lstat` without following, `readlink`.
+ * Failures carry a Node-style `code` (`ENOENT` for an absent entry).
+ */
+export interface ResolveIo<S extends LinkStat> {
+  lstat(abs: string): S;
+  readlink(abs: string): string;
 }
 
 export class Sandbox {
@@ -69,14 +84,22 @@ export class Sandbox {
   }
 
   resolveSync(path: NormalizedPath, followFinal: boolean): Resolved {
+    return this.resolveWith(path, followFinal, { lstat: (p) => fs.lstatSync(p), readlink: (p) => fs.readlinkSync(p) });
+  }
+
+  /**
+   * The same resolution over any synchronous view of the tree under the root: the overlay resolves through
+   * its merged layers with exactly the rules the host applies to the disk.
+   */
+  resolveWith<S extends LinkStat>(path: NormalizedPath, followFinal: boolean, io: ResolveIo<S>): Resolved<S> {
     // The resolver is written once, as a generator; run it with synchronous primitives.
-    const run = this.#resolveGen(path, followFinal);
+    const run = this.#resolveGen<S>(path, followFinal);
     let step = run.next();
     while (!step.done) {
       const request = step.value;
-      let reply: { stat?: fs.Stats; link?: string; error?: unknown };
+      let reply: { stat?: S; link?: string; error?: unknown };
       try {
-        reply = request.op === 'lstat' ? { stat: fs.lstatSync(request.path) } : { link: fs.readlinkSync(request.path) };
+        reply = request.op === 'lstat' ? { stat: io.lstat(request.path) } : { link: io.readlink(request.path) };
       } catch (error) {
         reply = { error };
       }
@@ -91,7 +114,7 @@ export class Sandbox {
     lstat: (p: string) => Promise<fs.Stats>,
     readlink: (p: string) => Promise<string>,
   ): Promise<Resolved> {
-    const run = this.#resolveGen(path, followFinal);
+    const run = this.#resolveGen<fs.Stats>(path, followFinal);
     let step = run.next();
     while (!step.done) {
       const request = step.value;
@@ -106,15 +129,15 @@ export class Sandbox {
     return step.value;
   }
 
-  *#resolveGen(
+  *#resolveGen<S extends LinkStat>(
     path: NormalizedPath,
     followFinal: boolean,
-  ): Generator<{ op: 'lstat' | 'readlink'; path: string }, Resolved, { stat?: fs.Stats; link?: string; error?: unknown }> {
+  ): Generator<{ op: 'lstat' | 'readlink'; path: string }, Resolved<S>, { stat?: S; link?: string; error?: unknown }> {
     const shown = displayPath(path);
     const real: string[] = [];
     const queue = path === '' ? [] : path.split('/');
     let hops = 0;
-    let lastStat: fs.Stats | undefined = undefined;
+    let lastStat: S | undefined = undefined;
     if (queue.length === 0) {
       const reply = yield { op: 'lstat', path: this.root };
       if (reply.error !== undefined) throw hostError(reply.error, '');
@@ -150,7 +173,7 @@ export class Sandbox {
         if (code === 'ENOTDIR') throw new NotADirectoryError(shown);
         throw hostError(reply.error, path);
       }
-      const stat = reply.stat as fs.Stats;
+      const stat = reply.stat as S;
       if (stat.isSymbolicLink() && (!isLast || followFinal)) {
         hops += 1;
         if (hops > MAX_LINK_HOPS) throw new PathEscapeError(shown, `too many levels of symbolic links: ${shown}`);

@@ -1,0 +1,2 @@
+export { OverlayWorkspace, type OverlayWorkspaceOptions } from './workspace.js';
+export { OverlayDriver } from './driver.js';
