@@ -31,8 +31,9 @@ function realBash(command, cwd) {
     cwd,
     encoding: 'utf8',
     maxBuffer: 1 << 30,
-    // The caller's environment, as a harness shelling out passes it (bash started without SHLVL and the
-    // rest was measured at ~90 ms a start here, which would flatter sessionfs), in the C locale.
+    // The caller's environment, as a harness shelling out passes it, in the C locale. (With SHLVL unset and
+    // its stdin on a socket, bash takes itself for a remote shell and sources ~/.bashrc: 90-270 ms a start
+    // here, which would flatter sessionfs.)
     env: { ...process.env, LC_ALL: 'C' },
   });
   return { exitCode: result.status, stdout: result.stdout };

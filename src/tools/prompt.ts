@@ -65,6 +65,7 @@ function shellLines(shell: boolean | 'host'): string[] {
       : 'a bash interpreter over the workspace (the root is `/`; coreutils, grep, sed, awk, find, jq built in; no network)';
   return [
     `- \`bash { command, cwd?, timeout_ms? }\`: ${where}. Returns the exit code, stdout, stderr and the changed files; a non-zero exit code is a normal result.`,
-    '  Use it for what takes one line in a shell: exploring (`ls`, `find`, `grep -rn`), pipelines, bulk renames, `sed` over many files. Use `read_file` to read a file (windows of large files) and `edit_file` for an exact change to one file.',
+    '  Use it for what takes one line in a shell: exploring (`ls`, `find`), pipelines, bulk renames, `sed` over many files. Use `read_file` to read a file (windows of large files) and `edit_file` for an exact change to one file.',
+    '  To search a whole tree, prefer the `grep` and `glob` tools: they are many times faster than `grep -r` or `find` in the shell.',
   ];
 }

@@ -42,7 +42,9 @@ export class RealBash {
   readonly dir = mkdtempSync(join(tmpdir(), 'sessionfs-realbash-'));
 
   async run(command: string): Promise<{ exitCode: number; stdout: string; stderr: string }> {
-    const result = await execa('bash', ['-c', command], {
+    // --norc: bash started with its stdin on a socket and no SHLVL takes itself for a remote shell and
+    // sources ~/.bashrc (slow, and not the same bash on every machine).
+    const result = await execa('bash', ['--noprofile', '--norc', '-c', command], {
       cwd: this.dir,
       reject: false,
       env: { LC_ALL: 'C', PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: this.dir },

@@ -12,6 +12,7 @@ describe('the shell on every surface', () => {
     expect(prompt).toContain('`bash { command, cwd?, timeout_ms? }`');
     expect(prompt).toContain('no network');
     expect(prompt).toContain('`edit_file` for an exact change');
+    expect(prompt).toContain('To search a whole tree, prefer the `grep` and `glob` tools');
     expect(workspacePrompt({ shell: 'host' })).toContain('real programs from an allow-list');
   });
 
