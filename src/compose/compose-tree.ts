@@ -1,4 +1,5 @@
 import type { SnapshotEntry, SnapshotTree } from '../workspace/driver.js';
+import { TREE_PARTS, type TreeParts } from '../workout/snapshot-tree.js';
 import { joinPath, normalizePath, pathDepth, splitPath, type NormalizedPath } from '../workspace/paths.js';
 import type { MountTable } from './mount-table.js';
 
@@ -17,7 +18,18 @@ export function composeTree(table: MountTable, trees: ReadonlyMap<NormalizedPath
     ...entry,
     path: entry.path === '' ? mountPath : joinPath(mountPath, normalizePath(entry.path)),
   });
-  return {
+  const parts = new Map<string, { tree: SnapshotTree; outer(path: string): string | undefined }>();
+  for (const mount of table.mounts) {
+    const tree = trees.get(mount.path);
+    if (tree === undefined || mount.access === 'disabled') continue;
+    const show = (inner: string): string | undefined => {
+      const path = outer(mount.path, { path: inner, kind: 'directory' }).path;
+      return table.route(path)?.mount === mount && !table.isMountDirectory(path) ? path : undefined;
+    };
+    parts.set(mount.path, { tree, outer: show });
+  }
+  const tree: SnapshotTree & { [TREE_PARTS]: TreeParts } = {
+    [TREE_PARTS]: { layout: table, parts },
     async entry(path) {
       if (table.isHidden(path)) return undefined;
       if (table.isMountDirectory(path)) return { path, kind: 'directory' };
@@ -39,4 +51,5 @@ export function composeTree(table: MountTable, trees: ReadonlyMap<NormalizedPath
       }
     },
   };
+  return tree;
 }

@@ -14,7 +14,10 @@ import type { BackendKind, SnapshotableWorkspace } from '../workspace/types.js';
  * creates and are refused with `workspace`.
  */
 export interface CreateSessionOptions {
-  /** `'memory'` or `'host'`. */
+  /**
+   * `'memory'`, `'host'`, or `'overlay'`: the mounts are shown lazily (an `OverlayWorkspace` per mount, never
+   * written, writes kept in memory) instead of being copied in; opening costs nothing however big they are.
+   */
   backend?: BackendKind;
   /** A ready workspace, from any backend. */
   workspace?: SnapshotableWorkspace;
@@ -44,7 +47,7 @@ export interface CreateSessionOptions {
 
 /** Built-in backend settings, validated. */
 export interface BackendSettings {
-  backend: 'memory' | 'host';
+  backend: 'memory' | 'host' | 'overlay';
   limits: Partial<WorkspaceLimits> | undefined;
   root: string | undefined;
   gitDir: string | undefined;
@@ -63,7 +66,7 @@ export interface SessionSettings {
   signal: AbortSignal | undefined;
 }
 
-const BACKENDS = ['memory', 'host'] as const;
+const BACKENDS = ['memory', 'host', 'overlay'] as const;
 const BACKEND_ONLY = ['limits', 'root', 'gitDir', 'exclude', 'changeDetection'] as const;
 const HOST_ONLY = ['root', 'gitDir', 'exclude', 'changeDetection'] as const;
 const WORKSPACE_METHODS = ['read', 'writeBytes', 'stat', 'list', 'snapshot', 'restore', 'seal', 'dispose'] as const;
@@ -112,12 +115,14 @@ function backendSettings(options: CreateSessionOptions): BackendSettings {
     throw new InvalidArgumentError(
       `backend must be one of ${BACKENDS.join(', ')}, got ${JSON.stringify(backend)} (for any other backend, pass workspace: createWorkspace(driver))`,
     );
-  if (backend === 'memory') {
+  if (backend !== 'host') {
     for (const key of HOST_ONLY) {
       if (options[key] !== undefined)
-        throw new InvalidArgumentError(`${key} is a host-backend option; the memory backend does not take it`);
+        throw new InvalidArgumentError(`${key} is a host-backend option; the ${String(backend)} backend does not take it`);
     }
   }
+  if (backend === 'overlay' && (options.mounts === undefined || options.mounts.length === 0))
+    throw new InvalidArgumentError('the overlay backend shows host directories: give at least one mount');
   return {
     backend: backend as BackendSettings['backend'],
     limits: options.limits,

@@ -101,7 +101,7 @@ class WorkspaceSession implements HydratedSession {
     try {
       this.#hostDirs = hostDirectories(settings, workspace);
       this.#hydration = undefined;
-      if (settings.mounts.length > 0) {
+      if (settings.mounts.length > 0 && !this.#source.showsMounts) {
         this.#hydration = await hydrate(workspace, settings.mounts, {
           allowedHostRoots: settings.allowedHostRoots,
           ...(settings.onProgress === undefined ? {} : { onProgress: settings.onProgress }),

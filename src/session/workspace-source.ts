@@ -1,5 +1,6 @@
 import { HostWorkspace } from '../backends/host/index.js';
 import { MemoryWorkspace } from '../backends/memory/index.js';
+import { overlayMounts } from '../compose/overlay-mounts.js';
 import { InvalidArgumentError } from '../workspace/errors.js';
 import type { SnapshotableWorkspace, WorkspaceSnapshot } from '../workspace/types.js';
 import type { BackendSettings, SessionSettings } from './options.js';
@@ -13,6 +14,8 @@ export type CloseReason = 'reset' | 'dispose' | 'failed';
  * caller's, which the session only borrows).
  */
 export interface WorkspaceSource {
+  /** Whether `open()` returns a workspace already showing the mounts (an overlay), so nothing is hydrated. */
+  readonly showsMounts: boolean;
   /** The workspace as it is before hydration. */
   open(): Promise<SnapshotableWorkspace>;
   /** Lets go of `workspace`. For `reset`, throws before changing anything when the workspace cannot go back. */
@@ -22,7 +25,7 @@ export interface WorkspaceSource {
 export function workspaceSource(settings: SessionSettings): WorkspaceSource {
   return settings.source.kind === 'given'
     ? new GivenWorkspace(settings.source.workspace, settings.id)
-    : new BuiltInBackend(settings.source.settings, settings.id);
+    : new BuiltInBackend(settings.source.settings, settings);
 }
 
 /**
@@ -30,6 +33,7 @@ export function workspaceSource(settings: SessionSettings): WorkspaceSource {
  * session never disposes it. A workspace sealed by a read-only session cannot be restored, so cannot reset.
  */
 class GivenWorkspace implements WorkspaceSource {
+  readonly showsMounts = false;
   #baseline: WorkspaceSnapshot | undefined;
   #opened = false;
 
@@ -57,19 +61,29 @@ class GivenWorkspace implements WorkspaceSource {
   }
 }
 
-/** `backend: 'memory' | 'host'`: a new workspace per `open()`, disposed on close. */
+/**
+ * `backend: 'memory' | 'host' | 'overlay'`: a new workspace per `open()`, disposed on close. An overlay
+ * workspace already shows the mounts (see `overlayMounts`), so the session does not hydrate it.
+ */
 class BuiltInBackend implements WorkspaceSource {
   /** Given host root only: the root as it was before hydration, which `reset()` goes back to. */
   #baseline: WorkspaceSnapshot | undefined;
 
+  readonly sessionId: string;
+  readonly showsMounts: boolean;
+
   constructor(
     readonly settings: BackendSettings,
-    readonly sessionId: string,
-  ) {}
+    readonly session: SessionSettings,
+  ) {
+    this.sessionId = session.id;
+    this.showsMounts = settings.backend === 'overlay';
+  }
 
   async open(): Promise<SnapshotableWorkspace> {
     const settings = this.settings;
     if (settings.backend === 'memory') return new MemoryWorkspace({ limits: settings.limits });
+    if (settings.backend === 'overlay') return overlayMounts(this.session.mounts, this.session.allowedHostRoots, settings.limits);
     const workspace = new HostWorkspace({
       root: settings.root,
       gitDir: settings.gitDir,

@@ -150,6 +150,20 @@ export async function planExport(
   return plan;
 }
 
+/**
+ * The baseline's bytes; `null` when the baseline cannot say (an overlay's lower file changed on disk since
+ * the session saw it: `ConflictError`), which no destination state holds, so the path is a conflict.
+ */
+async function baseBytes(base: Leaf | undefined): Promise<Uint8Array | undefined | null> {
+  if (base === undefined) return undefined;
+  try {
+    return await base.bytes();
+  } catch (error) {
+    if (error instanceof ConflictError) return null;
+    throw error;
+  }
+}
+
 function leaf(entry: SnapshotEntry | undefined): Leaf | undefined {
   return entry === undefined || entry.kind === 'directory' ? undefined : entry;
 }
@@ -172,7 +186,7 @@ async function decide(
   const modeHeld = state.kind !== 'file' || (modeChanged ? state.executable === executable : !executable || state.executable);
   if (await holds(state, want, wanted)) {
     if (modeHeld) return;
-  } else if (!(await holds(state, base, base === undefined ? undefined : await base.bytes()))) {
+  } else if (!(await holds(state, base, await baseBytes(base)))) {
     const reason =
       state.kind === 'missing'
         ? 'deleted at the destination since the baseline'
@@ -200,7 +214,8 @@ async function decide(
   });
 }
 
-async function holds(state: DestinationState, entry: Leaf | undefined, bytes: Uint8Array | undefined): Promise<boolean> {
+async function holds(state: DestinationState, entry: Leaf | undefined, bytes: Uint8Array | undefined | null): Promise<boolean> {
+  if (bytes === null) return false;
   if (entry === undefined || bytes === undefined) return state.kind === 'missing';
   if (state.kind !== entry.kind) return false;
   return Buffer.compare(state.bytes, bytes) === 0;

@@ -57,6 +57,37 @@ export function snapshotTree<D>(root: D, reader: TreeReader<D>): SnapshotTree {
 }
 
 const STORED = Symbol('stored tree');
+
+/**
+ * How a tree made of other trees (a composition's) shows its parts, so that comparing two trees of one
+ * layout compares part with part (each at its own cost) instead of walking both whole.
+ */
+export const TREE_PARTS = Symbol('tree parts');
+
+export interface TreeParts {
+  /** Two trees whose `layout` is the same object have parts that correspond by key. */
+  readonly layout: unknown;
+  /** Each part's tree, and where one of its paths shows in the whole (`undefined`: it does not show). */
+  readonly parts: ReadonlyMap<string, { tree: SnapshotTree; outer(path: string): string | undefined }>;
+}
+
+const EMPTY_TREE: SnapshotTree = {
+  entry: async (path) => (path === '' ? { path, kind: 'directory' } : undefined),
+  entries: async function* () {},
+};
+
+async function changedParts(from: TreeParts, to: TreeParts, options: { directories?: boolean }): Promise<TreeChange[]> {
+  const out: TreeChange[] = [];
+  for (const key of new Set([...from.parts.keys(), ...to.parts.keys()])) {
+    const [before, after] = [from.parts.get(key), to.parts.get(key)];
+    const part = (after ?? before) as { outer(path: string): string | undefined };
+    for (const change of await changedPaths(before?.tree ?? EMPTY_TREE, after?.tree ?? EMPTY_TREE, options)) {
+      const path = part.outer(change.path);
+      if (path !== undefined) out.push({ ...change, path });
+    }
+  }
+  return out.sort((a, b) => compareStrings(a.path, b.path));
+}
 type StoredTree<D> = SnapshotTree & { [STORED]: { root: D; reader: TreeReader<D> } };
 
 /**
@@ -67,6 +98,9 @@ type StoredTree<D> = SnapshotTree & { [STORED]: { root: D; reader: TreeReader<D>
  * (a rewrite with the same content): the caller compares bytes where that matters.
  */
 export async function changedPaths(from: SnapshotTree, to: SnapshotTree, options: { directories?: boolean } = {}): Promise<TreeChange[]> {
+  const [leftParts, rightParts] = [(from as { [TREE_PARTS]?: TreeParts })[TREE_PARTS], (to as { [TREE_PARTS]?: TreeParts })[TREE_PARTS]];
+  if (leftParts !== undefined && rightParts !== undefined && leftParts.layout === rightParts.layout)
+    return changedParts(leftParts, rightParts, options);
   const out: TreeChange[] = [];
   const directories = options.directories === true;
   const left = (from as Partial<StoredTree<unknown>>)[STORED];

@@ -184,6 +184,7 @@ export class OverlayDriver implements BackendDriver {
       const lower = this.lower.entry(rel, splitPath(rel).length - 1);
       if (lower === undefined || lower.kind !== 'file' || !lower.stat.isFile())
         throw new InvalidArgumentError(`not a regular file: ${shown}`, shown);
+      await this.lower.remember(rel, 'file');
       const content = options.mode === 'append' ? (await this.lower.readFile(rel, { offset: 0 })).content : new Uint8Array();
       existing = {
         content,
@@ -227,6 +228,7 @@ export class OverlayDriver implements BackendDriver {
     const { rel, stat: entry } = this.#resolve(path, false);
     if (entry === undefined) throw new FileNotFoundError(displayPath(path));
     if (rel === '') throw new InvalidArgumentError('cannot delete the workspace root', '/');
+    if (entry.upper === undefined || (entry.kind === 'directory' && entry.through)) await this.lower.remember(rel, entry.kind);
     this.#apply((upper, view, now) => this.#set(upper, view, rel, view.lowerHas(rel) ? WHITEOUT : undefined, now));
   }
 

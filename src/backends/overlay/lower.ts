@@ -173,6 +173,28 @@ export class LowerLayer {
     }
   }
 
+  /**
+   * Records the version of a lower file (or link, or every one below a directory) that the session is about
+   * to replace or delete, unless one is recorded already: a write-back later finds a change made on disk
+   * since then as a conflict instead of overwriting it.
+   */
+  async remember(rel: NormalizedPath, kind: DriverEntryKind): Promise<void> {
+    if (kind !== 'directory') {
+      this.#remember(rel);
+      return;
+    }
+    for await (const entry of this.walk(rel)) if (entry.kind !== 'directory') this.#remember(entry.path);
+  }
+
+  #remember(rel: NormalizedPath): void {
+    if (this.#seen.has(rel)) return;
+    try {
+      this.#check(rel, fs.lstatSync(this.sandbox.abs(rel), { bigint: true }), true);
+    } catch {
+      // gone meanwhile: nothing to protect
+    }
+  }
+
   /** Raises `ConflictError` when a file the session read has changed on disk since. */
   checkUnchanged(rel: NormalizedPath): void {
     if (!this.#seen.has(rel)) return;

@@ -1,0 +1,51 @@
+import { MemoryWorkspace } from '../backends/memory/index.js';
+import { OverlayWorkspace } from '../backends/overlay/index.js';
+import { defaultMountPath } from '../host-mounts/hydrate.js';
+import type { HostMount } from '../host-mounts/schema.js';
+import type { DriverWorkspace } from '../workspace/create-workspace.js';
+import { InvalidArgumentError } from '../workspace/errors.js';
+import type { WorkspaceLimits } from '../workspace/limits.js';
+import { displayPath, normalizePath } from '../workspace/paths.js';
+import { composeWorkspace } from './index.js';
+import type { MountSpec } from './mount-table.js';
+
+/**
+ * What `createSession({ backend: 'overlay', mounts })` works on: each mount an `OverlayWorkspace` over its
+ * host directory at its mount path (its `include`/`exclude` hiding lower paths), nothing copied. One mount
+ * at `/` is that overlay itself; otherwise the mounts are composed over an in-memory root. Every mount is
+ * read-write in the workspace (a `readOnly` mount is one `writeBack` never writes, as when hydrated).
+ * `maxBytes` has nothing to bound (nothing is copied); links are shown as links and followed inside the
+ * mount's own directory only, whatever `followSymlinks` says. A mount of a single file is refused.
+ */
+export function overlayMounts(
+  mounts: readonly HostMount[],
+  allowedHostRoots: readonly string[],
+  limits: Partial<WorkspaceLimits> | undefined,
+): DriverWorkspace {
+  const overlays: MountSpec[] = [];
+  const opened: OverlayWorkspace[] = [];
+  try {
+    for (const mount of mounts) {
+      const path = normalizePath(mount.mountPath ?? defaultMountPath(mount.hostPath));
+      if (overlays.some((other) => normalizePath(other.path) === path))
+        throw new InvalidArgumentError(`two overlay mounts at ${displayPath(path)}: an overlay shows one directory per path`);
+      const workspace = new OverlayWorkspace({
+        lower: mount.hostPath,
+        allowedHostRoots,
+        ...(mount.include === undefined ? {} : { include: mount.include }),
+        ...(mount.exclude === undefined ? {} : { exclude: mount.exclude }),
+        ...(limits === undefined ? {} : { limits }),
+      });
+      opened.push(workspace);
+      overlays.push({ path: displayPath(path), workspace, access: 'read-write' });
+    }
+    if (overlays.length === 1 && normalizePath(overlays[0]?.path) === '') return overlays[0]?.workspace as DriverWorkspace;
+    const root = overlays.some((mount) => normalizePath(mount.path) === '')
+      ? []
+      : [{ path: '/', workspace: new MemoryWorkspace({ limits }), access: 'read-write' as const }];
+    return composeWorkspace({ mounts: [...root, ...overlays], ...(limits === undefined ? {} : { limits }) });
+  } catch (error) {
+    for (const workspace of opened) void workspace.dispose();
+    throw error;
+  }
+}
