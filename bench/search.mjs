@@ -9,10 +9,10 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { performance } from 'node:perf_hooks';
 import { glob as tinyglob } from 'tinyglobby';
 import { HostWorkspace, MemoryWorkspace, hydrate } from '../dist/src/index.js';
 import { copyCorpus } from './_corpus.mjs';
+import { round, time } from './_timing.mjs';
 
 const FILES = Number(process.argv[2] ?? 10_000);
 const ROUNDS = Number(process.env.ROUNDS ?? 5);
@@ -22,20 +22,7 @@ const GLOB_PATTERNS = ['**/*.ts', '**/package.json'];
 const scratch = fs.realpathSync(fs.mkdtempSync(join(tmpdir(), 'sessionfs-bench-search-')));
 const corpus = join(scratch, 'corpus');
 
-const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
-const round = (value, digits = 1) => Math.round(value * 10 ** digits) / 10 ** digits;
-
-async function time(task) {
-  let count = 0;
-  const samples = [];
-  // Round -1 warms up (JIT, page cache) and is not counted.
-  for (let i = -1; i < ROUNDS; i += 1) {
-    const start = performance.now();
-    count = await task();
-    if (i >= 0) samples.push(performance.now() - start);
-  }
-  return { ms: median(samples), count };
-}
+const timed = (task) => time(task, ROUNDS);
 
 const rgVersion = spawnSync('rg', ['--version'], { encoding: 'utf8' });
 const hasRg = rgVersion.status === 0;
@@ -63,12 +50,12 @@ const everything = { maxMatches: Number.MAX_SAFE_INTEGER, timeoutMs: 600_000 };
 
 const grep = [];
 for (const pattern of GREP_PATTERNS) {
-  const rg = hasRg ? await time(() => ripgrep(pattern)) : undefined;
-  const onHost = await time(async () => (await host.grep(pattern, everything)).length);
-  const inMemory = await time(async () => (await memory.grep(pattern, { ...everything, path: memoryBase })).length);
+  const rg = hasRg ? await timed(() => ripgrep(pattern)) : undefined;
+  const onHost = await timed(async () => (await host.grep(pattern, everything)).length);
+  const inMemory = await timed(async () => (await memory.grep(pattern, { ...everything, path: memoryBase })).length);
   grep.push({
     pattern,
-    matches: { rg: rg?.count ?? null, host: onHost.count, memory: inMemory.count },
+    matches: { rg: rg?.output ?? null, host: onHost.output, memory: inMemory.output },
     rgMs: rg === undefined ? null : round(rg.ms),
     host: { ms: round(onHost.ms), ratio: rg === undefined ? null : round(onHost.ms / rg.ms, 2), goal: '<= 3x rg' },
     memory: { ms: round(inMemory.ms), ratio: rg === undefined ? null : round(inMemory.ms / rg.ms, 2), goal: '<= 2x rg' },
@@ -77,12 +64,12 @@ for (const pattern of GREP_PATTERNS) {
 
 const glob = [];
 for (const pattern of GLOB_PATTERNS) {
-  const tiny = await time(async () => (await tinyglob(pattern, { cwd: corpus, dot: false, followSymbolicLinks: false })).length);
-  const onHost = await time(async () => (await host.glob(pattern, { timeoutMs: 600_000 })).length);
-  const inMemory = await time(async () => (await memory.glob(pattern, { path: memoryBase, timeoutMs: 600_000 })).length);
+  const tiny = await timed(async () => (await tinyglob(pattern, { cwd: corpus, dot: false, followSymbolicLinks: false })).length);
+  const onHost = await timed(async () => (await host.glob(pattern, { timeoutMs: 600_000 })).length);
+  const inMemory = await timed(async () => (await memory.glob(pattern, { path: memoryBase, timeoutMs: 600_000 })).length);
   glob.push({
     pattern,
-    matches: { tinyglobby: tiny.count, host: onHost.count, memory: inMemory.count },
+    matches: { tinyglobby: tiny.output, host: onHost.output, memory: inMemory.output },
     tinyglobbyMs: round(tiny.ms),
     host: { ms: round(onHost.ms), ratio: round(onHost.ms / tiny.ms, 2), goal: '<= 1.5x tinyglobby' },
     memory: { ms: round(inMemory.ms), ratio: round(inMemory.ms / tiny.ms, 2), goal: '<= 1x tinyglobby' },

@@ -17,14 +17,13 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { createSession, shellTool } from '../dist/src/index.js';
 import { copyCorpus } from './_corpus.mjs';
+import { median, round, time } from './_timing.mjs';
 
 const FILES = Number(process.argv[2] ?? 10_000);
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
 const SEARCHES = ["grep -rn 'function' . | wc -l", 'grep -rln TODO . | wc -l', "find . -name '*.ts' | wc -l", 'find . -type f | wc -l'];
 
 const scratch = fs.realpathSync(fs.mkdtempSync(join(tmpdir(), 'sessionfs-bench-shell-')));
-const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
-const round = (value, digits = 1) => Math.round(value * 10 ** digits) / 10 ** digits;
 
 function realBash(command, cwd) {
   const result = spawnSync('bash', ['-c', command], {
@@ -39,16 +38,7 @@ function realBash(command, cwd) {
   return { exitCode: result.status, stdout: result.stdout };
 }
 
-async function time(task) {
-  let output;
-  const samples = [];
-  for (let i = -1; i < ROUNDS; i += 1) {
-    const start = performance.now();
-    output = await task();
-    if (i >= 0) samples.push(performance.now() - start);
-  }
-  return { ms: median(samples), output };
-}
+const timed = (task) => time(task, ROUNDS);
 
 async function sessions(mountFrom) {
   const mounts = [{ hostPath: mountFrom, mountPath: '/' }];
@@ -77,10 +67,10 @@ const hostMode = shellTool({
 });
 const search = [];
 for (const command of SEARCHES) {
-  const real = await time(() => realBash(command, corpus));
-  const memory = await time(() => runner(big.memory, interpreter)(command));
-  const host = await time(() => runner(big.host, interpreter)(command));
-  const onHost = await time(() => runner(big.host, hostMode)(command));
+  const real = await timed(() => realBash(command, corpus));
+  const memory = await timed(() => runner(big.memory, interpreter)(command));
+  const host = await timed(() => runner(big.host, interpreter)(command));
+  const onHost = await timed(() => runner(big.host, hostMode)(command));
   const counts = {
     realBash: real.output.stdout.trim(),
     memory: memory.output.stdout.trim(),
