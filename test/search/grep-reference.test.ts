@@ -2,29 +2,25 @@ import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
+import iconv from 'iconv-lite';
 import { afterAll, describe, expect, it } from 'vitest';
 import { HostWorkspace } from '../../src/backends/host/index.js';
 import { MemoryWorkspace } from '../../src/backends/memory/index.js';
+import { decodeText } from '../../src/text/encoding.js';
 import { requiredLiteral } from '../../src/workspace/search/literal.js';
 import type { GrepMatch, SnapshotableWorkspace } from '../../src/workspace/types.js';
 
 /**
- * grep against the simplest implementation of its contract: decode each file strictly (skip it if that
- * fails), split on `\n`, drop one trailing `\r`, first match per line, files in code-unit order, cut at
- * `maxMatches`. Whatever the prefilter, the workers and the batching do, the results must be these.
+ * grep against the simplest implementation of its contract: decode each file as the tools do (`decodeText`:
+ * UTF-8 without its BOM, else UTF-16 with a BOM or a detected legacy encoding; skip binaries), split on
+ * `\n`, drop one trailing `\r`, first match per line, files in code-unit order, cut at `maxMatches`. Whatever the prefilter, the workers and the batching do, the results must be these.
  */
 function reference(files: Map<string, Uint8Array>, pattern: string, ignoreCase: boolean, maxMatches: number): GrepMatch[] {
   const regex = new RegExp(pattern, ignoreCase ? 'iu' : 'u');
-  const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
   const out: GrepMatch[] = [];
   for (const path of [...files.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))) {
-    let text: string;
-    try {
-      text = decoder.decode(files.get(path));
-    } catch {
-      continue;
-    }
-    if (text === '') continue;
+    const text = decodeText(files.get(path) as Uint8Array)?.text;
+    if (text === undefined || text === '') continue;
     const lines = text.split('\n');
     if (lines.at(-1) === '') lines.pop();
     for (const [index, raw] of lines.entries()) {
@@ -68,6 +64,13 @@ const fileBytes = fc.oneof(
     arbitrary: fc
       .tuple(fc.array(textPiece, { maxLength: 10 }), fc.constantFrom([0xff], [0xc3], [0xed, 0xa0, 0x80], [0x00]))
       .map(([pieces, bad]) => new Uint8Array([...Buffer.from(pieces.join('')), ...bad, ...Buffer.from('ab\n')])),
+  },
+  {
+    // Legacy encodings: single-byte (no BOM, detected) and UTF-16 with its BOM.
+    weight: 2,
+    arbitrary: fc
+      .tuple(fc.array(textPiece, { maxLength: 30 }), fc.constantFrom('latin1', 'windows-1252', 'utf-16le', 'utf-16be'))
+      .map(([pieces, encoding]) => new Uint8Array(iconv.encode(pieces.join(''), encoding, { addBOM: encoding.startsWith('utf-16') }))),
   },
 );
 /** Regex atoms (each valid on its own in u-mode, so any sequence compiles), with and without quantifiers. */

@@ -3,8 +3,8 @@ import { Worker } from 'node:worker_threads';
 import { InvalidArgumentError } from '../errors.js';
 import {
   MATCH_WORKER_SOURCE,
-  type LineMatch,
   type LinesJob,
+  type LinesResult,
   type PathsJob,
   type WorkerJob,
   type WorkerReply,
@@ -39,9 +39,9 @@ export class MatchPool {
     this.#size = size;
   }
 
-  /** The line matches of one batch of files, rejected with `signal.reason` when it aborts first. */
-  matchLines(job: Omit<LinesJob, 'kind'>, signal: AbortSignal): Promise<LineMatch[]> {
-    return this.#run({ kind: 'lines', ...job }, signal) as Promise<LineMatch[]>;
+  /** What one batch of files holds, rejected with `signal.reason` when it aborts first. */
+  matchLines(job: Omit<LinesJob, 'kind'>, signal: AbortSignal): Promise<LinesResult> {
+    return this.#run({ kind: 'lines', ...job }, signal) as Promise<LinesResult>;
   }
 
   /** The indices of the paths a compiled glob matches, rejected with `signal.reason` when it aborts first. */

@@ -1,10 +1,12 @@
+import { isUtf8 } from 'node:buffer';
+import { decodeText } from '../../text/encoding.js';
 import type { SearchDirectoryPin } from '../driver.js';
 import { FileNotFoundError, IsADirectoryError, PathEscapeError } from '../errors.js';
 import type { SearchEntry, SearchSource } from '../glob-grep.js';
 import { baseName, parentPath, type NormalizedPath } from '../paths.js';
 import type { SearchDeadline } from './deadline.js';
 import { matchPool } from './match-pool.js';
-import type { LineMatch, MatchFile } from './match-worker.js';
+import { mayHoldNeedle, type LineMatch, type LinesJob, type MatchFile } from './match-worker.js';
 
 export interface ScanRequest {
   pattern: string;
@@ -23,7 +25,7 @@ const IN_FLIGHT = 4;
 /**
  * Matches `files` (sorted) in the worker pool, batch by batch, in order, and stops once `maxMatches` are
  * known. A file in a directory the source can pin is read by the worker itself; any other file is read
- * here, and skipped before it is sent when it lacks the needle. The deadline is checked between files,
+ * here, and skipped before it is sent when it cannot hold the needle. The deadline is checked between files,
  * and the pool stops a batch mid-match when it passes.
  */
 export async function scanFiles(
@@ -42,7 +44,7 @@ export async function scanFiles(
     if (batch.files.length === 0) return;
     const sent = batch;
     batch = new Batch();
-    const running = matchPool.matchLines({ ...job, files: sent.files }, deadline.signal).finally(() => sent.release());
+    const running = matchBatch({ ...job, files: sent.files }, deadline.signal).finally(() => sent.release());
     // Settled later in order, or dropped once enough matches are known: never an unhandled rejection.
     running.catch(() => undefined);
     inFlight.push(running);
@@ -57,11 +59,7 @@ export async function scanFiles(
       deadline.check();
       if (!batch.addPinned(source, file)) {
         const bytes = await readSearchable(source, file.path);
-        if (
-          bytes === undefined ||
-          (needle !== undefined && !Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).includes(needle))
-        )
-          continue;
+        if (bytes === undefined || (needle !== undefined && !mayHoldNeedle(bytes, needle, isUtf8))) continue;
         batch.addBytes(file.path, bytes);
       }
       if (!batch.full) continue;
@@ -74,6 +72,27 @@ export async function scanFiles(
   } finally {
     batch.release();
   }
+}
+
+/**
+ * One batch through the pool; files the worker handed back undecoded are decoded here with the tools'
+ * codec (the text `read_file` shows: BOM stripped, UTF-16 or the detected legacy encoding; binaries stay
+ * skipped) and matched in a second job. The worker stopped at `maxMatches` after every file it handed
+ * back, so merging both in file order and cutting at `maxMatches` is exact.
+ */
+async function matchBatch(job: Omit<LinesJob, 'kind'>, signal: AbortSignal): Promise<LineMatch[]> {
+  const first = await matchPool.matchLines(job, signal);
+  const decoded: MatchFile[] = [];
+  for (const { index, bytes } of first.undecoded) {
+    const text = decodeText(bytes)?.text;
+    if (text !== undefined) decoded.push({ path: (job.files[index] as MatchFile).path, text });
+  }
+  if (decoded.length === 0) return first.matches;
+  const second = await matchPool.matchLines({ ...job, files: decoded }, signal);
+  const order = new Map(job.files.map((file, index) => [file.path, index]));
+  const rank = (match: LineMatch): number => order.get(match.path) ?? 0;
+  const merged = [...first.matches, ...second.matches].sort((a, b) => rank(a) - rank(b) || a.lineNumber - b.lineNumber);
+  return merged.slice(0, job.maxMatches);
 }
 
 /** Files for one worker message, with the directory pins they need until the worker is done. */
