@@ -2,23 +2,41 @@ import { accessSync, constants, mkdtempSync, rmSync, symlinkSync } from 'node:fs
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 
-const created: string[] = [];
+/** Directories of commands still running, removed on exit if the process ends while one runs. */
+const live = new Set<string>();
 let cleanupInstalled = false;
 
-/**
- * A private directory holding a link to each allowed program found on the host's PATH, used as the only
- * PATH of the host shell: a program not on the list is "command not found" even when a script, `xargs`
- * or `find -exec` names it. Removed when the process exits.
- */
-export function allowedPathDirectory(commands: readonly string[], searchPath = process.env.PATH ?? ''): string {
-  const dir = mkdtempSync(join(tmpdir(), 'sessionfs-shell-path-'));
-  created.push(dir);
-  installCleanup();
-  for (const command of new Set(commands)) {
+/** The allowed programs found on the host's PATH, by name (programs not found are left out). */
+export function locatePrograms(commands: readonly string[], searchPath = process.env.PATH ?? ''): Map<string, string> {
+  const programs = new Map<string, string>();
+  for (const command of commands) {
     const found = findExecutable(command, searchPath);
-    if (found !== undefined) symlinkSync(found, join(dir, command));
+    if (found !== undefined) programs.set(command, found);
   }
-  return dir;
+  return programs;
+}
+
+/**
+ * A private directory holding a link to each allowed program, used as the only PATH of one command line: a
+ * program not on the list is "command not found" even when a script, `xargs` or `find -exec` names it.
+ * Made for one command and removed (`remove()`) when it has ended, so no directory outlives its command
+ * (one made per shell and removed at process exit was left behind by every process that was killed).
+ */
+export function allowedPathDirectory(programs: ReadonlyMap<string, string>): { path: string; remove(): void } {
+  const dir = mkdtempSync(join(tmpdir(), 'sessionfs-shell-path-'));
+  live.add(dir);
+  installCleanup();
+  const remove = (): void => {
+    live.delete(dir);
+    rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    for (const [name, program] of programs) symlinkSync(program, join(dir, name));
+  } catch (error) {
+    remove();
+    throw error;
+  }
+  return { path: dir, remove };
 }
 
 function isExecutable(path: string): boolean {
@@ -34,7 +52,7 @@ function installCleanup(): void {
   if (cleanupInstalled) return;
   cleanupInstalled = true;
   process.once('exit', () => {
-    for (const dir of created) rmSync(dir, { recursive: true, force: true });
+    for (const dir of live) rmSync(dir, { recursive: true, force: true });
   });
 }
 

@@ -6,7 +6,7 @@ import type { ToolContext, ToolResult } from '../session/types.js';
 import { failure, type ToolFailure } from '../tools/failure.js';
 import { InvalidArgumentError, ReadOnlyError } from '../workspace/errors.js';
 import type { SnapshotableWorkspace } from '../workspace/types.js';
-import { allowedPathDirectory, findExecutable } from './allowed-path.js';
+import { allowedPathDirectory, findExecutable, locatePrograms } from './allowed-path.js';
 import { checkCommandLine } from './command-policy.js';
 import { timedOut } from './interpreter-shell.js';
 import { toWorkspacePath } from './shell-path.js';
@@ -40,7 +40,7 @@ export function hostShell(allowedCommands: readonly string[], env: Readonly<Reco
   const bash = findExecutable('bash');
   if (bash === undefined) throw new InvalidArgumentError("shell: 'host' needs bash on the PATH");
   const allowed = new Set(allowedCommands);
-  let pathDir: string | undefined;
+  let programs: Map<string, string> | undefined;
 
   return {
     async run(command, cwd, timeoutMs, context) {
@@ -53,16 +53,17 @@ export function hostShell(allowedCommands: readonly string[], env: Readonly<Reco
       if (workspace.readOnly)
         throw new ReadOnlyError(undefined, 'the workspace is read-only, so the host shell (which may write) cannot run');
       checkCommandLine(command, allowed);
-      pathDir ??= allowedPathDirectory(allowedCommands);
+      programs ??= locatePrograms(allowedCommands);
       const before = context.session.snapshots.at(-1);
       const at = toWorkspacePath(cwd);
       const script = at === '' ? command : `cd -- '${at.replace(/'/g, `'\\''`)}' || exit 1\n${command}`;
       // Marked before and after: a write the scan of a snapshot taken meanwhile missed is found by the next one.
       const markChanged = () => marker.markChanged?.();
       markChanged();
+      const pathDir = allowedPathDirectory(programs);
       const subprocess = execa(bash, ['--noprofile', '--norc', '-c', script], {
         cwd: workspace.root,
-        env: { LANG: 'C.UTF-8', TERM: 'dumb', ...env, HOME: workspace.root, PATH: pathDir },
+        env: { LANG: 'C.UTF-8', TERM: 'dumb', ...env, HOME: workspace.root, PATH: pathDir.path },
         extendEnv: false,
         timeout: timeoutMs,
         ...(context.signal === undefined ? {} : { cancelSignal: context.signal }),
@@ -81,6 +82,7 @@ export function hostShell(allowedCommands: readonly string[], env: Readonly<Reco
       const result = await subprocess.finally(() => {
         context.signal?.removeEventListener('abort', onAbort);
         killGroup(subprocess.pid);
+        pathDir.remove();
         markChanged();
       });
       if (context.signal?.aborted === true || result.isCanceled)
@@ -91,7 +93,7 @@ export function hostShell(allowedCommands: readonly string[], env: Readonly<Reco
           reason: 'too_large',
         });
       }
-      const hide = (text: unknown) => scrubHostPaths(String(text ?? ''), { root: workspace.root, hostDirs: [pathDir ?? '', tmpdir()] });
+      const hide = (text: unknown) => scrubHostPaths(String(text ?? ''), { root: workspace.root, hostDirs: [pathDir.path, tmpdir()] });
       const changed = before === undefined ? [] : (await workspace.diff(before)).map((entry) => entry.path);
       return {
         exitCode: result.exitCode ?? 128 + signalNumber(result.signal),

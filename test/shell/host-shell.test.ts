@@ -1,3 +1,6 @@
+import { existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createSession } from '../../src/session/index.js';
 import { shellTool, type ShellResult } from '../../src/shell/index.js';
@@ -27,6 +30,16 @@ describe("bash tool, mode 'host'", () => {
     const made = await value('echo a > x.txt; mkdir -p d && touch d/y; rm src/a.ts; grep -q nothing x.txt');
     expect(made).toMatchObject({ exitCode: 1, changed: ['d/y', 'src/a.ts', 'x.txt'] });
     expect(await workspaceTree(session.filesystem)).toEqual({ 'd/': '', 'd/y': '', 'src/': '', 'x.txt': 'a\n' });
+  });
+
+  it('gives each command a PATH directory of its own and removes it when the command ends', async () => {
+    const { session, value } = await hostSession();
+    await using _ = session;
+    const first = (await value('echo "${PATH##*/}"')).stdout.trim();
+    const second = (await value('echo "${PATH##*/}"; ls -d . > /dev/null')).stdout.trim();
+    expect(first).toMatch(/^sessionfs-shell-path-/);
+    expect(second).not.toBe(first);
+    for (const name of [first, second]) expect(existsSync(join(tmpdir(), name)), name).toBe(false);
   });
 
   it('refuses programs off the allow-list, paths as command names, dynamic names and PATH changes before running anything', async () => {
