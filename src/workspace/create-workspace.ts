@@ -19,6 +19,7 @@ import {
   SnapshotError,
 } from './errors.js';
 import { globFiles, grepFiles, type SearchEntry, type SearchSource } from './glob-grep.js';
+import { optionsObject } from './arguments.js';
 import { nonNegativeInteger, resolveLimits, type WorkspaceLimits } from './limits.js';
 import { KeyedMutex, runLocked } from './locks.js';
 import { assertCreatable, displayInput, displayPath, normalizePath, parentPath, type NormalizedPath } from './paths.js';
@@ -115,15 +116,19 @@ export class DriverWorkspace implements SnapshotableWorkspace {
     this.#readOnly = true;
   }
 
-  /** Read-only mode, checked before anything else (even the path); the policy's path rules come next. */
-  protected admit(operation: Operation, pathInput?: unknown): void {
+  /**
+   * Read-only mode, checked before anything else (even the path); the policy's path rules come next.
+   * Returns the operation's options as an object (absent or `null`: `{}`; not an object: `EINVAL`).
+   */
+  protected admit<O extends object = object>(operation: Operation, pathInput?: unknown, options?: O | null): O {
     if (MUTATIONS.has(operation) && this.#readOnly) throw new ReadOnlyError(displayInput(pathInput));
+    return optionsObject(options, operation);
   }
 
   // ---- reading ----------------------------------------------------------------------------------------
 
-  async read(path: string, options: ReadOptions = {}): Promise<ReadResult> {
-    this.admit('read', path);
+  async read(path: string, given?: ReadOptions): Promise<ReadResult> {
+    const options = this.admit('read', path, given);
     const target = await this.#governance.admit(path, 'file');
     const offset = nonNegativeInteger(options.offset ?? 0, 'offset');
     const limit = options.limit ?? 2000;
@@ -136,8 +141,8 @@ export class DriverWorkspace implements SnapshotableWorkspace {
     return { path: displayPath(target), ...lineWindow(text, offset, limit) };
   }
 
-  async readBytes(path: string, options: ReadBytesOptions = {}): Promise<ReadBytesResult> {
-    this.admit('read', path);
+  async readBytes(path: string, given?: ReadBytesOptions): Promise<ReadBytesResult> {
+    const options = this.admit('read', path, given);
     const target = await this.#governance.admit(path, 'file');
     const offset = nonNegativeInteger(options.offset ?? 0, 'offset');
     const limit = options.limit === undefined ? undefined : nonNegativeInteger(options.limit, 'limit');
@@ -184,14 +189,14 @@ export class DriverWorkspace implements SnapshotableWorkspace {
     return this.#probe.listEntries(await this.#governance.admit(path, 'directory'));
   }
 
-  async glob(pattern: string, options: GlobOptions = {}): Promise<GlobMatch[]> {
-    this.admit('read', options.path);
+  async glob(pattern: string, given?: GlobOptions): Promise<GlobMatch[]> {
+    const options = this.admit('read', given?.path, given);
     await this.#governance.admit(options.path ?? '.', 'any');
     return globFiles(this.#searchSource, pattern, options, this.limits.searchTimeoutMs);
   }
 
-  async grep(pattern: string, options: GrepOptions = {}): Promise<GrepMatch[]> {
-    this.admit('read', options.path);
+  async grep(pattern: string, given?: GrepOptions): Promise<GrepMatch[]> {
+    const options = this.admit('read', given?.path, given);
     await this.#governance.admit(options.path ?? '.', 'any');
     return grepFiles(this.#searchSource, pattern, options, this.limits.searchTimeoutMs);
   }
@@ -205,15 +210,15 @@ export class DriverWorkspace implements SnapshotableWorkspace {
 
   // ---- writing ----------------------------------------------------------------------------------------
 
-  async write(path: string, content: string, options: WriteOptions = {}): Promise<WriteResult> {
-    this.admit('write', path);
+  async write(path: string, content: string, given?: WriteOptions): Promise<WriteResult> {
+    const options = this.admit('write', path, given);
     if (typeof content !== 'string')
       throw new InvalidArgumentError('write content must be a string (use writeBytes for bytes)', displayInput(path));
     return this.#write(path, encodeUtf8(content), options);
   }
 
-  async writeBytes(path: string, content: Uint8Array, options: WriteOptions = {}): Promise<WriteResult> {
-    this.admit('write', path);
+  async writeBytes(path: string, content: Uint8Array, given?: WriteOptions): Promise<WriteResult> {
+    const options = this.admit('write', path, given);
     if (!(content instanceof Uint8Array)) throw new InvalidArgumentError('writeBytes content must be a Uint8Array', displayInput(path));
     return this.#write(path, content, options);
   }
@@ -248,8 +253,8 @@ export class DriverWorkspace implements SnapshotableWorkspace {
     return { path: shown, bytesWritten: content.byteLength, mode };
   }
 
-  async mkdir(path: string, options: MkdirOptions = {}): Promise<void> {
-    this.admit('mkdir', path);
+  async mkdir(path: string, given?: MkdirOptions): Promise<void> {
+    const options = this.admit('mkdir', path, given);
     const target = await this.#governance.admit(path, 'directory');
     const shown = displayPath(target);
     await runLocked(this.#locks, [target], async () => {
@@ -274,8 +279,8 @@ export class DriverWorkspace implements SnapshotableWorkspace {
     });
   }
 
-  async delete(path: string, options: DeleteOptions = {}): Promise<void> {
-    this.admit('delete', path);
+  async delete(path: string, given?: DeleteOptions): Promise<void> {
+    const options = this.admit('delete', path, given);
     const target = await this.#governance.admit(path, 'any');
     if (target === '') throw new InvalidArgumentError('cannot delete the workspace root', '/');
     const recursive = options.recursive === true;
@@ -289,13 +294,13 @@ export class DriverWorkspace implements SnapshotableWorkspace {
     });
   }
 
-  async rename(from: string, to: string, options: RenameOptions = {}): Promise<void> {
-    this.admit('rename', from);
+  async rename(from: string, to: string, given?: RenameOptions): Promise<void> {
+    const options = this.admit('rename', from, given);
     await this.#transfer('move', from, to, options.overwrite === true, true);
   }
 
-  async copy(from: string, to: string, options: CopyOptions = {}): Promise<void> {
-    this.admit('copy', from);
+  async copy(from: string, to: string, given?: CopyOptions): Promise<void> {
+    const options = this.admit('copy', from, given);
     await this.#transfer('copy', from, to, options.overwrite === true, options.recursive === true);
   }
 
@@ -334,8 +339,8 @@ export class DriverWorkspace implements SnapshotableWorkspace {
     return run;
   }
 
-  async snapshot(options: SnapshotOptions = {}): Promise<WorkspaceSnapshot> {
-    const tag = options?.tag;
+  async snapshot(given?: SnapshotOptions): Promise<WorkspaceSnapshot> {
+    const tag = optionsObject(given, 'snapshot').tag;
     if (tag !== undefined && typeof tag !== 'string') throw new InvalidArgumentError('tag must be a string');
     return this.#exclusive(() => this.#snapshots.snapshot(tag === undefined ? {} : { tag }));
   }

@@ -4,6 +4,7 @@ import {
   FileNotFoundError,
   IsADirectoryError,
   LimitExceededError,
+  NameTooLongError,
   NotADirectoryError,
   PathEscapeError,
   QuotaExceededError,
@@ -40,7 +41,7 @@ export function fromDriverError(error: unknown, path: NormalizedPath): Workspace
     case 'EPERM':
       return new WorkspaceError('EACCES', `permission denied by the backend: ${shown}`, shown);
     case 'ENAMETOOLONG':
-      return new LimitExceededError(`a name is longer than the backend allows: ${shown}`, shown);
+      return new NameTooLongError(`a name is longer than the backend allows: ${shown}`, shown);
     case 'EFBIG':
     case 'ENOSPC':
       return new LimitExceededError(`the backend is out of space or over a size limit (${code}): ${shown}`, shown);

@@ -110,6 +110,12 @@ export class LimitExceededError extends WorkspaceError {
   }
 }
 
+/**
+ * A name longer than the store allows (`ENAMETOOLONG`). Creating it is `EFBIG`; a lookup of it finds nothing
+ * (`ENOENT`, `exists` false), as for any other name no entry has.
+ */
+export class NameTooLongError extends LimitExceededError {}
+
 export class SnapshotError extends WorkspaceError {
   constructor(message: string, options?: { cause?: unknown }) {
     super('ESNAPSHOT', message, undefined, options);

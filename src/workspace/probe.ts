@@ -3,7 +3,7 @@ import { fromDriverError } from './driver-errors.js';
 import {
   FileNotFoundError,
   IsADirectoryError,
-  LimitExceededError,
+  NameTooLongError,
   NotADirectoryError,
   PathEscapeError,
   type WorkspaceError,
@@ -66,9 +66,15 @@ export class DriverProbe {
     }
   }
 
-  kind(path: NormalizedPath): Promise<DriverEntryKind | undefined> {
-    if (path === '') return Promise.resolve('directory');
-    return this.call(path, () => this.#driver.kind(path));
+  /** What is at `path`; `undefined` when nothing is, or when the name is too long for anything to be. */
+  async kind(path: NormalizedPath): Promise<DriverEntryKind | undefined> {
+    if (path === '') return 'directory';
+    try {
+      return await this.#driver.kind(path);
+    } catch (error) {
+      if (fromDriverError(error, path) instanceof NameTooLongError) return undefined;
+      throw await this.explain(error, path);
+    }
   }
 
   stat(path: NormalizedPath): Promise<DriverStat> {
@@ -89,7 +95,9 @@ export class DriverProbe {
 
   /** Maps a driver error; a "missing" path below a file is reported as ENOTDIR, as a disk would. */
   async explain(error: unknown, path: NormalizedPath): Promise<WorkspaceError> {
-    const mapped = fromDriverError(error, path);
+    const found = fromDriverError(error, path);
+    // Only lookups come here: a name too long to exist is not found (creations map their own errors: EFBIG).
+    const mapped = found instanceof NameTooLongError ? new FileNotFoundError(displayPath(path)) : found;
     if (!(mapped instanceof FileNotFoundError)) return mapped;
     try {
       await this.assertNoFileAbove(path);
@@ -187,9 +195,9 @@ export class DriverProbe {
   }
 }
 
-/** A lookup that found nothing: missing, below a file, or a name longer than the store allows (which no file can have). */
+/** A lookup that found nothing: missing (a name too long for the store included, see `explain`) or below a file. */
 function cannotExist(error: unknown): boolean {
-  return error instanceof FileNotFoundError || error instanceof NotADirectoryError || error instanceof LimitExceededError;
+  return error instanceof FileNotFoundError || error instanceof NotADirectoryError;
 }
 
 /** How drivers report a link they could not follow (dangling inside the root): the link itself. */

@@ -6,7 +6,7 @@ import {
   FileExistsError,
   FileNotFoundError,
   IsADirectoryError,
-  LimitExceededError,
+  NameTooLongError,
   NotADirectoryError,
   PathEscapeError,
   WorkspaceError,
@@ -402,7 +402,7 @@ export function hostError(error: unknown, path: NormalizedPath): WorkspaceError 
     case 'ENOTEMPTY':
       return new DirectoryNotEmptyError(shown);
     case 'ENAMETOOLONG':
-      return new LimitExceededError(`a name is longer than the host filesystem allows: ${shown}`, shown);
+      return new NameTooLongError(`a name is longer than the host filesystem allows: ${shown}`, shown);
     case 'ELOOP':
       return new PathEscapeError(shown, `too many levels of symbolic links: ${shown}`);
     case 'EACCES':
