@@ -1,8 +1,40 @@
 import fc from 'fast-check';
+import * as fs from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { composeWorkspace, MemoryWorkspace, OverlayWorkspace } from '../../src/index.js';
 import { isWorkspaceError } from '../../src/workspace/errors.js';
 import type { SnapshotableWorkspace } from '../../src/workspace/types.js';
 import { BACKENDS } from '../host-mounts/backends.js';
+
+const lowers: string[] = [];
+afterAll(async () => {
+  for (const dir of lowers) await fs.rm(dir, { recursive: true, force: true });
+});
+
+/** Every backend, the overlay and a composition of two mounts included. */
+const EVERY_BACKEND: { name: string; create(): Promise<SnapshotableWorkspace> }[] = [
+  ...BACKENDS,
+  {
+    name: 'overlay',
+    create: async () => {
+      const lower = await fs.mkdtemp(join(tmpdir(), 'sessionfs-lower-'));
+      lowers.push(lower);
+      return new OverlayWorkspace({ lower, allowedHostRoots: [lower] });
+    },
+  },
+  {
+    name: 'composed',
+    create: async () =>
+      composeWorkspace({
+        mounts: [
+          { path: '/', workspace: new MemoryWorkspace(), access: 'read-write' },
+          { path: '/mnt', access: 'read-write' },
+        ],
+      }),
+  },
+];
 
 const MiB = 1024 * 1024;
 const longName = 'a'.repeat(MiB);
@@ -87,13 +119,15 @@ const METHODS = [
   'diff',
 ] as const;
 
-describe.each(BACKENDS)('edge input on $name ends as a WorkspaceError', ({ name, create }) => {
+describe.each(EVERY_BACKEND)('edge input on $name ends as a WorkspaceError', ({ name, create }) => {
   let workspace: SnapshotableWorkspace;
+  let rootNames: string[];
   beforeAll(async () => {
     workspace = await create();
     await workspace.write('f.txt', 'one\ntwo\n');
     await workspace.mkdir('dir');
     await workspace.write('dir/g.txt', 'three');
+    rootNames = (await workspace.list('/')).map((entry) => entry.name);
   });
   afterAll(async () => {
     await workspace.dispose();
@@ -125,7 +159,7 @@ describe.each(BACKENDS)('edge input on $name ends as a WorkspaceError', ({ name,
     ['copy to', () => workspace.copy('f.txt', longName)],
   ])('%s a 1 MiB name is EFBIG and creates nothing', async (_label, run) => {
     await expect(run()).rejects.toMatchObject({ code: 'EFBIG' });
-    expect((await workspace.list('/')).map((entry) => entry.name)).toEqual(['dir', 'f.txt']);
+    expect((await workspace.list('/')).map((entry) => entry.name)).toEqual(rootNames);
   });
 
   it.each([
