@@ -1,30 +1,42 @@
 import * as fs from 'node:fs';
 import { basename, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { composeWorkspace } from '../../src/index.js';
+import { composeWorkspace, OverlayWorkspace } from '../../src/index.js';
 import type { DriverWorkspace } from '../../src/workspace/create-workspace.js';
 import { expectError, scratch } from '../host/support.js';
 
 /**
- * Cross-mount attacks: two host mounts side by side, the public one read-write and the private one
- * disabled (or read-only). Whatever a hostile caller plants or names, nothing of the other mount's store
- * is read, written or revealed, and no host path appears in an error.
+ * Cross-mount attacks: two host directories mounted side by side, the public one read-write (a host
+ * workspace, or an overlay over the directory) and the private one disabled (or read-only). Whatever a
+ * hostile caller plants or names, nothing of the other mount's store is read, written or revealed, and no
+ * host path appears in an error.
  */
-describe('composeWorkspace: attacks across mounts', () => {
-  const { workspace } = scratch();
+describe.each(['host', 'overlay'] as const)('composeWorkspace: attacks across mounts (public mount: %s)', (kind) => {
+  const { workspace, dir } = scratch();
   const composed: DriverWorkspace[] = [];
-  afterEach(() => {
-    composed.splice(0);
+  afterEach(async () => {
+    for (const ws of composed.splice(0)) if (kind === 'overlay') await ws.dispose();
   });
 
+  /** The public mount: a host directory (`root`) shown by a host workspace or an overlay. */
+  function publicMount(): { root: string; mounted: DriverWorkspace } {
+    if (kind === 'host') {
+      const host = workspace();
+      return { root: host.root, mounted: host };
+    }
+    const root = dir('sessionfs-lower-');
+    return { root, mounted: new OverlayWorkspace({ lower: root, allowedHostRoots: [root] }) };
+  }
+
   function setup(privateAccess: 'disabled' | 'read-only') {
-    const open = workspace();
+    const { root, mounted } = publicMount();
+    const open = { root };
     const closed = workspace();
     fs.writeFileSync(join(closed.root, 'secret.txt'), 'top secret\n');
     fs.writeFileSync(join(open.root, 'public.txt'), 'hello\n');
     const ws = composeWorkspace({
       mounts: [
-        { path: '/', workspace: open, access: 'read-write' },
+        { path: '/', workspace: mounted, access: 'read-write' },
         { path: '/vault', workspace: closed, access: privateAccess },
         { path: '/scratch', access: 'read-write' },
       ],

@@ -1,6 +1,8 @@
 import { promises as fs } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { composeWorkspace, HostWorkspace, MemoryWorkspace } from '../../src/index.js';
+import { tmpdir } from 'node:os';
+import { afterAll } from 'vitest';
+import { composeWorkspace, HostWorkspace, MemoryWorkspace, OverlayWorkspace } from '../../src/index.js';
 import type { SnapshotableWorkspace } from '../../src/workspace/types.js';
 import { describeWorkspaceCompliance } from '../compliance/index.js';
 
@@ -22,6 +24,28 @@ describeWorkspaceCompliance('compose over host', {
   },
   symlink: async (workspace, linkPath, target) => {
     const at = join(hostRoots.get(workspace) as string, ...linkPath.split('/').filter((s) => s !== ''));
+    await fs.mkdir(dirname(at), { recursive: true });
+    await fs.symlink(target, at);
+  },
+});
+
+const overlayLowers = new WeakMap<SnapshotableWorkspace, string>();
+const madeLowers: string[] = [];
+afterAll(async () => {
+  for (const dir of madeLowers) await fs.rm(dir, { recursive: true, force: true });
+});
+
+describeWorkspaceCompliance('compose over overlay', {
+  create: async (options) => {
+    const lower = await fs.realpath(await fs.mkdtemp(join(tmpdir(), 'sessionfs-lower-')));
+    madeLowers.push(lower);
+    const overlay = new OverlayWorkspace({ lower, allowedHostRoots: [lower] });
+    const composed = composeWorkspace({ ...options, mounts: [{ path: '/', workspace: overlay, access: 'read-write' }] });
+    overlayLowers.set(composed, lower);
+    return composed;
+  },
+  symlink: async (workspace, linkPath, target) => {
+    const at = join(overlayLowers.get(workspace) as string, ...linkPath.split('/').filter((s) => s !== ''));
     await fs.mkdir(dirname(at), { recursive: true });
     await fs.symlink(target, at);
   },

@@ -1,10 +1,12 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createSession, type HydratedSession } from '../../src/session/index.js';
+import { z } from 'zod';
+import { composeWorkspace, MemoryWorkspace } from '../../src/index.js';
+import { createSession, defineTool, type HydratedSession } from '../../src/session/index.js';
 import { workspaceTools, type WorkspaceToolName } from '../../src/tools/index.js';
 import { ExportConflictError } from '../../src/workout/export-plan.js';
-import { hostTrees } from '../host-mounts/backends.js';
+import { contentsOf, hostTrees } from '../host-mounts/backends.js';
 import { filesOf } from '../workout/support.js';
 
 const tools = new Map(workspaceTools().map((tool) => [tool.name, tool]));
@@ -116,5 +118,64 @@ describe("createSession({ backend: 'overlay', mounts })", () => {
     await expect(
       createSession({ backend: 'overlay', mounts: [{ hostPath: repo }], allowedHostRoots: [repo], root: repo }),
     ).rejects.toMatchObject({ code: 'EINVAL' });
+  });
+});
+
+describe('rollback across mounts', () => {
+  const trees = hostTrees();
+  const moveThenFail = defineTool({
+    name: 'move_then_fail',
+    description: 'Moves a directory from one mount to another, appends to a log, then fails',
+    parameters: z.object({}),
+    async handler(_args, { filesystem }) {
+      await filesystem.rename('code/src', 'docs/src');
+      await filesystem.write('code/main.ts', 'changed');
+      throw new Error('the tool broke after moving');
+    },
+  });
+
+  it('a failed call that moved files between two overlay mounts is undone in both', async () => {
+    const allowed = trees.dir();
+    const code = trees.tree({ 'src/a.ts': 'a', 'main.ts': 'm' }, join(allowed, 'code'));
+    const docs = trees.tree({ 'guide.md': 'g' }, join(allowed, 'docs'));
+    await using session = await createSession({
+      backend: 'overlay',
+      mounts: [{ hostPath: code }, { hostPath: docs }],
+      allowedHostRoots: [allowed],
+    });
+    const before = await contentsOf(session.filesystem);
+    const failed = await session.runTool(moveThenFail, {});
+    expect(failed).toMatchObject({ success: false, rolledBack: true });
+    expect(await contentsOf(session.filesystem)).toEqual(before);
+    expect(filesOf(code)).toEqual({ 'src/a.ts': 'file 100644 a', 'main.ts': 'file 100644 m' });
+  });
+
+  it('a composed workspace given to a session rolls back a cross-mount rename, and keeps an append-only log', async () => {
+    const repo = new MemoryWorkspace();
+    await repo.write('src/a.ts', 'a');
+    const other = new MemoryWorkspace();
+    const composed = composeWorkspace({
+      mounts: [
+        { path: '/code', workspace: repo, access: 'read-write' },
+        { path: '/docs', workspace: other, access: 'read-write' },
+        { path: '/logs', access: 'append-only' },
+      ],
+    });
+    await using session = await createSession({ workspace: composed });
+    const logged = defineTool({
+      name: 'log_then_fail',
+      description: 'Logs, moves across mounts, then fails',
+      parameters: z.object({}),
+      async handler(_args, { filesystem }) {
+        await filesystem.write('logs/run.log', 'tried\n', { mode: 'append' });
+        await filesystem.rename('code/src', 'docs/src');
+        throw new Error('broke');
+      },
+    });
+    expect(await session.runTool(logged, {})).toMatchObject({ success: false, rolledBack: true });
+    expect((await repo.read('src/a.ts')).content).toBe('a');
+    expect(await other.list('/')).toEqual([]);
+    expect((await composed.read('logs/run.log')).content).toBe('tried');
+    await composed.dispose();
   });
 });
