@@ -24,6 +24,15 @@ export { createSession, defineTool, type CreateSessionOptions, type HydratedSess
 export type * from './session/types.js';
 export { createMcpServer, type McpServerOptions } from './cli/mcp-server.js';
 export * from './shell/index.js';
-export { composeWorkspace, MOUNT_ACCESS_LEVELS, type ComposeWorkspaceOptions, type MountAccess, type MountSpec } from './compose/index.js';
+export {
+  composeWorkspace,
+  MOUNT_ACCESS_LEVELS,
+  WorkspaceNamespace,
+  NamespaceWorkspace,
+  type ComposeWorkspaceOptions,
+  type MountAccess,
+  type MountSpec,
+  type WorkspaceNamespaceOptions,
+} from './compose/index.js';
 export * from './workout/index.js';
 export * from './scale/index.js';

@@ -27,3 +27,4 @@ export function composeWorkspace(options: ComposeWorkspaceOptions): DriverWorksp
     ...(options.limits === undefined ? {} : { limits: options.limits }),
   });
 }
+export { WorkspaceNamespace, NamespaceWorkspace, type WorkspaceNamespaceOptions } from './namespace.js';

@@ -25,6 +25,7 @@ export function hostDirectories(settings: SessionSettings, workspace: Snapshotab
     add(settings.source.settings.root);
     add(settings.source.settings.gitDir);
   }
+  if (settings.source.kind === 'namespace') add(settings.source.namespace.dir);
   add(workspace.root);
   add((workspace as { gitDir?: unknown }).gitDir);
   for (const root of settings.allowedHostRoots) add(root);

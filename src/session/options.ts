@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { WorkspaceNamespace } from '../compose/namespace.js';
 import { HostMountSchema, type HostMount, type HydrateProgress } from '../host-mounts/schema.js';
 import { InvalidArgumentError } from '../workspace/errors.js';
 import type { WorkspaceLimits } from '../workspace/limits.js';
@@ -21,6 +22,10 @@ export interface CreateSessionOptions {
   backend?: BackendKind;
   /** A ready workspace, from any backend. */
   workspace?: SnapshotableWorkspace;
+  /** With `user`: that user's persistent workspace in this namespace (disposed with the session, its files kept). */
+  namespace?: WorkspaceNamespace;
+  /** The user whose workspace in `namespace` the session works on: any string. */
+  user?: string;
   /** Default a random UUID. */
   id?: string;
   /** Host folders copied into the workspace at creation and again on `reset()`. */
@@ -58,7 +63,10 @@ export interface BackendSettings {
 export interface SessionSettings {
   id: string;
   /** Where the workspace comes from: a built-in backend to create, or the caller's own. */
-  source: { kind: 'backend'; settings: BackendSettings } | { kind: 'given'; workspace: SnapshotableWorkspace };
+  source:
+    | { kind: 'backend'; settings: BackendSettings }
+    | { kind: 'given'; workspace: SnapshotableWorkspace }
+    | { kind: 'namespace'; namespace: WorkspaceNamespace; user: string };
   mounts: HostMount[];
   allowedHostRoots: string[];
   readOnly: boolean;
@@ -84,13 +92,32 @@ export function validateSessionOptions(options: CreateSessionOptions): SessionSe
   return {
     id: options.id ?? randomUUID(),
     source:
-      options.workspace === undefined ? { kind: 'backend', settings: backendSettings(options) } : givenSource(options, options.workspace),
+      options.namespace !== undefined || options.user !== undefined
+        ? namespaceSource(options)
+        : options.workspace === undefined
+          ? { kind: 'backend', settings: backendSettings(options) }
+          : givenSource(options, options.workspace),
     mounts: options.mounts === undefined ? [] : [...options.mounts],
     allowedHostRoots: options.allowedHostRoots === undefined ? [] : [...options.allowedHostRoots],
     readOnly: options.readOnly === true,
     onProgress: options.onProgress,
     signal: options.signal,
   };
+}
+
+function namespaceSource(options: CreateSessionOptions): SessionSettings['source'] {
+  const { namespace, user } = options;
+  if (!(namespace instanceof WorkspaceNamespace)) throw new InvalidArgumentError('user needs namespace: a WorkspaceNamespace');
+  if (typeof user !== 'string') throw new InvalidArgumentError('namespace needs user: the user id, a string');
+  if (options.backend !== undefined || options.workspace !== undefined)
+    throw new InvalidArgumentError('pass one of backend, workspace or namespace + user');
+  for (const key of BACKEND_ONLY) {
+    if (options[key] !== undefined)
+      throw new InvalidArgumentError(
+        `${key} configures a workspace the session creates; a namespace's workspaces are configured by the namespace`,
+      );
+  }
+  return { kind: 'namespace', namespace, user };
 }
 
 function givenSource(options: CreateSessionOptions, workspace: SnapshotableWorkspace): SessionSettings['source'] {

@@ -23,9 +23,10 @@ export interface WorkspaceSource {
 }
 
 export function workspaceSource(settings: SessionSettings): WorkspaceSource {
-  return settings.source.kind === 'given'
-    ? new GivenWorkspace(settings.source.workspace, settings.id)
-    : new BuiltInBackend(settings.source.settings, settings);
+  const source = settings.source;
+  if (source.kind === 'given') return new GivenWorkspace(source.workspace, settings.id);
+  if (source.kind === 'namespace') return new UserWorkspace(source.namespace.open(source.user), settings.id);
+  return new BuiltInBackend(source.settings, settings);
 }
 
 /**
@@ -58,6 +59,17 @@ class GivenWorkspace implements WorkspaceSource {
       );
     }
     await workspace.restore(this.#baseline);
+  }
+}
+
+/**
+ * A user's persistent workspace in a namespace: as a given workspace (`reset` goes back to how the session
+ * found it), but the session opened it, so it disposes it when done (its files and history stay).
+ */
+class UserWorkspace extends GivenWorkspace {
+  override async close(workspace: SnapshotableWorkspace, reason: CloseReason): Promise<void> {
+    await super.close(workspace, reason);
+    if (reason !== 'reset') await workspace.dispose();
   }
 }
 

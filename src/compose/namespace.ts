@@ -1,0 +1,164 @@
+import { createHash, randomBytes } from 'node:crypto';
+import * as fs from 'node:fs';
+import { join, resolve } from 'node:path';
+import { HostWorkspace, type HostWorkspaceOptions } from '../backends/host/index.js';
+import { pinDirectory, removeAt, Sandbox } from '../backends/host/sandbox.js';
+import { parseSnapshotRecord } from '../snapshots/record.js';
+import { InvalidArgumentError } from '../workspace/errors.js';
+import type { SnapshotOptions, WorkspaceSnapshot } from '../workspace/types.js';
+
+export interface WorkspaceNamespaceOptions {
+  /** Where every user's workspace lives (created if missing). Nothing is ever created outside it. */
+  dir: string;
+  /** Options for every user's workspace (limits, policy, exclude). Root and git dir are the namespace's. */
+  workspace?: Omit<HostWorkspaceOptions, 'root' | 'gitDir' | 'changeDetection'>;
+}
+
+const USERS = 'users';
+const ID_FILE = 'id.json';
+const HISTORY_FILE = 'snapshots.jsonl';
+
+/**
+ * Per-user persistent workspaces under one directory. `open(userId)` returns that user's `HostWorkspace`:
+ * its files in `<dir>/users/<name>/root`, its snapshots as git commits in `<dir>/users/<name>/git`, and
+ * every snapshot record it takes appended to a history file, so files, snapshots and history survive a
+ * restart. Any string is a valid id (`''`, NUL, `../x`, `a/b`, 10 KB): the directory name is the id's
+ * sha256, never the id, and the id itself is kept (JSON) beside it for `list()`. Each user's workspace is
+ * sandboxed to its own root, so no path or link reaches another user's files.
+ */
+export class WorkspaceNamespace {
+  /** The namespace directory's real path (never show it to a model). */
+  readonly dir: string;
+  readonly #users: string;
+  readonly #options: WorkspaceNamespaceOptions['workspace'];
+
+  constructor(options: WorkspaceNamespaceOptions) {
+    if (options === null || typeof options !== 'object') throw new InvalidArgumentError('options must be an object');
+    if (typeof options.dir !== 'string' || options.dir === '' || options.dir.includes('\0'))
+      throw new InvalidArgumentError('dir must be a non-empty host path');
+    const workspace = options.workspace as Record<string, unknown> | undefined;
+    for (const key of ['root', 'gitDir', 'changeDetection']) {
+      if (workspace?.[key] !== undefined) throw new InvalidArgumentError(`workspace.${key} is the namespace's to choose`);
+    }
+    try {
+      fs.mkdirSync(join(resolve(options.dir), USERS), { recursive: true });
+      this.dir = fs.realpathSync.native(resolve(options.dir));
+    } catch {
+      throw new InvalidArgumentError('cannot create or open the namespace directory');
+    }
+    this.#users = join(this.dir, USERS);
+    this.#options = options.workspace;
+  }
+
+  /** The user's workspace, created empty on first use. The caller disposes it (its files stay). */
+  open(userId: string): NamespaceWorkspace {
+    const home = this.#home(userId);
+    if (!fs.existsSync(home)) this.#create(userId, home);
+    return new NamespaceWorkspace(home, this.#options);
+  }
+
+  /** Whether the user has a workspace. */
+  has(userId: string): boolean {
+    return fs.existsSync(this.#home(userId));
+  }
+
+  /** Every user id with a workspace, exactly as given to `open`, sorted. */
+  list(): string[] {
+    const ids: string[] = [];
+    for (const name of fs.readdirSync(this.#users)) {
+      if (!/^[0-9a-f]{64}$/.test(name)) continue; // half-made homes and anything not ours
+      try {
+        const id: unknown = JSON.parse(fs.readFileSync(join(this.#users, name, ID_FILE), 'utf8'));
+        if (typeof id === 'string' && homeName(id) === name) ids.push(id);
+      } catch {
+        // unreadable: not listed
+      }
+    }
+    return ids.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  }
+
+  /** Removes the user's workspace (files, snapshots, history); `false` when there was none. Never follows a link. */
+  delete(userId: string): boolean {
+    const name = homeName(checkedId(userId));
+    if (!fs.existsSync(join(this.#users, name))) return false;
+    const parent = pinDirectory(new Sandbox(this.#users), '', '/');
+    try {
+      // Renamed away first, so the id is gone at once and a concurrent `open` starts a fresh home.
+      const doomed = `${name}.deleted-${randomBytes(8).toString('hex')}`;
+      fs.renameSync(parent.at(name), parent.at(doomed));
+      removeAt(parent, doomed, '/');
+    } finally {
+      parent.release();
+    }
+    return true;
+  }
+
+  #home(userId: string): string {
+    return join(this.#users, homeName(checkedId(userId)));
+  }
+
+  /** Makes a home in a temp directory and renames it into place, so a home is either whole or absent. */
+  #create(userId: string, home: string): void {
+    const temp = `${home}.new-${randomBytes(8).toString('hex')}`;
+    fs.mkdirSync(join(temp, 'root'), { recursive: true });
+    fs.mkdirSync(join(temp, 'git'));
+    fs.writeFileSync(join(temp, ID_FILE), JSON.stringify(userId));
+    try {
+      fs.renameSync(temp, home);
+    } catch (error) {
+      fs.rmSync(temp, { recursive: true, force: true });
+      // Another open made it meanwhile: use theirs.
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code !== 'EEXIST' && code !== 'ENOTEMPTY') throw error;
+    }
+  }
+}
+
+/**
+ * A user's workspace in a namespace: a host workspace whose every snapshot record is also appended to the
+ * user's history file, so `history()` lists them (and `restore` accepts them) after a restart.
+ */
+export class NamespaceWorkspace extends HostWorkspace {
+  readonly #history: string;
+
+  constructor(home: string, options: WorkspaceNamespaceOptions['workspace'] = {}) {
+    super({ ...options, root: join(home, 'root'), gitDir: join(home, 'git'), changeDetection: 'scan' });
+    this.#history = join(home, HISTORY_FILE);
+  }
+
+  override async snapshot(options: SnapshotOptions = {}): Promise<WorkspaceSnapshot> {
+    const record = await super.snapshot(options);
+    await fs.promises.appendFile(this.#history, `${JSON.stringify(record)}\n`);
+    return record;
+  }
+
+  /** Every snapshot record this user's workspace has taken, oldest first, across restarts. */
+  async history(): Promise<WorkspaceSnapshot[]> {
+    let text: string;
+    try {
+      text = await fs.promises.readFile(this.#history, 'utf8');
+    } catch {
+      return [];
+    }
+    const records: WorkspaceSnapshot[] = [];
+    for (const line of text.split('\n')) {
+      if (line === '') continue;
+      try {
+        records.push(parseSnapshotRecord(JSON.parse(line)));
+      } catch {
+        // a torn last line (the process died while appending): skipped
+      }
+    }
+    return records;
+  }
+}
+
+function checkedId(userId: unknown): string {
+  if (typeof userId !== 'string') throw new InvalidArgumentError('a user id must be a string');
+  return userId;
+}
+
+/** The home directory's name: the id's sha256 (UTF-16 code units, so every string, lone surrogates included, is distinct). */
+function homeName(userId: string): string {
+  return createHash('sha256').update(Buffer.from(userId, 'utf16le')).digest('hex');
+}
