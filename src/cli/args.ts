@@ -1,4 +1,7 @@
 import { parseArgs } from 'node:util';
+import { MountSyntaxError, parseMountValue, readMountConfig, type MountArgument } from './mount-args.js';
+
+export type { MountArgument } from './mount-args.js';
 
 const GENERAL = `General:
   -h, --help           Show this help (after a command: that command's help).
@@ -16,7 +19,13 @@ client disconnects. Every call runs through session.runTool: a failed call is ro
 Options:
   --backend <kind>     memory (default) or host (a sandboxed temp directory with git snapshots).
   --root <dir>         Work on this host directory (implies --backend host); snapshots live outside it.
-  --mount <path>       Host directory or file to copy into the workspace (under its base name). Repeatable.
+  --mount <src>[:/path][:ro]
+                       Host directory or file to show in the workspace: at /path (default its base name),
+                       :ro never written back. Repeatable.
+  --mount-config <file>  JSON mount table: [{ hostPath, mountPath?, include?, exclude?, maxBytes?, readOnly? }]
+                       or { "mounts": [...], "allow": [...] } (paths relative to the file). Added after --mount.
+  --overlay            Show the mounts lazily (read in place, never written; changes kept in memory) instead
+                       of copying them in: the first tool call comes at once however big they are.
   --include <glob>     Only copy matching files of the --mount before it. Repeatable.
   --exclude <glob>     Skip matching paths of the --mount before it (wins over --include). Repeatable.
   --max-bytes <n>      Refuse to start if the --mount before it holds more than n bytes.
@@ -53,17 +62,9 @@ export class UsageError extends Error {
   override name = 'UsageError';
 }
 
-/** One `--mount` with the per-mount flags that followed it. */
-export interface MountArgument {
-  hostPath: string;
-  include?: string[];
-  exclude?: string[];
-  maxBytes?: number;
-}
-
 export interface McpCommand {
   command: 'mcp';
-  backend: 'memory' | 'host';
+  backend: 'memory' | 'host' | 'overlay';
   root?: string;
   mounts: MountArgument[];
   allow: string[];
@@ -83,6 +84,8 @@ const MCP_ONLY = [
   'backend',
   'root',
   'mount',
+  'mount-config',
+  'overlay',
   'include',
   'exclude',
   'max-bytes',
@@ -137,10 +140,23 @@ function mcpCommand(values: Parsed['values'], tokens: Parsed['tokens']): McpComm
   if (root !== undefined && root.trim() === '') throw new UsageError('--root needs a non-empty path');
   if (root !== undefined && values.backend === 'memory')
     throw new UsageError('--root works on a host directory: it cannot be used with --backend memory');
-  const backend = values.backend ?? (root === undefined ? 'memory' : 'host');
-  if (backend !== 'memory' && backend !== 'host') throw new UsageError(`--backend must be memory or host, got ${JSON.stringify(backend)}`);
-  const mounts = mountsInOrder(tokens);
-  const allow = values.allow ?? [];
+  if (values.overlay === true && (root !== undefined || values.backend !== undefined))
+    throw new UsageError('--overlay shows the mounts in place: it cannot be used with --backend or --root');
+  const backend = values.overlay === true ? 'overlay' : (values.backend ?? (root === undefined ? 'memory' : 'host'));
+  if (backend !== 'memory' && backend !== 'host' && backend !== 'overlay')
+    throw new UsageError(`--backend must be memory or host, got ${JSON.stringify(backend)}`);
+  let mounts: MountArgument[];
+  let configured: ReturnType<typeof readMountConfig> = { mounts: [], allow: [] };
+  try {
+    mounts = mountsInOrder(tokens);
+    if (values['mount-config'] !== undefined) configured = readMountConfig(values['mount-config']);
+  } catch (error) {
+    if (error instanceof MountSyntaxError) throw new UsageError(error.message);
+    throw error;
+  }
+  mounts.push(...configured.mounts);
+  if (backend === 'overlay' && mounts.length === 0) throw new UsageError('--overlay shows host directories: give at least one --mount');
+  const allow = [...(values.allow ?? []), ...configured.allow];
   if (allow.some((value) => value.trim() === '')) throw new UsageError('--allow needs a non-empty path');
   if (mounts.length > 0 && allow.length === 0) {
     throw new UsageError('--mount needs at least one --allow <root>: the host directories mounts may come from');
@@ -177,7 +193,7 @@ function mountsInOrder(tokens: Parsed['tokens']): MountArgument[] {
     const value = token.value ?? '';
     if (token.name === 'mount') {
       if (value.trim() === '') throw new UsageError('--mount needs a non-empty path');
-      mounts.push({ hostPath: value });
+      mounts.push(parseMountValue(value));
       continue;
     }
     if (!PER_MOUNT.has(token.name)) continue;
@@ -209,6 +225,8 @@ function parse(argv: readonly string[]) {
       backend: { type: 'string' },
       root: { type: 'string' },
       mount: { type: 'string', multiple: true },
+      'mount-config': { type: 'string' },
+      overlay: { type: 'boolean' },
       include: { type: 'string', multiple: true },
       exclude: { type: 'string', multiple: true },
       'max-bytes': { type: 'string', multiple: true },

@@ -9,7 +9,7 @@ import { createMcpServer } from './mcp-server.js';
 import { hydrationProgress } from './progress.js';
 
 export interface ServeOptions {
-  backend: 'memory' | 'host';
+  backend: 'memory' | 'host' | 'overlay';
   /** A host directory to work on (host backend); default a private temp directory. */
   root?: string;
   mounts: readonly MountArgument[];
