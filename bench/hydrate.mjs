@@ -4,6 +4,8 @@
 // Also times the host workspace's first snapshot after hydration. Set TMPDIR to put the tree, the copies
 // and the host roots on another filesystem (e.g. TMPDIR=/dev/shm to take a noisy disk out of the figures). Prints one JSON document; `ratio` is
 // sessionfs ms / `cp -r` ms (goals: host <= 1.5, memory <= 2).
+// CORPUS=node_modules hydrates the first [files] files of this project's node_modules instead (real package
+// trees: deep folders, many small files; see _corpus.mjs); `tree.kind` says which tree was measured.
 // Usage: node bench/hydrate.mjs [files] [megabytes]   (after `npm run build`)
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -11,11 +13,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { HostWorkspace, MemoryWorkspace, hydrate } from '../dist/src/index.js';
+import { copyCorpus } from './_corpus.mjs';
 import { hasNativeGit, nativeGitEnv } from './_native-git.mjs';
 
 const FILES = Number(process.argv[2] ?? 10_000);
 const MEGABYTES = Number(process.argv[3] ?? 100);
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
+const CORPUS = process.env.CORPUS === 'node_modules';
 
 const scratch = fs.realpathSync(fs.mkdtempSync(join(tmpdir(), 'sessionfs-bench-hydrate-')));
 const source = join(scratch, 'source');
@@ -54,9 +58,9 @@ function timeNativeFirstCommit(tree) {
   execFileSync('git', ['init', '--bare', '-q', gitDir], { env: gitEnv, stdio: 'ignore' });
   const start = performance.now();
   git('add', '-A');
-  git('commit', '-q', '--no-verify', '-m', 'checkpoint');
+  git('-c', 'gc.auto=0', 'commit', '-q', '--no-verify', '-m', 'checkpoint');
   const ms = performance.now() - start;
-  fs.rmSync(gitDir, { recursive: true, force: true });
+  fs.rmSync(gitDir, { recursive: true, force: true, maxRetries: 5 });
   return ms;
 }
 
@@ -74,7 +78,7 @@ async function timeHydrate(create) {
   return { workspace, ms, result };
 }
 
-const bytes = makeTree();
+const bytes = CORPUS ? copyCorpus(source, FILES).bytes : makeTree();
 // Warm the page cache, and check the copy.
 fs.rmSync(join(scratch, 'warm'), { recursive: true, force: true });
 timeCp(join(scratch, 'warm'));
@@ -119,7 +123,7 @@ console.log(
   JSON.stringify(
     {
       bench: 'hydrate',
-      tree: { files, bytes, megabytes: round(bytes / 1024 / 1024) },
+      tree: { kind: CORPUS ? 'node_modules' : 'generated', files, bytes, megabytes: round(bytes / 1024 / 1024) },
       rounds: ROUNDS,
       cpRecursiveMs: round(cpMs),
       memory: { ms: round(median(memory)), ratio: round(median(memory) / cpMs, 2), goal: '<= 2x cp -r' },

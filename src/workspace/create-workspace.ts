@@ -1,9 +1,8 @@
 import { Governance, type Release } from '../governance/governance.js';
 import type { WorkspacePolicy } from '../governance/policy.js';
-import { parseSnapshotRecord } from '../snapshots/record.js';
 import { BlobSnapshotter } from '../snapshots/blob-snapshotter.js';
 import { createGitPatch } from '../workout/patch.js';
-import { assertDriver, type BackendDriver, type BlobStore, type Snapshotter, type SnapshotTree } from './driver.js';
+import { assertDriver, type BackendDriver, type BlobStore, type SnapshotTree } from './driver.js';
 import { fromDriverError } from './driver-errors.js';
 import {
   DirectoryNotEmptyError,
@@ -12,11 +11,9 @@ import {
   InvalidArgumentError,
   InvalidContentError,
   IsADirectoryError,
-  LimitExceededError,
   NotADirectoryError,
   PathEscapeError,
   ReadOnlyError,
-  SnapshotError,
 } from './errors.js';
 import { globFiles, grepFiles, type SearchEntry, type SearchSource } from './glob-grep.js';
 import { optionsObject } from './arguments.js';
@@ -25,7 +22,9 @@ import { KeyedMutex, runLocked } from './locks.js';
 import { assertCreatable, displayInput, displayPath, normalizePath, parentPath, type NormalizedPath } from './paths.js';
 import { decodeUtf8, encodeUtf8, lineWindow } from './text.js';
 import { DriverProbe } from './probe.js';
+import { SnapshotQueue } from './snapshot-queue.js';
 import { planTransfer, transfer } from './transfer.js';
+import { assertWriteFits, checkBulkEntries, runBulk } from './write-files.js';
 import type {
   CopyOptions,
   DeleteOptions,
@@ -46,6 +45,8 @@ import type {
   SnapshotOptions,
   StatResult,
   WorkspaceSnapshot,
+  WriteFilesEntry,
+  WriteFilesResult,
   WriteMode,
   WriteOptions,
   WriteResult,
@@ -85,12 +86,11 @@ export class DriverWorkspace implements SnapshotableWorkspace {
   /** The policy in force (frozen), if any. */
   readonly policy: Readonly<WorkspacePolicy> | undefined;
   protected readonly driver: BackendDriver;
-  readonly #snapshots: Snapshotter;
+  readonly #snapshots: SnapshotQueue;
   readonly #probe: DriverProbe;
   readonly #locks = new KeyedMutex();
   readonly #governance: Governance;
   #readOnly: boolean;
-  #queue: Promise<unknown> = Promise.resolve();
   #disposed = false;
 
   constructor(driver: BackendDriver, options: CreateWorkspaceOptions = {}) {
@@ -104,7 +104,7 @@ export class DriverWorkspace implements SnapshotableWorkspace {
     this.#governance = new Governance(driver, options.policy);
     this.policy = this.#governance.policy;
     this.#probe = new DriverProbe(this.#governance.view(driver));
-    this.#snapshots = driver.snapshots ?? new BlobSnapshotter(driver, options.blobs);
+    this.#snapshots = new SnapshotQueue(driver.snapshots ?? new BlobSnapshotter(driver, options.blobs), this.#governance, this.backend);
   }
 
   get readOnly(): boolean {
@@ -231,14 +231,7 @@ export class DriverWorkspace implements SnapshotableWorkspace {
       throw new InvalidArgumentError(`mode must be one of ${WRITE_MODES.join(', ')}, got ${String(mode)}`, shown);
     const mimeType = options.mimeType;
     if (mimeType !== undefined && typeof mimeType !== 'string') throw new InvalidArgumentError('mimeType must be a string', shown);
-    if (target === '') throw new IsADirectoryError('/');
-    if (content.byteLength > this.limits.maxWriteBytes) {
-      throw new LimitExceededError(
-        `write of ${content.byteLength} bytes is over the limit of ${this.limits.maxWriteBytes} bytes: ${shown}`,
-        shown,
-      );
-    }
-    assertCreatable(target, this.limits);
+    assertWriteFits(target, content.byteLength, this.limits);
     await runLocked(this.#locks, [target], async () => {
       const state = await this.#probe.writeTarget(target);
       if (state === 'existing' && mode === 'create')
@@ -304,6 +297,19 @@ export class DriverWorkspace implements SnapshotableWorkspace {
     await this.#transfer('copy', from, to, options.overwrite === true, options.recursive === true);
   }
 
+  async writeFiles(entries: readonly WriteFilesEntry[]): Promise<WriteFilesResult> {
+    this.admit('write');
+    const checked = await checkBulkEntries(entries, this.limits, this.driver, (path, intent) => this.#governance.admit(path, intent));
+    const paths = checked.entries.map((entry) => entry.path);
+    // A policy judges each write (sizes, quota, confirm): entry by entry then, through the ordinary calls.
+    if (this.driver.writeFiles !== undefined && this.policy === undefined)
+      await runLocked(this.#locks, paths, () => this.#mutate(paths, () => runBulk(this.driver, checked.entries)));
+    else
+      for (const entry of checked.entries)
+        await (entry.kind === 'file' ? this.#write(entry.path, entry.content, {}) : this.mkdir(entry.path));
+    return checked.result;
+  }
+
   async #transfer(verb: 'move' | 'copy', fromInput: string, toInput: string, overwrite: boolean, recursive: boolean): Promise<void> {
     const source = await this.#governance.admit(fromInput, 'any');
     const target = await this.#governance.admit(toInput, 'any');
@@ -332,41 +338,22 @@ export class DriverWorkspace implements SnapshotableWorkspace {
 
   // ---- snapshots --------------------------------------------------------------------------------------
 
-  /** Snapshot, restore and diff run one at a time. */
-  #exclusive<T>(task: () => Promise<T>): Promise<T> {
-    const run = this.#queue.then(task, task);
-    this.#queue = run.catch(() => undefined);
-    return run;
-  }
-
   async snapshot(given?: SnapshotOptions): Promise<WorkspaceSnapshot> {
-    const tag = optionsObject(given, 'snapshot').tag;
-    if (tag !== undefined && typeof tag !== 'string') throw new InvalidArgumentError('tag must be a string');
-    return this.#exclusive(() => this.#snapshots.snapshot(tag === undefined ? {} : { tag }));
+    return this.#snapshots.snapshot(optionsObject(given, 'snapshot'));
   }
 
   async restore(snapshot: WorkspaceSnapshot): Promise<RestoreResult> {
     this.admit('restore');
-    const record = parseSnapshotRecord(snapshot);
-    return this.#exclusive(() => this.#snapshots.restore(record).finally(() => this.#governance.restored()));
+    return this.#snapshots.restore(snapshot);
   }
 
   async diff(from: WorkspaceSnapshot, to?: WorkspaceSnapshot): Promise<DiffEntry[]> {
-    const left = parseSnapshotRecord(from);
-    const right = to === undefined ? undefined : parseSnapshotRecord(to);
-    return this.#governance.filterDiff(await this.#exclusive(() => this.#snapshots.diff(left, right)));
+    return this.#snapshots.diff(from, to);
   }
 
-  /**
-   * A read-only view of a snapshot's tree, or of the live state captured now when `snapshot` is omitted.
-   * A `SnapshotError` when the backend's snapshotter cannot be read as a tree (it has no `open`).
-   */
+  /** A read-only view of a snapshot's tree, or of the live state captured now when `snapshot` is omitted. */
   async snapshotTree(snapshot?: WorkspaceSnapshot): Promise<SnapshotTree> {
-    const record = snapshot === undefined ? undefined : parseSnapshotRecord(snapshot);
-    const snapshots = this.#snapshots;
-    if (snapshots.open === undefined) throw new SnapshotError(`the ${this.backend} backend's snapshots cannot be read as a tree`);
-    const tree = await this.#exclusive(() => (snapshots.open as NonNullable<Snapshotter['open']>).call(snapshots, record));
-    return this.#governance.filterTree(tree);
+    return this.#snapshots.tree(snapshot);
   }
 
   /** The git patch from `from` to `to` (the live state when omitted); see src/workout/patch.ts. */
@@ -379,8 +366,7 @@ export class DriverWorkspace implements SnapshotableWorkspace {
   async dispose(): Promise<void> {
     if (this.#disposed) return;
     this.#disposed = true;
-    await this.#queue;
-    await this.#snapshots.dispose?.();
+    await this.#snapshots.dispose();
     await this.driver.dispose?.();
   }
 
@@ -398,7 +384,7 @@ export class DriverWorkspace implements SnapshotableWorkspace {
       release?.();
       throw fromDriverError(error, errorPath);
     } finally {
-      this.#snapshots.changed?.(paths);
+      this.#snapshots.changed(paths);
     }
   }
 }

@@ -50,6 +50,20 @@ export interface BackendDriver {
    */
   copy?(from: string, to: string): Promise<void>;
   /**
+   * Optional, for hydration at disk speed: writes many entries in one call, in order. A file is created or
+   * replaced, its missing parents made (a file in the way fails with `ENOTDIR`, a directory at the path
+   * with `EISDIR`), its execute bits set when `executable` and the driver keeps them; a directory is made
+   * with its parents, an existing one kept. Stop at the first failure and throw it with a Node `code`
+   * (set `error.path` to the entry's path to name it). The shared layer has checked every path and holds
+   * their locks; without this method it writes entry by entry with `writeFile` and `mkdir`.
+   */
+  writeFiles?(entries: readonly DriverBulkEntry[]): Promise<void>;
+  /**
+   * Optional: why the driver keeps a name for itself (its temp files, say), or `undefined` for a name
+   * anyone may use. A bulk write skips and reports paths holding such a name.
+   */
+  reservedName?(name: string): string | undefined;
+  /**
    * Optional, for grep at disk speed: pins directory `path` (as `walk` spelled it) so that search workers
    * can read its files by name off the main thread, as `${pin.path}/${name}` opened without following a
    * final link. The driver vouches that the pinned directory lies inside its root for as long as the pin is
@@ -68,6 +82,10 @@ export interface BackendDriver {
 }
 
 export type DriverEntryKind = 'file' | 'directory' | 'symlink';
+
+/** An entry of {@link BackendDriver.writeFiles}, its path normalised like every driver path. */
+export type DriverBulkEntry =
+  { kind: 'file'; path: string; content: Uint8Array; executable: boolean } | { kind: 'directory'; path: string };
 
 /** A directory held open for search workers to read files in; released once they are done. */
 export interface SearchDirectoryPin {

@@ -145,6 +145,26 @@ export interface CopyOptions extends RenameOptions {
   recursive?: boolean;
 }
 
+/** One entry of a bulk write: a file with its bytes, or a directory to make. */
+export type WriteFilesEntry =
+  | {
+      kind: 'file';
+      path: string;
+      /** The workspace may keep this buffer: do not change it after the call. */
+      content: Uint8Array;
+      /** Sets the execute bits where the backend keeps them (host); ignored elsewhere. Default false. */
+      executable?: boolean;
+    }
+  | { kind: 'directory'; path: string };
+
+export interface WriteFilesResult {
+  /** Files written and their bytes (directories not counted). */
+  files: number;
+  bytes: number;
+  /** Entries not written because the backend reserves a name in their path, with the reason. */
+  skipped: SkippedPath[];
+}
+
 /** The one protocol every backend implements. Every path is relative to the workspace root. */
 export interface Workspace {
   readonly backend: BackendKind;
@@ -166,6 +186,14 @@ export interface Workspace {
   delete(path: string, options?: DeleteOptions): Promise<void>;
   rename(from: string, to: string, options?: RenameOptions): Promise<void>;
   copy(from: string, to: string, options?: CopyOptions): Promise<void>;
+  /**
+   * Optional bulk write, for hydration and imports: each file is written like `writeBytes(path, content,
+   * { mode: 'overwrite', createParents: true })` and each directory made like `mkdir(path, { parents: true,
+   * existOk: true })`, in order. Every path is checked (rules, limits, policy) before anything is written.
+   * It stops at the first failure and throws it; what was written before stays (snapshot first to roll
+   * back, as `hydrate` does). Every workspace built by `createWorkspace` has it.
+   */
+  writeFiles?(entries: readonly WriteFilesEntry[]): Promise<WriteFilesResult>;
 }
 
 export interface SnapshotOptions {

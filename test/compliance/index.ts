@@ -10,6 +10,7 @@
  * It runs under vitest. The suite disposes every workspace it creates.
  */
 import { describe } from 'vitest';
+import { bulkWrites } from './bulk-write.js';
 import type { ComplianceHarness } from './harness.js';
 import { mutations } from './mutations.js';
 import { pathRules } from './paths.js';
@@ -31,6 +32,7 @@ export function describeWorkspaceCompliance(name: string, harness: ComplianceHar
     searchBounds(harness);
     searchText(harness);
     mutations(harness);
+    bulkWrites(harness);
     snapshotSemantics(harness);
     readOnlyMode(harness);
     concurrency(harness);

@@ -152,3 +152,55 @@ describe('open snapshot records', () => {
     }
   });
 });
+
+describe('writeFiles: the bulk write behind hydration', () => {
+  it('every workspace built on a driver has it, memory and host included', async () => {
+    const host = new HostWorkspace();
+    try {
+      for (const ws of [createWorkspace(kvDriver()), new MemoryWorkspace(), host]) expect(typeof ws.writeFiles).toBe('function');
+    } finally {
+      await host.dispose();
+    }
+  });
+
+  it("uses the driver's own bulk primitive after checking every path, skips reserved names, and names the failing entry", async () => {
+    const inner = kvDriver();
+    const batches: string[][] = [];
+    const driver: BackendDriver = {
+      ...inner,
+      reservedName: (name) => (name.startsWith('.kv-') ? 'reserved by the kv store' : undefined),
+      writeFiles: async (entries) => {
+        batches.push(entries.map((entry) => `${entry.kind} ${entry.path}`));
+        for (const entry of entries) {
+          if (entry.path === 'full.txt')
+            throw Object.assign(new Error('/secret/host/path: no space'), { code: 'ENOSPC', path: 'full.txt' });
+          if (entry.kind === 'directory') await inner.mkdir(entry.path);
+          else await inner.writeFile(entry.path, entry.content, { mode: 'overwrite' });
+        }
+      },
+    };
+    const ws = createWorkspace(driver);
+    const content = new TextEncoder().encode('x');
+    const result = await ws.writeFiles([
+      { kind: 'directory', path: 'd' },
+      { kind: 'file', path: '/d/a.txt', content },
+      { kind: 'file', path: 'd/.kv-tmp/b.txt', content },
+    ]);
+    expect(result).toEqual({ files: 1, bytes: 1, skipped: [{ path: 'd/.kv-tmp/b.txt', reason: 'reserved by the kv store' }] });
+    expect(batches).toEqual([['directory d', 'file d/a.txt']]);
+    const error = await expectError(
+      ws.writeFiles([
+        { kind: 'file', path: 'ok.txt', content },
+        { kind: 'file', path: 'full.txt', content },
+      ]),
+      'LimitExceededError',
+      'EFBIG',
+    );
+    expect(error.path).toBe('full.txt');
+    expect(error.message).not.toContain('secret');
+    expect(batches).toHaveLength(2);
+    // A path that fails its checks reaches no driver call at all.
+    await expectError(ws.writeFiles([{ kind: 'file', path: '../out.txt', content }]), 'PathEscapeError', 'EACCES');
+    expect(batches).toHaveLength(2);
+  });
+});

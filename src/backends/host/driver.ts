@@ -1,5 +1,13 @@
 import * as fs from 'node:fs';
-import type { BackendDriver, DriverEntryKind, DriverListEntry, DriverStat, DriverWalkEntry, Snapshotter } from '../../workspace/driver.js';
+import type {
+  BackendDriver,
+  DriverBulkEntry,
+  DriverEntryKind,
+  DriverListEntry,
+  DriverStat,
+  DriverWalkEntry,
+  Snapshotter,
+} from '../../workspace/driver.js';
 import {
   FileExistsError,
   FileNotFoundError,
@@ -12,6 +20,7 @@ import { guessMimeType } from '../../workspace/mime.js';
 import { baseName, displayPath, joinPath, parentPath, type NormalizedPath } from '../../workspace/paths.js';
 import type { WriteMode } from '../../workspace/types.js';
 import { createFileExclusive, isTempName, replaceFile } from './atomic.js';
+import { writeEntries } from './bulk-write.js';
 import type { ChangeTracker } from './changes.js';
 import { copyDirectory, copyLeaf, READ_FLAGS } from './copy.js';
 import { isVisibleName } from './names.js';
@@ -46,6 +55,18 @@ export class HostDriver implements BackendDriver {
 
   dispose(): Promise<void> {
     return this.#release();
+  }
+
+  /** Hydration's fast path: see `writeEntries`. */
+  writeFiles(entries: readonly DriverBulkEntry[]): Promise<void> {
+    return writeEntries(this.#sandbox, this.#changes, entries, {
+      writeFile: (path, content) => this.writeFile(path, content, { mode: 'overwrite' }),
+      mkdir: (path) => this.mkdir(path),
+    });
+  }
+
+  reservedName(name: string): string | undefined {
+    return isTempName(name) ? "name reserved for the host backend's temporary files" : undefined;
   }
 
   /** Names shaped like our temp files are hidden from list, walks and snapshots, so nobody may create them. */

@@ -1,0 +1,293 @@
+import { lstatSync, readdirSync, realpathSync, statSync, type Dirent, type Stats } from 'node:fs';
+import { basename, join } from 'node:path';
+import picomatch from 'picomatch';
+import {
+  FileNotFoundError,
+  InvalidArgumentError,
+  IsADirectoryError,
+  LimitExceededError,
+  NotADirectoryError,
+  PathEscapeError,
+} from '../workspace/errors.js';
+import {
+  assertCreatable,
+  displayPath,
+  fitsLimits,
+  isExpressibleName,
+  joinPath,
+  normalizePath,
+  parentPath,
+  printable,
+  splitPath,
+  type NormalizedPath,
+} from '../workspace/paths.js';
+import type { SkippedPath, Workspace } from '../workspace/types.js';
+import type { AllowedRoots } from './allow-list.js';
+import { defaultMountPath } from './mount-path.js';
+import type { HostMountSchema } from './schema.js';
+import { Pacer, SPECIAL, UNREADABLE } from './source.js';
+
+// Hydration, step 1: every mount resolved, checked against the allow-list and walked into one plan.
+
+export interface PlannedFile {
+  kind: 'file';
+  /** The real host path to open (for a followed link, its resolved target). */
+  source: string;
+  mount: number;
+}
+
+interface PlannedDirectory {
+  kind: 'directory';
+  mount: number;
+}
+
+type Planned = PlannedFile | PlannedDirectory;
+
+interface MountContext {
+  index: number;
+  mountPath: NormalizedPath;
+  followSymlinks: boolean;
+  isIncluded: ((relative: string) => boolean) | undefined;
+  isExcluded: (relative: string) => boolean;
+  maxBytes: number | undefined;
+  /** Bytes planned so far (counted only when there is a budget). */
+  bytes: number;
+}
+
+export type ParsedMount = ReturnType<typeof HostMountSchema.parse>;
+
+export const SKIP = {
+  symlink: 'symlink (not followed: set followSymlinks to follow links inside the allowed roots)',
+  brokenSymlink: 'broken symlink',
+  outside: 'symlink target outside the allowed roots',
+  cycle: 'symlink cycle',
+  invalidName: 'name cannot be a workspace path (control character, backslash, or bytes that are not UTF-8)',
+  limits: 'path over the workspace limits (depth or segment length)',
+  special: SPECIAL,
+  unreadable: UNREADABLE,
+} as const;
+
+export class Planner {
+  readonly entries = new Map<NormalizedPath, Planned>();
+  readonly skipped: SkippedPath[] = [];
+  readonly budgets: (number | undefined)[] = [];
+  readonly #mountPaths: NormalizedPath[] = [];
+
+  constructor(
+    private readonly workspace: Workspace,
+    private readonly allowed: AllowedRoots,
+    private readonly signal: AbortSignal | undefined,
+  ) {}
+
+  describe(index: number): string {
+    return `mount ${index} (at ${displayPath(this.#mountPaths[index] ?? '')})`;
+  }
+
+  async addMount(index: number, mount: ParsedMount): Promise<void> {
+    const mountPath = normalizePath(mount.mountPath ?? defaultMountPath(mount.hostPath));
+    this.#mountPaths[index] = mountPath;
+    this.budgets[index] = mount.maxBytes;
+    if (mountPath !== '') assertCreatable(mountPath, this.workspace.limits);
+    const label = this.describe(index);
+    const followSymlinks = mount.followSymlinks === true;
+
+    let link: boolean;
+    try {
+      link = lstatSync(mount.hostPath).isSymbolicLink();
+    } catch {
+      throw new FileNotFoundError(displayPath(mountPath), `${label}: the host path does not exist or cannot be read`);
+    }
+    if (link && !followSymlinks) {
+      // The link itself lies somewhere; nothing is read through it.
+      this.skipped.push({ path: displayPath(mountPath), reason: `host path is a ${SKIP.symlink}` });
+      return;
+    }
+    let real: string;
+    try {
+      real = realpathSync.native(mount.hostPath);
+    } catch {
+      throw new FileNotFoundError(displayPath(mountPath), `${label}: the host path ${link ? 'is a broken symlink' : 'cannot be resolved'}`);
+    }
+    if (!this.allowed.contains(real)) {
+      throw new PathEscapeError(displayPath(mountPath), `${label}: the host path lies outside the allowed host roots`);
+    }
+    const info = statOrUndefined(real);
+    const context: MountContext = {
+      index,
+      mountPath,
+      followSymlinks,
+      isIncluded: mount.include === undefined ? undefined : picomatch(mount.include, { dot: true }),
+      isExcluded: mount.exclude === undefined || mount.exclude.length === 0 ? () => false : picomatch(mount.exclude, { dot: true }),
+      maxBytes: mount.maxBytes,
+      bytes: 0,
+    };
+    if (info?.isFile()) {
+      if (mountPath === '') throw new InvalidArgumentError(`${label}: a single-file mount needs a mountPath other than the root`);
+      const name = basename(real);
+      if (context.isExcluded(name) || (context.isIncluded !== undefined && !context.isIncluded(name))) return;
+      this.#budget(context, info.size, mountPath);
+      this.#add(mountPath, { kind: 'file', source: real, mount: index });
+      return;
+    }
+    if (!info?.isDirectory()) {
+      throw new InvalidArgumentError(`${label}: the host path is not a regular file or directory`, displayPath(mountPath));
+    }
+    if (mountPath !== '') this.#add(mountPath, { kind: 'directory', mount: index });
+    await this.#walk(context, real, '', new Set([real]), new Pacer());
+  }
+
+  /** Walks one real directory; `relative` is its path relative to the mount source. */
+  async #walk(context: MountContext, realDirectory: string, relative: string, ancestors: Set<string>, pacer: Pacer): Promise<void> {
+    this.signal?.throwIfAborted();
+    await pacer.maybeYield();
+    const workspaceDirectory = relative === '' ? context.mountPath : joinPath(context.mountPath, relative);
+    let children: Dirent[];
+    try {
+      children = readdirSync(realDirectory, { withFileTypes: true });
+    } catch {
+      this.skipped.push({ path: displayPath(workspaceDirectory), reason: `${SKIP.unreadable} directory` });
+      return;
+    }
+    children.sort((a, b) => compare(a.name, b.name));
+
+    for (const child of children) {
+      const item = this.#classify(context, realDirectory, relative, child, ancestors);
+      if (item === undefined) continue;
+      if (item.kind === 'skip') {
+        this.skipped.push({ path: item.path, reason: item.reason });
+        continue;
+      }
+      const workspacePath = joinPath(context.mountPath, item.relative);
+      if (item.kind === 'file') {
+        this.#budget(context, item.size, workspacePath);
+        this.#add(workspacePath, { kind: 'file', source: item.source, mount: context.index });
+        continue;
+      }
+      if (context.isIncluded === undefined || context.isIncluded(item.relative)) {
+        this.#add(workspacePath, { kind: 'directory', mount: context.index });
+      }
+      const nested = new Set(ancestors).add(item.source);
+      await this.#walk(context, item.source, item.relative, nested, pacer);
+    }
+  }
+
+  #classify(
+    context: MountContext,
+    realDirectory: string,
+    relative: string,
+    child: Dirent,
+    ancestors: Set<string>,
+  ):
+    | undefined
+    | { kind: 'skip'; path: string; reason: string }
+    | { kind: 'file'; relative: string; source: string; size: number }
+    | { kind: 'directory'; relative: string; source: string } {
+    const name = child.name;
+    const workspaceDirectory = relative === '' ? context.mountPath : joinPath(context.mountPath, relative);
+    if (!isExpressibleName(name)) return { kind: 'skip', path: joinPath(workspaceDirectory, printable(name)), reason: SKIP.invalidName };
+    const childRelative = relative === '' ? name : `${relative}/${name}`;
+    if (context.isExcluded(childRelative)) return undefined;
+    const workspacePath = joinPath(workspaceDirectory, name);
+    const hostPath = join(realDirectory, name);
+
+    let source = hostPath;
+    let isDirectory = child.isDirectory();
+    let isFile = child.isFile();
+    let size: number | undefined;
+    if (child.isSymbolicLink()) {
+      if (!context.followSymlinks) return { kind: 'skip', path: workspacePath, reason: SKIP.symlink };
+      try {
+        source = realpathSync.native(hostPath);
+      } catch {
+        return { kind: 'skip', path: workspacePath, reason: SKIP.brokenSymlink };
+      }
+      if (!this.allowed.contains(source)) return { kind: 'skip', path: workspacePath, reason: SKIP.outside };
+      const target = statOrUndefined(source);
+      if (target === undefined) return { kind: 'skip', path: workspacePath, reason: SKIP.brokenSymlink };
+      isDirectory = target.isDirectory();
+      isFile = target.isFile();
+      size = target.size;
+      if (isDirectory && ancestors.has(source)) return { kind: 'skip', path: workspacePath, reason: SKIP.cycle };
+    } else if (!isFile && !isDirectory) {
+      return { kind: 'skip', path: workspacePath, reason: SKIP.special };
+    }
+    if (isDirectory) {
+      if (!fitsLimits(workspacePath, this.workspace.limits)) return { kind: 'skip', path: workspacePath, reason: SKIP.limits };
+      return { kind: 'directory', relative: childRelative, source };
+    }
+    if (!isFile) return { kind: 'skip', path: workspacePath, reason: SKIP.special };
+    if (context.isIncluded !== undefined && !context.isIncluded(childRelative)) return undefined;
+    if (!fitsLimits(workspacePath, this.workspace.limits)) return { kind: 'skip', path: workspacePath, reason: SKIP.limits };
+    if (size === undefined && context.maxBytes !== undefined) {
+      // Sizes are only needed up front for a budget; otherwise the copy learns them from the open file.
+      try {
+        size = lstatSync(hostPath).size;
+      } catch {
+        return { kind: 'skip', path: workspacePath, reason: SKIP.unreadable };
+      }
+    }
+    return { kind: 'file', relative: childRelative, source, size: size ?? 0 };
+  }
+
+  #budget(context: MountContext, size: number, path: NormalizedPath): void {
+    if (context.maxBytes === undefined) return;
+    context.bytes += size;
+    if (context.bytes > context.maxBytes) {
+      throw new LimitExceededError(
+        `hydration refused: ${this.describe(context.index)} needs more than its maxBytes of ${context.maxBytes} bytes (reached at ${displayPath(path)}); nothing was written`,
+        displayPath(path),
+      );
+    }
+  }
+
+  /** Records a planned entry; implicit parents become directories; a file/directory clash fails. */
+  #add(path: NormalizedPath, entry: Planned): void {
+    // Siblings come one after another: when the parent is already a planned directory, so are its parents.
+    const parentOfPath = parentPath(path);
+    const segments = parentOfPath === '' || this.entries.get(parentOfPath)?.kind === 'directory' ? [] : splitPath(path);
+    let parent = '';
+    for (let i = 0; i < segments.length - 1; i += 1) {
+      parent = joinPath(parent, segments[i] as string);
+      const existing = this.entries.get(parent);
+      if (existing === undefined) this.entries.set(parent, { kind: 'directory', mount: entry.mount });
+      else if (existing.kind === 'file') this.#clash(parent, existing.mount, entry.mount, 'file');
+    }
+    const existing = this.entries.get(path);
+    if (existing !== undefined) {
+      if (existing.kind === 'directory' && entry.kind === 'file') this.#clash(path, existing.mount, entry.mount, 'directory');
+      if (existing.kind === 'file' && entry.kind === 'directory') this.#clash(path, existing.mount, entry.mount, 'file');
+      if (existing.kind === 'directory') return;
+    }
+    // A later mount's file replaces an earlier one's.
+    this.entries.set(path, entry);
+  }
+
+  #clash(path: NormalizedPath, earlier: number, later: number, earlierKind: 'file' | 'directory'): never {
+    const who = earlier === later ? this.describe(later) : `${this.describe(later)} and ${this.describe(earlier)}`;
+    const message = `hydration refused: ${who} clash at ${displayPath(path)}: one has a ${earlierKind === 'file' ? 'file' : 'directory'}, the other a ${earlierKind === 'file' ? 'directory' : 'file'}; nothing was written`;
+    if (earlierKind === 'file') throw new NotADirectoryError(displayPath(path), message);
+    throw new IsADirectoryError(displayPath(path), message);
+  }
+
+  /** Planned directories with nothing planned below them (the others are created by the writes). */
+  leafDirectories(): NormalizedPath[] {
+    const parents = new Set<NormalizedPath>();
+    for (const path of this.entries.keys()) parents.add(parentPath(path));
+    return [...this.entries]
+      .filter(([path, entry]) => entry.kind === 'directory' && !parents.has(path))
+      .map(([path]) => path)
+      .sort(compare);
+  }
+}
+
+export function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+function statOrUndefined(path: string): Stats | undefined {
+  try {
+    return statSync(path);
+  } catch {
+    return undefined;
+  }
+}
