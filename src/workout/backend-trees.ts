@@ -1,6 +1,6 @@
 import type { DirectoryNode, TreeNode } from '../backends/memory/tree.js';
-import { EMPTY_DIR_MARKER, escapeName, unescapeName } from '../snapshots/git-names.js';
-import type { GitStore, TreeEntry } from '../snapshots/git-store.js';
+import { EMPTY_DIR_MARKER, escapeName, unescapeName } from '../backends/host/git/names.js';
+import type { GitStore, TreeEntry } from '../backends/host/git/store.js';
 import type { SnapshotTree } from '../workspace/driver.js';
 import { snapshotTree, type TreeChild, type TreeReader } from './snapshot-tree.js';
 
@@ -26,7 +26,7 @@ export function memorySnapshotTree(root: DirectoryNode): SnapshotTree {
 
 const gitReaders = new WeakMap<GitStore, TreeReader<string>>();
 
-/** A git tree of a host snapshot (names unescaped, empty-directory markers hidden; see git-names.ts). */
+/** A git tree of a host snapshot (names unescaped, empty-directory markers hidden; see backends/host/git/names.ts). */
 export function gitSnapshotTree(store: GitStore, tree: string): SnapshotTree {
   let reader = gitReaders.get(store);
   if (reader === undefined) {

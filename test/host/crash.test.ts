@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { GitStore } from '../../src/snapshots/git-store.js';
+import { GitStore } from '../../src/backends/host/git/store.js';
 import { scratch } from './support.js';
 
 /**

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { GitStore } from '../../src/snapshots/git-store.js';
+import { GitStore } from '../../src/backends/host/git/store.js';
 import { SnapshotState, statKey, type LeafNode } from '../../src/backends/host/state.js';
 import { gitEnv, scratch } from './support.js';
 

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
-import { GitStore } from '../../src/snapshots/git-store.js';
+import { GitStore } from '../../src/backends/host/git/store.js';
 import { expectError, gitEnv, scratch } from './support.js';
 
 describe('host restore, records and diff', () => {

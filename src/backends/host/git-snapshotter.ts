@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
-import { GitStore } from '../../snapshots/git-store.js';
-import { diffTrees } from '../../snapshots/tree-diff.js';
+import { GitStore } from './git/store.js';
+import { diffTrees } from './git/tree-diff.js';
 import type { Snapshotter, SnapshotTree } from '../../workspace/driver.js';
 import { gitSnapshotTree } from '../../workout/backend-trees.js';
 import { SnapshotError, SnapshotRestoreError } from '../../workspace/errors.js';

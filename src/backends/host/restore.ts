@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
-import { EMPTY_DIR_MARKER, unescapeName } from '../../snapshots/git-names.js';
-import type { GitStore, TreeEntry } from '../../snapshots/git-store.js';
+import { EMPTY_DIR_MARKER, unescapeName } from './git/names.js';
+import type { GitStore, TreeEntry } from './git/store.js';
 import type { SkippedPath } from '../../workspace/types.js';
 import { isTempName, replaceFileSync, replaceSymlinkSync } from './atomic.js';
 import { isVisibleName } from './names.js';

@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
-import { escapeName, EMPTY_DIR_MARKER } from '../../snapshots/git-names.js';
-import { GitStore, type TreeEntry, type TreeMode } from '../../snapshots/git-store.js';
+import { escapeName, EMPTY_DIR_MARKER } from './git/names.js';
+import { GitStore, type TreeEntry, type TreeMode } from './git/store.js';
 import { isVisibleName } from './names.js';
 import { pinChild, pinDirectory, Sandbox, type PinnedDir } from './sandbox.js';
 

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve as resolveHostPath } from 'node:path';
 import { execa, type Options as ExecaOptions, type Result as ExecaResult } from 'execa';
 import { validatePolicy } from '../../governance/policy.js';
-import { GitStore } from '../../snapshots/git-store.js';
+import { GitStore } from './git/store.js';
 import { DriverWorkspace, type CreateWorkspaceOptions } from '../../workspace/create-workspace.js';
 import { InvalidArgumentError, WorkspaceError } from '../../workspace/errors.js';
 import { resolveLimits } from '../../workspace/limits.js';

@@ -1,7 +1,7 @@
-import type { DiffEntry } from '../workspace/types.js';
-import { EMPTY_DIR_MARKER, unescapeName } from './git-names.js';
-import type { GitStore, TreeEntry } from './git-store.js';
-import { sortDiff } from './record.js';
+import type { DiffEntry } from '../../../workspace/types.js';
+import { EMPTY_DIR_MARKER, unescapeName } from './names.js';
+import type { GitStore, TreeEntry } from './store.js';
+import { sortDiff } from '../../../snapshots/record.js';
 
 /**
  * Files and links that differ between two snapshot trees. Subtrees with equal ids are skipped without being
