@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { afterAll } from 'vitest';
 import { composeWorkspace, HostWorkspace, MemoryWorkspace, OverlayWorkspace } from '../../src/index.js';
 import type { SnapshotableWorkspace } from '../../src/workspace/types.js';
-import { describeWorkspaceCompliance } from '../compliance/index.js';
+import { describeWorkspaceCompliance } from '../../src/testing/index.js';
 
 // A composition is held to the same contract as every backend: here with one mount at the root, so the
 // suite's "fresh, empty workspace" holds; mount-specific behaviour is in mounts.test.ts.

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { composeWorkspace, MemoryWorkspace, type MountSpec } from '../../src/index.js';
 import type { DriverWorkspace } from '../../src/workspace/create-workspace.js';
-import { contentsOf, expectError } from '../compliance/harness.js';
+import { contentsOf, expectError } from '../../src/testing/harness.js';
 
 const opened: DriverWorkspace[] = [];
 afterEach(async () => {

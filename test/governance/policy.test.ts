@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { PolicyOperation } from '../../src/governance/policy.js';
-import { expectError } from '../compliance/harness.js';
+import { expectError } from '../../src/testing/harness.js';
 import { BACKENDS, disposing, snapshotText } from './backends.js';
 
 describe.each(BACKENDS)('policy on $name', (backend) => {

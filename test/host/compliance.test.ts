@@ -1,7 +1,7 @@
 import * as fs from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { HostWorkspace } from '../../src/backends/host/index.js';
-import { describeWorkspaceCompliance } from '../compliance/index.js';
+import { describeWorkspaceCompliance } from '../../src/testing/index.js';
 
 describeWorkspaceCompliance('host', {
   create: async (options) => new HostWorkspace(options),

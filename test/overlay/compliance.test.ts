@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path';
 import { afterAll } from 'vitest';
 import { OverlayWorkspace } from '../../src/index.js';
 import type { SnapshotableWorkspace } from '../../src/workspace/types.js';
-import { describeWorkspaceCompliance } from '../compliance/index.js';
+import { describeWorkspaceCompliance } from '../../src/testing/index.js';
 
 // The overlay is held to the whole contract over an empty lower directory; links are planted in the lower
 // directory (the only place an overlay's links come from), behind the upper layer's back.

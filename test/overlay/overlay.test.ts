@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { OverlayWorkspace } from '../../src/index.js';
-import { expectError } from '../compliance/harness.js';
+import { expectError } from '../../src/testing/harness.js';
 
 /** Every entry of a host directory with its bytes (links as their target text): to prove it never changed. */
 async function fingerprint(dir: string): Promise<string> {

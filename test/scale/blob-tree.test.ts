@@ -3,7 +3,7 @@ import { memoryBlobStore } from '../../src/snapshots/blob-store.js';
 import { BlobTreeDriver } from '../../src/scale/blob-tree-driver.js';
 import { createWorkspace } from '../../src/workspace/create-workspace.js';
 import type { BlobStore } from '../../src/workspace/driver.js';
-import { describeWorkspaceCompliance } from '../compliance/index.js';
+import { describeWorkspaceCompliance } from '../../src/testing/index.js';
 
 // The lazy blob-backed memory workspace remote sessions run on is held to the whole protocol.
 describeWorkspaceCompliance('blob tree (remote sessions)', {

@@ -6,7 +6,7 @@ import { memoryBlobStore } from '../../src/snapshots/blob-store.js';
 import { WorkspaceSnapshotSchema } from '../../src/snapshots/record.js';
 import { createWorkspace } from '../../src/workspace/create-workspace.js';
 import type { BackendDriver } from '../../src/workspace/driver.js';
-import { expectError } from '../compliance/harness.js';
+import { expectError } from '../../src/testing/harness.js';
 
 /** The example's driver, counting the files the shared layer reads through it. */
 function countingDriver(): { driver: BackendDriver; reads: string[] } {

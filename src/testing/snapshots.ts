@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { WorkspaceSnapshotSchema } from '../../src/snapshots/record.js';
-import type { SnapshotableWorkspace } from '../../src/workspace/types.js';
+import { WorkspaceSnapshotSchema } from '../snapshots/record.js';
+import type { SnapshotableWorkspace } from '../workspace/types.js';
 import { bytes, contentsOf, expectError, workspaces, type ComplianceHarness } from './harness.js';
 
 async function seed(ws: SnapshotableWorkspace): Promise<void> {

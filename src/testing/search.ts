@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { SnapshotableWorkspace } from '../../src/workspace/types.js';
+import type { SnapshotableWorkspace } from '../workspace/types.js';
 import { expectError, workspaces, type ComplianceHarness } from './harness.js';
 
 async function project(ws: SnapshotableWorkspace): Promise<void> {

@@ -1,6 +1,6 @@
 import iconv from 'iconv-lite';
 import { describe, expect, it } from 'vitest';
-import type { SnapshotableWorkspace } from '../../src/workspace/types.js';
+import type { SnapshotableWorkspace } from '../workspace/types.js';
 import { workspaces, type ComplianceHarness } from './harness.js';
 
 const encoded = (text: string, encoding: string, addBOM = false): Uint8Array => new Uint8Array(iconv.encode(text, encoding, { addBOM }));

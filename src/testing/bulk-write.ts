@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { SnapshotableWorkspace, WriteFilesEntry } from '../../src/workspace/types.js';
+import type { SnapshotableWorkspace, WriteFilesEntry } from '../workspace/types.js';
 import { contentsOf, expectError, workspaces, type ComplianceHarness } from './harness.js';
 
 const bytes = (text: string): Uint8Array => new TextEncoder().encode(text);

@@ -1,0 +1,41 @@
+/**
+ * The compliance suite every `Workspace` backend must pass, exported as `sessionfs/testing` so that anyone
+ * writing a backend can hold it to the same contract:
+ *
+ * ```ts
+ * import { describeWorkspaceCompliance } from 'sessionfs/testing';
+ * describeWorkspaceCompliance('my backend', { create: async (options) => new MyWorkspace(options) });
+ * ```
+ *
+ * It runs under vitest. The suite disposes every workspace it creates.
+ */
+import { describe } from 'vitest';
+import { bulkWrites } from './bulk-write.js';
+import type { ComplianceHarness } from './harness.js';
+import { mutations } from './mutations.js';
+import { pathRules } from './paths.js';
+import { readAndWrite } from './read-write.js';
+import { concurrency, readOnlyMode } from './safety.js';
+import { listingAndSearch } from './search.js';
+import { searchBounds } from './search-bounds.js';
+import { searchText } from './search-text.js';
+import { snapshotSemantics } from './snapshots.js';
+import { symlinkRules } from './symlinks.js';
+
+export type { ComplianceHarness, CreateOptions } from './harness.js';
+
+export function describeWorkspaceCompliance(name: string, harness: ComplianceHarness): void {
+  describe(`${name}: Workspace compliance`, () => {
+    pathRules(harness);
+    readAndWrite(harness);
+    listingAndSearch(harness);
+    searchBounds(harness);
+    searchText(harness);
+    mutations(harness);
+    bulkWrites(harness);
+    snapshotSemantics(harness);
+    readOnlyMode(harness);
+    concurrency(harness);
+    symlinkRules(harness);
+  });
+}
