@@ -1,30 +1,13 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { z } from 'zod';
-import { isWorkspaceError, type WorkspaceErrorCode } from '../workspace/errors.js';
+import { isWorkspaceError, WORKSPACE_ERROR_CODES, type WorkspaceErrorCode } from '../workspace/errors.js';
 import type { SnapshotableWorkspace, WorkspaceSnapshot } from '../workspace/types.js';
 import { prepareArguments } from './arguments.js';
 import { guardWorkspace } from './guard.js';
 import type { Session, ToolCallRecord, ToolCallResult, ToolContext, ToolDefinition, ToolResult } from './types.js';
 
-const KNOWN_CODES = new Set<string>([
-  'ENOENT',
-  'EISDIR',
-  'ENOTDIR',
-  'EEXIST',
-  'ENOTEMPTY',
-  'EACCES',
-  'EROFS',
-  'EINVAL',
-  'EILSEQ',
-  'EFBIG',
-  'ESNAPSHOT',
-  'ETIMEDOUT',
-  'EPERM',
-  'EDQUOT',
-  'ECONFLICT',
-  'EABORT',
-  'ETOOL',
-]);
+/** The codes a tool result may carry: a workspace error's, `EABORT` (older aborts) and `ETOOL`. */
+const KNOWN_CODES = new Set<string>([...WORKSPACE_ERROR_CODES, 'EABORT', 'ETOOL']);
 
 /**
  * Which session a piece of async code runs inside a tool call of, and that call's view of the workspace: to

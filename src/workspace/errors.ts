@@ -3,23 +3,27 @@
  * concerns (`/` for the root). Messages and `cause` never contain a host path: backends build these from
  * workspace-relative paths only, and wrap host errors instead of chaining them.
  */
-export type WorkspaceErrorCode =
-  | 'ENOENT'
-  | 'EISDIR'
-  | 'ENOTDIR'
-  | 'EEXIST'
-  | 'ENOTEMPTY'
-  | 'EACCES'
-  | 'EROFS'
-  | 'EINVAL'
-  | 'EILSEQ'
-  | 'EFBIG'
-  | 'ESNAPSHOT'
-  | 'ETIMEDOUT'
-  | 'ABORT_ERR'
-  | 'EPERM'
-  | 'EDQUOT'
-  | 'ECONFLICT';
+/** Every code a `WorkspaceError` can carry: the one list (tool results and the MCP server check against it). */
+export const WORKSPACE_ERROR_CODES = [
+  'ENOENT',
+  'EISDIR',
+  'ENOTDIR',
+  'EEXIST',
+  'ENOTEMPTY',
+  'EACCES',
+  'EROFS',
+  'EINVAL',
+  'EILSEQ',
+  'EFBIG',
+  'ESNAPSHOT',
+  'ETIMEDOUT',
+  'ABORT_ERR',
+  'EPERM',
+  'EDQUOT',
+  'ECONFLICT',
+] as const;
+
+export type WorkspaceErrorCode = (typeof WORKSPACE_ERROR_CODES)[number];
 
 export class WorkspaceError extends Error {
   readonly code: WorkspaceErrorCode;

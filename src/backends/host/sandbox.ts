@@ -1,16 +1,8 @@
 import * as fs from 'node:fs';
+import { fromDriverError } from '../../workspace/driver-errors.js';
 import { isAbsolute } from 'node:path';
 import { promisify } from 'node:util';
-import {
-  DirectoryNotEmptyError,
-  FileExistsError,
-  FileNotFoundError,
-  IsADirectoryError,
-  NameTooLongError,
-  NotADirectoryError,
-  PathEscapeError,
-  WorkspaceError,
-} from '../../workspace/errors.js';
+import { FileNotFoundError, NotADirectoryError, PathEscapeError, WorkspaceError } from '../../workspace/errors.js';
 import { displayPath, type NormalizedPath } from '../../workspace/paths.js';
 
 /**
@@ -383,36 +375,9 @@ export function removeAt(parent: PinnedDir, name: string | Buffer, shown: Normal
 }
 
 /**
- * Maps a Node fs error to the protocol's error for a workspace path. The original error is never chained:
- * its message and `path` hold host absolute paths.
+ * Maps a Node fs error to the protocol's error for a workspace path: the shared layer's one mapping (see
+ * `fromDriverError`). The original error is never chained: its message and `path` hold host absolute paths.
  */
 export function hostError(error: unknown, path: NormalizedPath): WorkspaceError {
-  if (error instanceof WorkspaceError) return error;
-  const shown = displayPath(path);
-  const code = (error as NodeJS.ErrnoException | undefined)?.code;
-  switch (code) {
-    case 'ENOENT':
-      return new FileNotFoundError(shown);
-    case 'EISDIR':
-      return new IsADirectoryError(shown);
-    case 'ENOTDIR':
-      return new NotADirectoryError(shown);
-    case 'EEXIST':
-      return new FileExistsError(shown);
-    case 'ENOTEMPTY':
-      return new DirectoryNotEmptyError(shown);
-    case 'ENAMETOOLONG':
-      return new NameTooLongError(`a name is longer than the host filesystem allows: ${shown}`, shown);
-    case 'ELOOP':
-      return new PathEscapeError(shown, `too many levels of symbolic links: ${shown}`);
-    case 'EACCES':
-    case 'EPERM':
-      return new WorkspaceError('EACCES', `permission denied by the host: ${shown}`, shown);
-    case 'EFBIG':
-    case 'ENOSPC':
-    case 'EDQUOT':
-      return new WorkspaceError('EFBIG', `the host is out of space or over a size limit (${code}): ${shown}`, shown);
-    default:
-      return new WorkspaceError('EINVAL', `host filesystem error${typeof code === 'string' ? ` (${code})` : ''}: ${shown}`, shown);
-  }
+  return fromDriverError(error, path);
 }
