@@ -59,7 +59,7 @@ for (const backend of backends) {
       const { tools } = await client.listTools();
       expect(tools.map((t) => t.name)).toEqual([...WORKSPACE_TOOL_NAMES, 'snapshot', 'restore', 'diff']);
       const edit = tools.find((t) => t.name === 'edit_file');
-      expect(edit?.inputSchema).toMatchObject({ type: 'object', required: ['path', 'old_string', 'new_string'] });
+      expect(edit?.inputSchema).toMatchObject({ type: 'object', required: ['path'] });
       expect(client.getInstructions()).toContain('rolled back');
     });
 

@@ -480,7 +480,7 @@ describe('tool definitions', () => {
       for (const key of Object.keys((tool.jsonSchema as { properties: object }).properties)) expect(key).toMatch(/^[a-z]+(_[a-z]+)*$/);
     }
     const edit = tools.find((t) => t.name === 'edit_file');
-    expect(edit?.jsonSchema).toMatchObject({ required: ['path', 'old_string', 'new_string'] });
+    expect(edit?.jsonSchema).toMatchObject({ required: ['path'] });
     expect(tools.find((t) => t.name === 'read_file')?.jsonSchema).toMatchObject({ required: ['path'] });
   });
 
