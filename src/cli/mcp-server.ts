@@ -8,6 +8,7 @@ import type { WorkspaceSnapshot } from '../workspace/types.js';
 import { SnapshotRestoreError } from '../workspace/errors.js';
 import { workspacePrompt, workspaceTools, type WorkspaceToolsOptions } from '../tools/index.js';
 import { failure, failureFromError, redactHostPaths } from '../tools/failure.js';
+import { mediaOf } from '../tools/media.js';
 
 export interface McpServerOptions {
   /** Options of the tool suite (limits, read-before-write). */
@@ -58,6 +59,7 @@ export async function createMcpServer(session: Session, options: McpServerOption
 
   const snapshotTool = defineTool({
     name: 'snapshot',
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
     description: `Save the current state of the workspace and return its id, to restore or diff against later. The id "${INITIAL}" is the workspace as the session started.`,
     parameters: z.object({ tag: z.string().max(200).optional().describe('A short label to remember the snapshot by.') }),
     handler: async ({ tag }, { filesystem }): Promise<ToolResult> => {
@@ -77,6 +79,7 @@ export async function createMcpServer(session: Session, options: McpServerOption
 
   const restoreTool = defineTool({
     name: 'restore',
+    annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
     description: `Put the workspace back exactly as it was at a snapshot (an id from the snapshot tool, or "${INITIAL}"). Everything changed since is undone.`,
     parameters: z.object({ id: z.string().min(1).describe('Snapshot id.') }),
     handler: async ({ id }, { filesystem }): Promise<ToolResult> => {
@@ -95,6 +98,7 @@ export async function createMcpServer(session: Session, options: McpServerOption
 
   const diffTool = defineTool({
     name: 'diff',
+    annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     description: `List the files added, modified and deleted between two snapshots, or between a snapshot and now. from defaults to "${INITIAL}"; to defaults to the current state.`,
     parameters: z.object({
       from: z.string().min(1).optional().describe(`Snapshot id to compare from (default "${INITIAL}").`),
@@ -139,7 +143,12 @@ export async function createMcpServer(session: Session, options: McpServerOption
   );
 
   server.setRequestHandler(ListToolsRequestSchema, () => ({
-    tools: tools.map((tool) => ({ name: tool.name, description: tool.description, inputSchema: tool.jsonSchema as { type: 'object' } })),
+    tools: tools.map((tool) => ({
+      name: tool.name,
+      description: tool.description,
+      inputSchema: tool.jsonSchema as { type: 'object' },
+      ...(tool.annotations === undefined ? {} : { annotations: tool.annotations }),
+    })),
   }));
 
   server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
@@ -165,6 +174,10 @@ export async function createMcpServer(session: Session, options: McpServerOption
   return server;
 }
 
+/** The result as MCP content: its text, and the image or audio it carries (`read_media`) as its own block. */
 function toCallToolResult(result: ToolCallResult, redact: (text: string) => string): CallToolResult {
-  return { content: [{ type: 'text', text: redact(resultText(result)) }], isError: !result.success };
+  const content: CallToolResult['content'] = [{ type: 'text', text: redact(resultText(result)) }];
+  const media = result.success ? mediaOf(result.value) : undefined;
+  if (media !== undefined) content.push({ type: media.type, data: media.data, mimeType: media.mimeType });
+  return { content, isError: !result.success };
 }

@@ -13,7 +13,7 @@ const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
  */
 export function defineTool<Schema extends z.ZodType, T = unknown>(definition: ToolDefinition<Schema, T>): Tool<Schema, T> {
   if (typeof definition !== 'object' || definition === null) throw new InvalidArgumentError('defineTool needs a definition object');
-  const { name, description, parameters, handler } = definition;
+  const { name, description, parameters, handler, annotations } = definition;
   if (typeof name !== 'string' || !TOOL_NAME.test(name)) {
     throw new InvalidArgumentError(`tool name must be 1-64 letters, digits, '_' or '-', got ${JSON.stringify(name)}`);
   }
@@ -28,5 +28,7 @@ export function defineTool<Schema extends z.ZodType, T = unknown>(definition: To
       `tool ${name}: parameters cannot be expressed as JSON Schema (${error instanceof Error ? error.message : String(error)})`,
     );
   }
-  return { name, description, parameters, handler, jsonSchema, strictJsonSchema: toStrictJsonSchema(jsonSchema) };
+  const tool: Tool<Schema, T> = { name, description, parameters, handler, jsonSchema, strictJsonSchema: toStrictJsonSchema(jsonSchema) };
+  if (annotations !== undefined) tool.annotations = Object.freeze({ ...annotations });
+  return tool;
 }

@@ -17,10 +17,26 @@ export interface ToolContext {
   signal?: AbortSignal;
 }
 
+/**
+ * What a tool does to its environment, as MCP's tool annotations say it (hints for clients, which may, for
+ * example, skip confirmation for a read-only tool). `runTool` takes no snapshot before a `readOnlyHint` tool.
+ */
+export interface ToolAnnotations {
+  /** Changes nothing. */
+  readOnlyHint?: boolean;
+  /** May overwrite or delete what exists (meaningful when not read-only). */
+  destructiveHint?: boolean;
+  /** Calling it again with the same arguments has no further effect (meaningful when not read-only). */
+  idempotentHint?: boolean;
+  /** Reaches beyond the workspace (the network, real programs). */
+  openWorldHint?: boolean;
+}
+
 export interface ToolDefinition<Schema extends z.ZodType = z.ZodType, T = unknown> {
   name: string;
   description: string;
   parameters: Schema;
+  annotations?: ToolAnnotations;
   handler(params: z.output<Schema>, context: ToolContext): Promise<ToolResult<T>> | ToolResult<T>;
 }
 

@@ -66,6 +66,8 @@ export function shellTool(options: ShellToolOptions = {}): ShellTool {
 
   return defineTool({
     name: 'bash',
+    // Any command may overwrite or delete; host programs reach beyond the workspace (allow-listed, not a boundary).
+    annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: mode === 'host' },
     description:
       `${description} Returns the exit code, stdout, stderr and the files changed; a non-zero exit code is a normal result. ` +
       'A command that passes its deadline is stopped and its changes are rolled back.',

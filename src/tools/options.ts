@@ -18,6 +18,12 @@ export interface WorkspaceToolsOptions {
   maxGrepMatches?: number;
   /** Most entries `list_directory` shows. Default 1,000. */
   maxListEntries?: number;
+  /** Most paths one `read_many_files` call takes (their text shares the `maxReadChars` budget). Default 100. */
+  maxReadManyFiles?: number;
+  /** Largest file `read_media` returns (base64 is a third larger again). Default 5 MiB. */
+  maxMediaBytes?: number;
+  /** Most entries `directory_tree` shows. Default 500. */
+  maxTreeEntries?: number;
   /**
    * Off by default. When on, an existing file must have been read with `read_file` in the same session
    * (workspace) before `write_file` or `edit_file` may change it. Files the tools themselves created or
@@ -50,6 +56,9 @@ export const DEFAULT_TOOLS_OPTIONS: Readonly<ResolvedToolsOptions> = Object.free
   defaultGrepMatches: 100,
   maxGrepMatches: 1_000,
   maxListEntries: 1_000,
+  maxReadManyFiles: 100,
+  maxMediaBytes: 5 * 1024 * 1024,
+  maxTreeEntries: 500,
   readBeforeWrite: false,
   staleWriteGuard: true,
   preserveLineEndings: true,
@@ -67,6 +76,9 @@ export const WorkspaceToolsOptionsSchema = z.object({
   defaultGrepMatches: positive.optional(),
   maxGrepMatches: positive.optional(),
   maxListEntries: positive.optional(),
+  maxReadManyFiles: positive.optional(),
+  maxMediaBytes: positive.optional(),
+  maxTreeEntries: positive.optional(),
   readBeforeWrite: z.boolean().optional(),
   staleWriteGuard: z.boolean().optional(),
   preserveLineEndings: z.boolean().optional(),

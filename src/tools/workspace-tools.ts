@@ -14,6 +14,10 @@ import { deleteTool } from './handlers/delete.js';
 import { mkdirTool } from './handlers/mkdir.js';
 import { copyTool, moveTool } from './handlers/move-copy.js';
 import { statTool } from './handlers/stat.js';
+import { readManyFilesTool } from './handlers/read-many-files.js';
+import { readMediaTool } from './handlers/read-media.js';
+import { directoryTreeTool } from './handlers/directory-tree.js';
+import { fileInfoTool } from './handlers/file-info.js';
 
 /** The names of the tools `workspaceTools()` returns, in order. */
 export const WORKSPACE_TOOL_NAMES = [
@@ -28,6 +32,10 @@ export const WORKSPACE_TOOL_NAMES = [
   'move',
   'copy',
   'stat',
+  'read_many_files',
+  'read_media',
+  'directory_tree',
+  'file_info',
 ] as const;
 
 /** The suite's tools, and `bash` when `shell` is on. */
@@ -59,6 +67,10 @@ export function workspaceTools(options: WorkspaceToolsOptions = {}): WorkspaceTo
     moveTool(deps),
     copyTool(deps),
     statTool(),
+    readManyFilesTool(deps),
+    readMediaTool(deps),
+    directoryTreeTool(deps),
+    fileInfoTool(),
     ...shell,
   ] as WorkspaceTool[];
 }

@@ -471,7 +471,7 @@ describe('redactHostPaths', () => {
 });
 
 describe('tool definitions', () => {
-  it('has the eleven tools with snake_case JSON Schemas', () => {
+  it('has the fifteen tools with snake_case JSON Schemas', () => {
     const tools = workspaceTools();
     expect(tools.map((t) => t.name)).toEqual([...WORKSPACE_TOOL_NAMES]);
     for (const tool of tools) {

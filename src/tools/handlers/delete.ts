@@ -2,11 +2,12 @@ import { z } from 'zod';
 import { normalizePath, displayPath } from '../../workspace/paths.js';
 import { defineTool } from '../../session/define-tool.js';
 import { trackingKey } from '../read-tracker.js';
-import { guard, ok, pathParam, type ToolDeps } from './shared.js';
+import { changes, guard, ok, pathParam, type ToolDeps } from './shared.js';
 
 export function deleteTool({ tracker }: ToolDeps) {
   return defineTool({
     name: 'delete',
+    annotations: changes(true, true),
     description: 'Delete a file, a symbolic link (never its target) or a directory. A non-empty directory needs recursive: true.',
     parameters: z.object({
       path: pathParam('File or directory to delete'),

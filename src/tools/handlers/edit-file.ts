@@ -8,7 +8,7 @@ import { failure, type ToolFailure } from '../failure.js';
 import { trackingKey } from '../read-tracker.js';
 import { encodeForWrite, keptFormat, readTextFile } from '../text-file.js';
 import { editDiff } from './edit-diff.js';
-import { count, encodingParam, guard, ok, pathParam, type ToolDeps } from './shared.js';
+import { changes, count, encodingParam, guard, ok, pathParam, type ToolDeps } from './shared.js';
 
 /** Most entries one `edits` list may have: enough for a real refactor of one file, bounded for the model's sake. */
 export const MAX_EDITS = 100;
@@ -26,6 +26,7 @@ const replaceAllParam = z.boolean().optional().describe('Replace every occurrenc
 export function editFileTool({ limits, tracker }: ToolDeps) {
   return defineTool({
     name: 'edit_file',
+    annotations: changes(true, false),
     description:
       'Replace an exact piece of text in a file. old_string must match the file exactly (whitespace and indentation included) and, unless replace_all is true, occur exactly once: include enough surrounding lines to make it unique. Read the file first to copy the exact text. ' +
       `For several changes to one file, pass edits: [{ old_string, new_string, replace_all? }] instead (at most ${MAX_EDITS}), applied in order, all or nothing. ` +

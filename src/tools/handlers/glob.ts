@@ -1,11 +1,12 @@
 import { z } from 'zod';
 import { normalizePath, displayPath } from '../../workspace/paths.js';
 import { defineTool } from '../../session/define-tool.js';
-import { count, guard, ok, pathParam, type ToolDeps } from './shared.js';
+import { count, guard, ok, pathParam, READ_ONLY, type ToolDeps } from './shared.js';
 
 export function globTool({ limits }: ToolDeps) {
   return defineTool({
     name: 'glob',
+    annotations: READ_ONLY,
     description:
       `Find files by glob pattern (picomatch: "**/*.ts" matches at any depth, "*" stays within one directory, {a,b} alternatives). ` +
       `Paths are returned relative to the workspace root, sorted; at most ${limits.maxGlobResults}. Names starting with "." match only when the pattern spells the dot.`,

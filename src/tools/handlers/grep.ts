@@ -1,11 +1,12 @@
 import { z } from 'zod';
 import { normalizePath, displayPath } from '../../workspace/paths.js';
 import { defineTool } from '../../session/define-tool.js';
-import { count, cutLine, guard, ok, pathParam, type ToolDeps } from './shared.js';
+import { count, cutLine, guard, ok, pathParam, READ_ONLY, type ToolDeps } from './shared.js';
 
 export function grepTool({ limits }: ToolDeps) {
   return defineTool({
     name: 'grep',
+    annotations: READ_ONLY,
     description:
       'Search file contents with a JavaScript regular expression (Unicode mode). Returns "path:line: text" for the first match on each matching line, sorted by path and line. ' +
       `At most max_matches results (default ${limits.defaultGrepMatches}, up to ${limits.maxGrepMatches}); the result says when more exist. Binary files are skipped.`,

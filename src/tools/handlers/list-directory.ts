@@ -2,11 +2,12 @@ import { z } from 'zod';
 import { normalizePath, displayPath } from '../../workspace/paths.js';
 import type { ListEntry } from '../../workspace/types.js';
 import { defineTool } from '../../session/define-tool.js';
-import { count, guard, ok, pathParam, type ToolDeps } from './shared.js';
+import { count, guard, ok, pathParam, READ_ONLY, type ToolDeps } from './shared.js';
 
 export function listDirectoryTool({ limits }: ToolDeps) {
   return defineTool({
     name: 'list_directory',
+    annotations: READ_ONLY,
     description: 'List the immediate children of a directory, sorted by name. Directories end with "/", symbolic links with "@".',
     parameters: z.object({ path: pathParam('Directory to list').optional() }),
     handler: guard('list_directory', async ({ path }, { filesystem }) => {

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { normalizePath, displayPath } from '../../workspace/paths.js';
 import { defineTool } from '../../session/define-tool.js';
 import { trackingKey } from '../read-tracker.js';
-import { guard, ok, pathParam, type ToolDeps } from './shared.js';
+import { changes, guard, ok, pathParam, type ToolDeps } from './shared.js';
 
 const transferParams = {
   source: pathParam('Path to move or copy'),
@@ -13,6 +13,7 @@ const transferParams = {
 export function moveTool({ tracker }: ToolDeps) {
   return defineTool({
     name: 'move',
+    annotations: changes(true, false),
     description: 'Move or rename a file, directory or link. destination is the full new path; it must not exist unless overwrite is true.',
     parameters: z.object(transferParams),
     handler: guard('move', async ({ source, destination, overwrite }, context) => {
@@ -29,6 +30,7 @@ export function moveTool({ tracker }: ToolDeps) {
 export function copyTool({ tracker }: ToolDeps) {
   return defineTool({
     name: 'copy',
+    annotations: changes(true, true),
     description:
       'Copy a file, link or (with recursive: true) a directory. destination is the full new path; it must not exist unless overwrite is true.',
     parameters: z.object({

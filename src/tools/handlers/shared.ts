@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { ToolContext, ToolResult } from '../../session/types.js';
+import type { ToolAnnotations, ToolContext, ToolResult } from '../../session/types.js';
 import { failureFromError } from '../failure.js';
 import type { ResolvedToolsOptions } from '../options.js';
 import type { ReadTracker } from '../read-tracker.js';
@@ -40,4 +40,12 @@ export function count(n: number, singular: string, plural = `${singular}s`): str
 
 export function cutLine(line: string, max: number): string {
   return line.length <= max ? line : `${line.slice(0, max)}… [line cut: ${line.length} characters]`;
+}
+
+/** MCP annotations of a tool that only looks (every workspace tool is closed-world: it never leaves the workspace). */
+export const READ_ONLY: ToolAnnotations = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
+
+/** Annotations of a tool that changes the workspace: whether it may overwrite or delete, whether a repeat changes more. */
+export function changes(destructive: boolean, idempotent: boolean): ToolAnnotations {
+  return { readOnlyHint: false, destructiveHint: destructive, idempotentHint: idempotent, openWorldHint: false };
 }

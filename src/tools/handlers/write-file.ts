@@ -5,11 +5,12 @@ import { defineTool } from '../../session/define-tool.js';
 import { failure } from '../failure.js';
 import { trackingKey } from '../read-tracker.js';
 import { asTextFile, encodeForWrite, keptFormat, type TextFile } from '../text-file.js';
-import { count, encodingParam, guard, ok, pathParam, type ToolDeps } from './shared.js';
+import { changes, count, encodingParam, guard, ok, pathParam, type ToolDeps } from './shared.js';
 
 export function writeFileTool({ limits, tracker }: ToolDeps) {
   return defineTool({
     name: 'write_file',
+    annotations: changes(true, false),
     description:
       `Write a text file, creating missing parent directories. mode 'overwrite' (default) replaces the file, 'create' fails if it exists, 'append' adds to the end. ` +
       `At most ${limits.maxWriteChars} characters per call: write larger files in parts with mode 'append'.`,

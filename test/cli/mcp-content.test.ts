@@ -1,0 +1,76 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createMcpServer } from '../../src/cli/mcp-server.js';
+import { createSession } from '../../src/session/index.js';
+import type { HydratedSession } from '../../src/session/index.js';
+import { WORKSPACE_TOOL_NAMES } from '../../src/tools/index.js';
+
+/** A 2x1 PNG (real bytes). */
+const PNG = Buffer.from(
+  '89504e470d0a1a0a0000000d4948445200000002000000010806000000f478d4fa0000000d49444154789c63f8cfc0f01f0005000201a3b8e1ee0000000049454e44ae426082',
+  'hex',
+);
+const WAV = Buffer.concat([
+  Buffer.from('RIFF'),
+  Buffer.from([40, 0, 0, 0]),
+  Buffer.from('WAVEfmt '),
+  Buffer.from([16, 0, 0, 0, 1, 0, 1, 0, 0x40, 0x1f, 0, 0, 0x40, 0x1f, 0, 0, 1, 0, 8, 0]),
+  Buffer.from('data'),
+  Buffer.from([4, 0, 0, 0, 128, 128, 128, 128]),
+]);
+
+describe('the MCP server seen by the official SDK client (in-memory transport)', () => {
+  const cleanup: (() => Promise<void>)[] = [];
+  afterEach(async () => {
+    for (const step of cleanup.splice(0).reverse()) await step();
+  });
+
+  async function connect(backend: 'memory' | 'host'): Promise<{ client: Client; session: HydratedSession }> {
+    const session = await createSession({ backend });
+    const server = await createMcpServer(session);
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await server.connect(serverSide);
+    const client = new Client({ name: 'sessionfs-test', version: '1.0.0' });
+    await client.connect(clientSide);
+    cleanup.push(
+      () => session.dispose(),
+      () => client.close(),
+    );
+    return { client, session };
+  }
+
+  for (const backend of ['memory', 'host'] as const) {
+    it(`returns read_media results as image and audio content blocks, bytes intact (${backend})`, async () => {
+      const { client, session } = await connect(backend);
+      await session.filesystem.writeBytes('logo.png', PNG);
+      await session.filesystem.writeBytes('beep.wav', WAV);
+      const image = await client.callTool({ name: 'read_media', arguments: { path: 'logo.png' } });
+      expect(image.isError).toBe(false);
+      const [text, block] = image.content as [{ type: string; text: string }, { type: string; data: string; mimeType: string }];
+      expect(text).toEqual({ type: 'text', text: `Image logo.png (image/png, ${PNG.length} bytes).` });
+      expect(block).toMatchObject({ type: 'image', mimeType: 'image/png' });
+      expect(Buffer.from(block.data, 'base64')).toEqual(PNG);
+      const audio = await client.callTool({ name: 'read_media', arguments: { path: 'beep.wav' } });
+      expect((audio.content as unknown[])[1]).toEqual({ type: 'audio', mimeType: 'audio/wav', data: WAV.toString('base64') });
+      const refused = await client.callTool({ name: 'read_media', arguments: { path: 'nothing.png' } });
+      expect(refused.isError).toBe(true);
+      expect(refused.content).toHaveLength(1);
+    });
+  }
+
+  it('lists every tool with its annotations', async () => {
+    const { client } = await connect('memory');
+    const { tools } = await client.listTools();
+    expect(tools.map((t) => t.name)).toEqual([...WORKSPACE_TOOL_NAMES, 'snapshot', 'restore', 'diff']);
+    for (const tool of tools) {
+      for (const hint of ['readOnlyHint', 'destructiveHint', 'idempotentHint', 'openWorldHint'] as const)
+        expect(typeof tool.annotations?.[hint], `${tool.name}.${hint}`).toBe('boolean');
+    }
+    const hints = new Map(tools.map((t) => [t.name, t.annotations]));
+    expect(hints.get('read_many_files')).toMatchObject({ readOnlyHint: true });
+    expect(hints.get('diff')).toMatchObject({ readOnlyHint: true });
+    expect(hints.get('restore')).toMatchObject({ readOnlyHint: false, destructiveHint: true });
+    expect(hints.get('edit_file')).toMatchObject({ readOnlyHint: false, destructiveHint: true, idempotentHint: false });
+  });
+});
