@@ -1,4 +1,4 @@
-import { InvalidArgumentError } from '../workspace/errors.js';
+import { InvalidArgumentError, ReadOnlyError } from '../workspace/errors.js';
 import type { SnapshotableWorkspace } from '../workspace/types.js';
 import { forwardingView } from './forwarding-view.js';
 
@@ -10,7 +10,10 @@ import { forwardingView } from './forwarding-view.js';
  *   it restores the snapshot (an in-flight write can never land after the rollback);
  * - once the call is over (`revoke`), every method rejects, so a handler that leaves work running in the
  *   background cannot touch the workspace after its call, nor interleave with the next one;
- * - `dispose` and `seal` are refused: the session owns the workspace's lifetime.
+ * - `dispose` and `seal` are refused: the session owns the workspace's lifetime;
+ * - for a tool annotated `readOnlyHint` (which runs without a snapshot before it), only the methods in
+ *   {@link READ_METHODS} work: anything else is `ReadOnlyError`, so a tool that says it only looks cannot
+ *   change what no snapshot could roll back.
  */
 export interface WorkspaceGuard {
   readonly workspace: SnapshotableWorkspace;
@@ -21,7 +24,23 @@ export interface WorkspaceGuard {
 
 export { unguardedWorkspace } from './forwarding-view.js';
 
-export function guardWorkspace(target: SnapshotableWorkspace, toolName: string): WorkspaceGuard {
+/** What a read-only tool may call: an allow-list, so a method added to the protocol later is refused until listed. */
+export const READ_METHODS: ReadonlySet<PropertyKey> = new Set([
+  'read',
+  'readBytes',
+  'exists',
+  'stat',
+  'list',
+  'glob',
+  'grep',
+  'diff',
+  'patch',
+  'snapshotTree',
+  'createReadStream',
+  'watch',
+]);
+
+export function guardWorkspace(target: SnapshotableWorkspace, toolName: string, options: { readOnly?: boolean } = {}): WorkspaceGuard {
   let revoked = false;
   const pending = new Set<Promise<void>>();
 
@@ -37,6 +56,15 @@ export function guardWorkspace(target: SnapshotableWorkspace, toolName: string):
         return () => {
           throw new InvalidArgumentError(`${toolName}: a tool cannot seal the session's workspace`);
         };
+      }
+      if (options.readOnly === true && !READ_METHODS.has(property)) {
+        return (...args: unknown[]) =>
+          Promise.reject(
+            new ReadOnlyError(
+              typeof args[0] === 'string' ? args[0] : undefined,
+              `${toolName} is declared read-only (readOnlyHint), so it runs without a snapshot and may not call ${String(property)}`,
+            ),
+          );
       }
       return (...args: unknown[]): unknown => {
         if (revoked) return closed();

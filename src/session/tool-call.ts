@@ -64,8 +64,11 @@ export async function runToolCall(host: CallHost, tool: ToolDefinition, rawParam
   }
   const params: unknown = parsed.data;
 
+  // A read-only tool changes nothing, so there is nothing to roll back: no snapshot (the cost of every call on
+  // the host backend). Its view refuses every method but reads, so the annotation cannot lie.
+  const readOnlyTool = tool.annotations?.readOnlyHint === true;
   let snapshot: WorkspaceSnapshot | undefined;
-  if (!workspace.readOnly) {
+  if (!workspace.readOnly && !readOnlyTool) {
     try {
       snapshot = await workspace.snapshot({ tag: `before ${tool.name}` });
     } catch (error) {
@@ -80,7 +83,7 @@ export async function runToolCall(host: CallHost, tool: ToolDefinition, rawParam
   // Aborted while the snapshot was taken: the handler must not start (its effects may reach beyond the workspace).
   if (signal?.aborted) return record(params, snapshot, failed('EABORT', notStarted));
 
-  const guard = guardWorkspace(workspace, tool.name);
+  const guard = guardWorkspace(workspace, tool.name, { readOnly: readOnlyTool });
   const context: ToolContext = { filesystem: guard.workspace, session: host.session };
   if (signal !== undefined) context.signal = signal;
   const outcome = await runHandler(host.session, tool, params, context, signal);
