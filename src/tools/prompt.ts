@@ -43,6 +43,16 @@ export function workspacePrompt(options: WorkspacePromptOptions = {}): string {
     ...shellLines(limits.shell),
     ...extraTools.map((t) => `- \`${t.name}\`: ${t.summary}`),
     '',
+    '### Text files',
+    '',
+    '- `read_file` shows lines without `\\r` and without a byte-order mark, and says once when a file uses CRLF or mixed line endings or an encoding other than UTF-8. Write and edit with plain `\\n`: `edit_file` matches whatever endings the file uses and keeps them, the BOM and the encoding; `write_file` over a CRLF file writes CRLF.',
+    '- Files in legacy encodings (UTF-16, Latin-1, Shift_JIS …) are read, searched and written back in their own encoding; a character that encoding cannot hold fails with `EILSEQ` and nothing is written. Pass `encoding` only to override a wrong detection.',
+    ...(limits.staleWriteGuard
+      ? [
+          '- If a file changed after you read it (someone else edited it), `write_file` and `edit_file` refuse with `ECONFLICT` (stale) and write nothing: read it again, then redo your change on what it holds now.',
+        ]
+      : []),
+    '',
     '### When a call fails',
     '',
     'A failed call returns a message starting with `Error [CODE]:` (for example `ENOENT` for a missing path, `EEXIST` for an existing one, `EACCES` for a path outside the workspace) that says how to recover. Read it, fix the call and try again.',
