@@ -5,20 +5,7 @@ import { createMcpServer } from '../../src/cli/mcp-server.js';
 import { createSession } from '../../src/session/index.js';
 import type { HydratedSession } from '../../src/session/index.js';
 import { WORKSPACE_TOOL_NAMES } from '../../src/tools/index.js';
-
-/** A 2x1 PNG (real bytes). */
-const PNG = Buffer.from(
-  '89504e470d0a1a0a0000000d4948445200000002000000010806000000f478d4fa0000000d49444154789c63f8cfc0f01f0005000201a3b8e1ee0000000049454e44ae426082',
-  'hex',
-);
-const WAV = Buffer.concat([
-  Buffer.from('RIFF'),
-  Buffer.from([40, 0, 0, 0]),
-  Buffer.from('WAVEfmt '),
-  Buffer.from([16, 0, 0, 0, 1, 0, 1, 0, 0x40, 0x1f, 0, 0, 0x40, 0x1f, 0, 0, 1, 0, 8, 0]),
-  Buffer.from('data'),
-  Buffer.from([4, 0, 0, 0, 128, 128, 128, 128]),
-]);
+import { PNG, WAV } from '../tools/helpers.js';
 
 describe('the MCP server seen by the official SDK client (in-memory transport)', () => {
   const cleanup: (() => Promise<void>)[] = [];

@@ -1,3 +1,6 @@
+import { afterEach } from 'vitest';
+import { HostWorkspace } from '../../src/backends/host/index.js';
+import { MemoryWorkspace } from '../../src/backends/memory/index.js';
 import type { Session, ToolContext, ToolResult } from '../../src/session/types.js';
 import type { SnapshotableWorkspace } from '../../src/workspace/types.js';
 import { workspaceTools, type WorkspaceTool, type WorkspaceToolName } from '../../src/tools/index.js';
@@ -19,3 +22,38 @@ export function toolCaller(filesystem: SnapshotableWorkspace, options: Workspace
 export function codeOf(result: ToolResult): string | undefined {
   return (result.value as { code?: string } | undefined)?.code;
 }
+
+/** The backends every tool test runs on. */
+export const TOOL_BACKENDS = [
+  { name: 'memory', create: (): SnapshotableWorkspace => new MemoryWorkspace() },
+  { name: 'host', create: (): SnapshotableWorkspace => new HostWorkspace() },
+] as const;
+
+/** Inside a `describe`: opens workspaces of one backend, disposed after each test. */
+export function workspacesOf(backend: { create(): SnapshotableWorkspace }): () => SnapshotableWorkspace {
+  const opened: SnapshotableWorkspace[] = [];
+  afterEach(async () => {
+    for (const ws of opened.splice(0)) await ws.dispose();
+  });
+  return () => {
+    const ws = backend.create();
+    opened.push(ws);
+    return ws;
+  };
+}
+
+/** A 2x1 PNG: signature, IHDR, IDAT, IEND (real bytes, not a stand-in). */
+export const PNG = Buffer.from(
+  '89504e470d0a1a0a0000000d4948445200000002000000010806000000f478d4fa0000000d49444154789c63f8cfc0f01f0005000201a3b8e1ee0000000049454e44ae426082',
+  'hex',
+);
+
+/** A WAV file: RIFF header, PCM format chunk, four samples of 8-bit silence. */
+export const WAV = Buffer.concat([
+  Buffer.from('RIFF'),
+  Buffer.from([40, 0, 0, 0]),
+  Buffer.from('WAVEfmt '),
+  Buffer.from([16, 0, 0, 0, 1, 0, 1, 0, 0x40, 0x1f, 0, 0, 0x40, 0x1f, 0, 0, 1, 0, 8, 0]),
+  Buffer.from('data'),
+  Buffer.from([4, 0, 0, 0, 128, 128, 128, 128]),
+]);

@@ -2,16 +2,10 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { HostWorkspace } from '../../src/backends/host/index.js';
-import { MemoryWorkspace } from '../../src/backends/memory/index.js';
+import { describe, expect, it } from 'vitest';
 import type { SnapshotableWorkspace } from '../../src/workspace/types.js';
-import { codeOf, toolCaller } from './helpers.js';
+import { codeOf, TOOL_BACKENDS, toolCaller, workspacesOf } from './helpers.js';
 
-const backends = [
-  { name: 'memory', create: (): SnapshotableWorkspace => new MemoryWorkspace() },
-  { name: 'host', create: (): SnapshotableWorkspace => new HostWorkspace() },
-];
 const bytesOf = async (ws: SnapshotableWorkspace, path: string): Promise<Buffer> => Buffer.from((await ws.readBytes(path)).content);
 
 /** Applies `patch` with the real `git apply` to `original` stored at `path` in a scratch directory; returns the result. */
@@ -26,17 +20,9 @@ function gitApply(path: string, original: Uint8Array, patch: string): Buffer {
   }
 }
 
-for (const backend of backends) {
+for (const backend of TOOL_BACKENDS) {
   describe(`edit_file with edits[] and dry_run on ${backend.name}`, () => {
-    const opened: SnapshotableWorkspace[] = [];
-    const open = (): SnapshotableWorkspace => {
-      const ws = backend.create();
-      opened.push(ws);
-      return ws;
-    };
-    afterEach(async () => {
-      for (const ws of opened.splice(0)) await ws.dispose();
-    });
+    const open = workspacesOf(backend);
 
     it('applies the edits in order, each to the result of the ones before', async () => {
       const ws = open();

@@ -1,41 +1,10 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { HostWorkspace } from '../../src/backends/host/index.js';
-import { MemoryWorkspace } from '../../src/backends/memory/index.js';
-import type { SnapshotableWorkspace } from '../../src/workspace/types.js';
+import { describe, expect, it } from 'vitest';
 import { workspaceTools } from '../../src/tools/index.js';
-import { codeOf, toolCaller } from './helpers.js';
+import { codeOf, PNG, TOOL_BACKENDS, toolCaller, WAV, workspacesOf } from './helpers.js';
 
-const backends = [
-  { name: 'memory', create: (): SnapshotableWorkspace => new MemoryWorkspace() },
-  { name: 'host', create: (): SnapshotableWorkspace => new HostWorkspace() },
-];
-
-/** A 2x1 PNG: signature, IHDR, IDAT, IEND (real bytes, not a stand-in). */
-const PNG = Buffer.from(
-  '89504e470d0a1a0a0000000d4948445200000002000000010806000000f478d4fa0000000d49444154789c63f8cfc0f01f0005000201a3b8e1ee0000000049454e44ae426082',
-  'hex',
-);
-/** A WAV header with four samples of 8-bit silence. */
-const WAV = Buffer.concat([
-  Buffer.from('RIFF'),
-  Buffer.from([40, 0, 0, 0]),
-  Buffer.from('WAVEfmt '),
-  Buffer.from([16, 0, 0, 0, 1, 0, 1, 0, 0x40, 0x1f, 0, 0, 0x40, 0x1f, 0, 0, 1, 0, 8, 0]),
-  Buffer.from('data'),
-  Buffer.from([4, 0, 0, 0, 128, 128, 128, 128]),
-]);
-
-for (const backend of backends) {
+for (const backend of TOOL_BACKENDS) {
   describe(`reading tools on ${backend.name}`, () => {
-    const opened: SnapshotableWorkspace[] = [];
-    const open = (): SnapshotableWorkspace => {
-      const ws = backend.create();
-      opened.push(ws);
-      return ws;
-    };
-    afterEach(async () => {
-      for (const ws of opened.splice(0)) await ws.dispose();
-    });
+    const open = workspacesOf(backend);
 
     it('read_file tail returns the last N lines, numbered as in the file', async () => {
       const ws = open();

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { normalizePath, displayPath } from '../../workspace/paths.js';
 import type { ListEntry, Workspace } from '../../workspace/types.js';
 import { defineTool } from '../../session/define-tool.js';
+import { formatBytes } from '../../cli/progress.js';
 import { count, guard, ok, pathParam, READ_ONLY, type ToolDeps } from './shared.js';
 
 const DEFAULT_DEPTH = 3;
@@ -97,7 +98,7 @@ export function directoryTreeTool({ limits }: ToolDeps) {
                     ? ' (listed in part)'
                     : total === undefined
                       ? ''
-                      : `  ${formatSize(total)}`;
+                      : `  ${formatBytes(total)}`;
             lines.push(`${indent}${entry.name}/${note}`);
             entries.push({
               path: entry.path,
@@ -108,7 +109,7 @@ export function directoryTreeTool({ limits }: ToolDeps) {
             if (node.children !== undefined) render(node.children, `${indent}  `);
           } else {
             lines.push(
-              `${indent}${entry.name}${type === 'symlink' ? '@' : ''}${node.size === undefined ? '' : `  ${formatSize(node.size)}`}`,
+              `${indent}${entry.name}${type === 'symlink' ? '@' : ''}${node.size === undefined ? '' : `  ${formatBytes(node.size)}`}`,
             );
             entries.push({ path: entry.path, type, ...(node.size === undefined ? {} : { sizeBytes: node.size }) });
           }
@@ -160,17 +161,4 @@ function totalOf(node: Node): number | undefined {
     sum += size;
   }
   return sum;
-}
-
-/** Sizes as people read them: bytes below 1 KiB, then one decimal. */
-export function formatSize(bytes: number): string {
-  if (bytes < 1024) return `${bytes} B`;
-  const units = ['KiB', 'MiB', 'GiB', 'TiB'];
-  let value = bytes / 1024;
-  let unit = 0;
-  while (value >= 1024 && unit < units.length - 1) {
-    value /= 1024;
-    unit += 1;
-  }
-  return `${value.toFixed(1)} ${units[unit]}`;
 }

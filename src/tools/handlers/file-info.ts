@@ -3,7 +3,7 @@ import { defineTool } from '../../session/define-tool.js';
 import { splitLines } from '../../workspace/text.js';
 import { asTextFile } from '../text-file.js';
 import { mediaType } from '../media.js';
-import { formatSize } from './directory-tree.js';
+import { formatBytes } from '../../cli/progress.js';
 import { describeStat, statValue } from './stat.js';
 import { count, guard, ok, pathParam, READ_ONLY } from './shared.js';
 
@@ -48,7 +48,7 @@ export function fileInfoTool() {
           Object.assign(value, { kind: 'binary' });
         }
       } else if (s.isFile) {
-        parts.push(`${formatSize(s.sizeBytes)}: too large to inspect its text; read_file reads it in windows`);
+        parts.push(`${formatBytes(s.sizeBytes)}: too large to inspect its text; read_file reads it in windows`);
       }
       return ok(parts.join(', '), value);
     }),
