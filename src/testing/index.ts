@@ -19,6 +19,7 @@ import { concurrency, readOnlyMode } from './safety.js';
 import { listingAndSearch } from './search.js';
 import { searchBounds } from './search-bounds.js';
 import { searchText } from './search-text.js';
+import { searchGitignore } from './search-gitignore.js';
 import { snapshotSemantics } from './snapshots.js';
 import { symlinkRules } from './symlinks.js';
 
@@ -31,6 +32,7 @@ export function describeWorkspaceCompliance(name: string, harness: ComplianceHar
     listingAndSearch(harness);
     searchBounds(harness);
     searchText(harness);
+    searchGitignore(harness);
     mutations(harness);
     bulkWrites(harness);
     snapshotSemantics(harness);
