@@ -12,6 +12,7 @@
 import { describe } from 'vitest';
 import { bulkWrites } from './bulk-write.js';
 import type { ComplianceHarness } from './harness.js';
+import { compareAndSwap } from './compare-and-swap.js';
 import { mutations } from './mutations.js';
 import { pathRules } from './paths.js';
 import { readAndWrite } from './read-write.js';
@@ -29,6 +30,7 @@ export function describeWorkspaceCompliance(name: string, harness: ComplianceHar
   describe(`${name}: Workspace compliance`, () => {
     pathRules(harness);
     readAndWrite(harness);
+    compareAndSwap(harness);
     listingAndSearch(harness);
     searchBounds(harness);
     searchText(harness);

@@ -231,9 +231,11 @@ export class DriverWorkspace implements SnapshotableWorkspace {
       throw new InvalidArgumentError(`mode must be one of ${WRITE_MODES.join(', ')}, got ${String(mode)}`, shown);
     const mimeType = options.mimeType;
     if (mimeType !== undefined && typeof mimeType !== 'string') throw new InvalidArgumentError('mimeType must be a string', shown);
+    const ifVersion = options.ifVersion === undefined ? undefined : nonNegativeInteger(options.ifVersion, 'ifVersion');
     assertWriteFits(target, content.byteLength, this.limits);
     await runLocked(this.#locks, [target], async () => {
       const state = await this.#probe.writeTarget(target);
+      if (ifVersion !== undefined) await this.#probe.assertVersion(target, state, ifVersion);
       if (state === 'existing' && mode === 'create')
         throw new FileExistsError(shown, `already exists: ${shown} (mode 'create' never replaces a file)`);
       const release = await this.#governance.beforeWrite(target, state, mode, content.byteLength);
