@@ -3,7 +3,7 @@ export { DEFAULT_LIMITS, type WorkspaceLimits } from './workspace/limits.js';
 export { normalizePath } from './workspace/paths.js';
 export type * from './workspace/types.js';
 export { createWorkspace, DriverWorkspace, type CreateWorkspaceOptions } from './workspace/create-workspace.js';
-export type * from './governance/index.js';
+export * from './governance/index.js';
 export type * from './workspace/driver.js';
 export { memoryBlobStore } from './snapshots/blob-store.js';
 export { BlobSnapshotter } from './snapshots/blob-snapshotter.js';

@@ -1,1 +1,3 @@
 export type { PolicyOperation, WorkspacePolicy } from './policy.js';
+export { memoryAuditSink, type AuditActor, type AuditEvent, type AuditSink, type MemoryAuditSink } from './audit.js';
+export { jsonlAuditSink, readAuditLog, type JsonlAuditSink } from './jsonl-sink.js';

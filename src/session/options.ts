@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { WorkspaceNamespace } from '../compose/namespace.js';
 import { HostMountSchema, type HostMount, type HydrateProgress } from '../host-mounts/schema.js';
+import type { AuditSink } from '../governance/audit.js';
 import { InvalidArgumentError } from '../workspace/errors.js';
 import type { WorkspaceLimits } from '../workspace/limits.js';
 import type { BackendKind, SnapshotableWorkspace } from '../workspace/types.js';
@@ -40,6 +41,11 @@ export interface CreateSessionOptions {
   signal?: AbortSignal;
   /** Created workspace: its limits. */
   limits?: Partial<WorkspaceLimits>;
+  /**
+   * Created workspace: audit sinks recording every operation, snapshot, restore and tool call (a given
+   * workspace is audited by its own `audit` option; the session still records its tool calls there).
+   */
+  audit?: AuditSink[];
   /** Created host workspace: the workspace directory (created if missing, never deleted). Default an owned temp dir. */
   root?: string;
   /** Created host workspace: where snapshots live (outside the root). Default an owned temp dir. */
@@ -54,6 +60,7 @@ export interface CreateSessionOptions {
 export interface BackendSettings {
   backend: 'memory' | 'host' | 'overlay';
   limits: Partial<WorkspaceLimits> | undefined;
+  audit: AuditSink[] | undefined;
   root: string | undefined;
   gitDir: string | undefined;
   exclude: string[] | undefined;
@@ -75,7 +82,7 @@ export interface SessionSettings {
 }
 
 const BACKENDS = ['memory', 'host', 'overlay'] as const;
-const BACKEND_ONLY = ['limits', 'root', 'gitDir', 'exclude', 'changeDetection'] as const;
+const BACKEND_ONLY = ['limits', 'audit', 'root', 'gitDir', 'exclude', 'changeDetection'] as const;
 const HOST_ONLY = ['root', 'gitDir', 'exclude', 'changeDetection'] as const;
 const WORKSPACE_METHODS = ['read', 'writeBytes', 'stat', 'list', 'snapshot', 'restore', 'seal', 'dispose'] as const;
 
@@ -153,6 +160,7 @@ function backendSettings(options: CreateSessionOptions): BackendSettings {
   return {
     backend: backend as BackendSettings['backend'],
     limits: options.limits,
+    audit: options.audit,
     root: options.root,
     gitDir: options.gitDir,
     exclude: options.exclude,

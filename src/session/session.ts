@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { claimAuditLog } from '../governance/audit.js';
 import { hydrate } from '../host-mounts/hydrate.js';
 import type { HydrateResult } from '../host-mounts/schema.js';
 import { InvalidArgumentError } from '../workspace/errors.js';
@@ -98,6 +99,7 @@ class WorkspaceSession implements HydratedSession {
   async #populate(signal: AbortSignal | undefined): Promise<SnapshotableWorkspace> {
     const settings = this.#settings;
     const workspace = await this.#source.open();
+    claimAuditLog(workspace, this.id);
     try {
       this.#hostDirs = hostDirectories(settings, workspace);
       this.#hydration = undefined;

@@ -1,8 +1,11 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
+import { auditLogOf, auditScope } from '../governance/audit.js';
 import { isWorkspaceError, WORKSPACE_ERROR_CODES, type WorkspaceErrorCode } from '../workspace/errors.js';
 import type { SnapshotableWorkspace, WorkspaceSnapshot } from '../workspace/types.js';
 import { prepareArguments } from './arguments.js';
+import { unguardedWorkspace } from './forwarding-view.js';
 import { guardWorkspace } from './guard.js';
 import type { Session, ToolCallRecord, ToolCallResult, ToolContext, ToolDefinition, ToolResult } from './types.js';
 
@@ -29,16 +32,38 @@ export interface CallHost {
 type Outcome = { kind: 'result'; value: unknown } | { kind: 'error'; error: unknown } | { kind: 'aborted' };
 
 /**
- * One tool call: validate the parameters (nothing touched when invalid), snapshot, run the handler on a
- * call-scoped view, and on a thrown error, `success: false` or an abort restore the snapshot.
+ * One tool call, under its own id: everything it does to an audited workspace (its snapshot, its handler's
+ * operations, its rollback) is recorded with the tool as the actor, then the call itself as `toolCall`.
  */
 export async function runToolCall(host: CallHost, tool: ToolDefinition, rawParams: unknown, signal?: AbortSignal): Promise<ToolCallRecord> {
+  const callId = randomUUID();
+  const log = auditLogOf(unguardedWorkspace(host.workspace));
+  if (log === undefined) return runCall(host, tool, rawParams, signal, callId);
+  const actor = { kind: 'tool', tool: tool.name, callId } as const;
+  const started = performance.now();
+  const entry = await auditScope.run({ sessionId: host.session.id, actor }, () => runCall(host, tool, rawParams, signal, callId));
+  const outcome = entry.result.success ? 'ok' : (entry.result.code ?? 'ETOOL');
+  log.emit({ at: entry.startedAt, sessionId: host.session.id, actor, op: 'toolCall', outcome, durationMs: performance.now() - started });
+  return entry;
+}
+
+/**
+ * Validate the parameters (nothing touched when invalid), snapshot, run the handler on a call-scoped view,
+ * and on a thrown error, `success: false` or an abort restore the snapshot.
+ */
+async function runCall(
+  host: CallHost,
+  tool: ToolDefinition,
+  rawParams: unknown,
+  signal: AbortSignal | undefined,
+  callId: string,
+): Promise<ToolCallRecord> {
   const workspace = host.workspace;
   const startedAt = new Date().toISOString();
   const errorMessage = (error: unknown): string =>
     isWorkspaceError(error) ? host.scrub(error.message, false) : host.scrub(error instanceof Error ? error.message : String(error), true);
   const record = (params: unknown, snapshot: WorkspaceSnapshot | undefined, result: ToolCallResult): ToolCallRecord => {
-    const entry: ToolCallRecord = { tool: tool.name, params, result, startedAt, finishedAt: new Date().toISOString() };
+    const entry: ToolCallRecord = { tool: tool.name, callId, params, result, startedAt, finishedAt: new Date().toISOString() };
     if (snapshot !== undefined) entry.snapshot = snapshot;
     return entry;
   };

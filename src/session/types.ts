@@ -61,6 +61,8 @@ export interface ToolCallResult<T = unknown> extends ToolResult<T> {
 /** One entry of a session's history. */
 export interface ToolCallRecord {
   tool: string;
+  /** Unique per call; audit events of the call's operations carry it as `actor.callId`. */
+  callId: string;
   params: unknown;
   /** The snapshot taken before the call (absent on a read-only session or when parameters were invalid). */
   snapshot?: WorkspaceSnapshot;

@@ -1,6 +1,7 @@
 import { HostWorkspace } from '../backends/host/index.js';
 import { MemoryWorkspace } from '../backends/memory/index.js';
 import { overlayMounts } from '../compose/overlay-mounts.js';
+import { auditWorkspace } from '../governance/audited.js';
 import { InvalidArgumentError } from '../workspace/errors.js';
 import type { SnapshotableWorkspace, WorkspaceSnapshot } from '../workspace/types.js';
 import type { BackendSettings, SessionSettings } from './options.js';
@@ -94,8 +95,13 @@ class BuiltInBackend implements WorkspaceSource {
 
   async open(): Promise<SnapshotableWorkspace> {
     const settings = this.settings;
-    if (settings.backend === 'memory') return new MemoryWorkspace({ limits: settings.limits });
-    if (settings.backend === 'overlay') return overlayMounts(this.session.mounts, this.session.allowedHostRoots, settings.limits);
+    const audit = settings.audit === undefined ? {} : { audit: settings.audit };
+    if (settings.backend === 'memory') return new MemoryWorkspace({ limits: settings.limits, ...audit });
+    if (settings.backend === 'overlay') {
+      const workspace = overlayMounts(this.session.mounts, this.session.allowedHostRoots, settings.limits);
+      auditWorkspace(workspace, settings.audit);
+      return workspace;
+    }
     const workspace = new HostWorkspace({
       root: settings.root,
       gitDir: settings.gitDir,
@@ -105,6 +111,7 @@ class BuiltInBackend implements WorkspaceSource {
       // then costs O(changes). A root the caller gives may be written by anyone: scan.
       changeDetection: settings.changeDetection ?? (settings.root === undefined ? 'tracked' : 'scan'),
       limits: settings.limits,
+      ...audit,
     });
     if (settings.root === undefined) return workspace;
     try {

@@ -1,3 +1,4 @@
+import { auditWorkspace, type AuditSink } from '../governance/audited.js';
 import { Governance, type Release } from '../governance/governance.js';
 import type { WorkspacePolicy } from '../governance/policy.js';
 import { BlobSnapshotter } from '../snapshots/blob-snapshotter.js';
@@ -59,6 +60,7 @@ export interface CreateWorkspaceOptions {
   blobs?: BlobStore;
   /** What may be touched, how much, and what needs confirming: see docs/governance.md. Checked before any change. */
   policy?: WorkspacePolicy;
+  audit?: AuditSink[]; // every operation, its actor, outcome and duration (never contents): docs/governance.md
 }
 
 /** Builds a full workspace on a driver: see {@link DriverWorkspace}. */
@@ -105,6 +107,7 @@ export class DriverWorkspace implements SnapshotableWorkspace {
     this.policy = this.#governance.policy;
     this.#probe = new DriverProbe(this.#governance.view(driver));
     this.#snapshots = new SnapshotQueue(driver.snapshots ?? new BlobSnapshotter(driver, options.blobs), this.#governance, this.backend);
+    auditWorkspace(this, options.audit);
   }
 
   get readOnly(): boolean {

@@ -7,7 +7,7 @@ import { MemoryDriver } from '../../src/backends/memory/index.js';
 import type { BackendDriver } from '../../src/workspace/driver.js';
 import { createWorkspace, type CreateWorkspaceOptions, type DriverWorkspace } from '../../src/workspace/create-workspace.js';
 
-type Options = Pick<CreateWorkspaceOptions, 'policy' | 'readOnly' | 'limits'>;
+type Options = Pick<CreateWorkspaceOptions, 'policy' | 'readOnly' | 'limits' | 'audit'>;
 
 export interface Backend {
   name: string;

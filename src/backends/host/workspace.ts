@@ -15,7 +15,7 @@ import { pinDirectory, removeAt, Sandbox, type PinnedDir } from './sandbox.js';
 
 export type { ChangeDetection } from './git-snapshotter.js';
 
-export interface HostWorkspaceOptions extends Pick<CreateWorkspaceOptions, 'readOnly' | 'limits' | 'policy'> {
+export interface HostWorkspaceOptions extends Pick<CreateWorkspaceOptions, 'readOnly' | 'limits' | 'policy' | 'audit'> {
   /** The directory to work in; created if missing, never deleted. Default: a fresh temp directory the workspace owns. */
   root?: string;
   /** Where snapshot commits live; outside the root; created if missing, never deleted. Default: a fresh temp directory the workspace owns. */

@@ -1,7 +1,7 @@
 import { DriverWorkspace, type CreateWorkspaceOptions } from '../../workspace/create-workspace.js';
 import { MemoryDriver } from './driver.js';
 
-export type MemoryWorkspaceOptions = Pick<CreateWorkspaceOptions, 'readOnly' | 'limits' | 'policy'>;
+export type MemoryWorkspaceOptions = Pick<CreateWorkspaceOptions, 'readOnly' | 'limits' | 'policy' | 'audit'>;
 
 /**
  * The embedded default backend: the shared layer over a {@link MemoryDriver}, a persistent tree held in

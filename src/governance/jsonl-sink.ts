@@ -1,0 +1,90 @@
+import * as fs from 'node:fs';
+import { InvalidArgumentError } from '../workspace/errors.js';
+import type { AuditEvent, AuditSink } from './audit.js';
+
+/** A sink appending one JSON object per line to a file. */
+export interface JsonlAuditSink extends AuditSink {
+  /** Writes the events still queued (they are written once per event-loop turn anyway). */
+  flush(): void;
+  /** Flushes, then closes the file; events after that are refused (the audit reports it once). */
+  close(): void;
+}
+
+/**
+ * Appends every event to `file` as one line of JSON (the file is created with mode 0600 when missing).
+ * Events are queued and written together once per event-loop turn, each batch with one `write` on a file
+ * opened for appending, and at process exit; so a crash, even `kill -9`, leaves every line written
+ * before it whole, losing at most the events of that last turn. A line torn by a crash (no final newline)
+ * is cut off when the file is opened again, so the log stays one complete JSON object per line.
+ * A failed write is thrown by the next event, which the workspace's audit reports once.
+ */
+export function jsonlAuditSink(file: string): JsonlAuditSink {
+  if (typeof file !== 'string' || file === '') throw new InvalidArgumentError('jsonlAuditSink needs a file path');
+  let fd: number | undefined = fs.openSync(file, 'a+', 0o600);
+  cutTornLine(fd);
+  let queued: string[] = [];
+  let scheduled = false;
+  let failure: unknown;
+
+  const flush = (): void => {
+    scheduled = false;
+    if (queued.length === 0 || fd === undefined) return;
+    const text = queued.join('');
+    queued = [];
+    try {
+      const bytes = Buffer.from(text);
+      let written = 0;
+      while (written < bytes.byteLength) written += fs.writeSync(fd, bytes, written);
+    } catch (error) {
+      failure ??= error;
+    }
+  };
+  const close = (): void => {
+    flush();
+    if (fd !== undefined) fs.closeSync(fd);
+    fd = undefined;
+    process.off('exit', flush);
+  };
+  process.on('exit', flush);
+
+  const sink = (event: AuditEvent): void => {
+    if (failure !== undefined) throw failure;
+    if (fd === undefined) throw new InvalidArgumentError(`the audit log ${file} was closed`);
+    queued.push(`${JSON.stringify(event)}\n`);
+    if (!scheduled) {
+      scheduled = true;
+      setImmediate(flush);
+    }
+  };
+  return Object.assign(sink, { flush, close });
+}
+
+/** Cuts a last line a crash left without its newline, so the next line starts clean. */
+function cutTornLine(fd: number): void {
+  const size = fs.fstatSync(fd).size;
+  if (size === 0) return;
+  const tail = Buffer.alloc(Math.min(size, 64 * 1024));
+  let end = size;
+  while (end > 0) {
+    const length = Math.min(tail.byteLength, end);
+    fs.readSync(fd, tail, 0, length, end - length);
+    const newline = tail.subarray(0, length).lastIndexOf(0x0a);
+    if (newline >= 0) {
+      const keep = end - length + newline + 1;
+      if (keep !== size) fs.ftruncateSync(fd, keep);
+      return;
+    }
+    end -= length;
+  }
+  fs.ftruncateSync(fd, 0);
+}
+
+/** The events of a JSONL audit log, oldest first; a last line torn by a crash is left out. */
+export function readAuditLog(file: string): AuditEvent[] {
+  const text = fs.readFileSync(file, 'utf8');
+  const complete = text.slice(0, text.lastIndexOf('\n') + 1);
+  return complete
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => JSON.parse(line) as AuditEvent);
+}

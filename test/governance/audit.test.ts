@@ -1,0 +1,177 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { memoryAuditSink, type AuditEvent } from '../../src/governance/audit.js';
+import { createSession, defineTool, type HydratedSession } from '../../src/session/index.js';
+import { expectError } from '../compliance/harness.js';
+import { BACKENDS, disposing } from './backends.js';
+
+const SECRET = 'correct horse battery staple';
+
+/** The events without their timing, for exact comparisons. */
+const shape = (events: readonly AuditEvent[]): Array<Omit<AuditEvent, 'at' | 'durationMs'>> =>
+  events.map(({ at, durationMs, ...rest }) => {
+    expect(Date.parse(at)).not.toBeNaN();
+    expect(durationMs).toBeGreaterThanOrEqual(0);
+    return rest;
+  });
+
+const orchestrator = { kind: 'orchestrator' } as const;
+
+describe.each(BACKENDS)('audit on $name', (backend) => {
+  const { create } = disposing(backend);
+
+  it('records every protocol operation with its actor, path, bytes, outcome and duration, never contents', async () => {
+    const sink = memoryAuditSink();
+    const workspace = create({ audit: [sink] });
+    await workspace.write('notes/a.txt', SECRET);
+    await workspace.writeBytes('b.bin', new Uint8Array([1, 2, 3]));
+    await workspace.read('notes/a.txt');
+    await workspace.readBytes('b.bin', { offset: 1 });
+    await workspace.exists('nope');
+    await workspace.stat('b.bin');
+    await workspace.list();
+    await workspace.glob('**/*.txt');
+    await workspace.grep('horse', { path: 'notes' });
+    await workspace.mkdir('dir');
+    await workspace.copy('b.bin', 'dir/c.bin');
+    await workspace.rename('dir/c.bin', 'dir/d.bin');
+    await workspace.delete('dir', { recursive: true });
+    expect(shape(sink.events)).toEqual([
+      { actor: orchestrator, op: 'write', path: 'notes/a.txt', bytes: SECRET.length, outcome: 'ok' },
+      { actor: orchestrator, op: 'writeBytes', path: 'b.bin', bytes: 3, outcome: 'ok' },
+      { actor: orchestrator, op: 'read', path: 'notes/a.txt', outcome: 'ok' },
+      { actor: orchestrator, op: 'readBytes', path: 'b.bin', bytes: 2, outcome: 'ok' },
+      { actor: orchestrator, op: 'exists', path: 'nope', outcome: 'ok' },
+      { actor: orchestrator, op: 'stat', path: 'b.bin', outcome: 'ok' },
+      { actor: orchestrator, op: 'list', path: '.', outcome: 'ok' },
+      { actor: orchestrator, op: 'glob', path: '.', outcome: 'ok' },
+      { actor: orchestrator, op: 'grep', path: 'notes', outcome: 'ok' },
+      { actor: orchestrator, op: 'mkdir', path: 'dir', outcome: 'ok' },
+      { actor: orchestrator, op: 'copy', path: 'b.bin', to: 'dir/c.bin', outcome: 'ok' },
+      { actor: orchestrator, op: 'rename', path: 'dir/c.bin', to: 'dir/d.bin', outcome: 'ok' },
+      { actor: orchestrator, op: 'delete', path: 'dir', outcome: 'ok' },
+    ]);
+    expect(JSON.stringify(sink.events)).not.toContain('horse');
+  });
+
+  it('records a failed operation with its error code', async () => {
+    const sink = memoryAuditSink();
+    const workspace = create({ audit: [sink], policy: { deny: ['**/.env'] }, limits: { maxWriteBytes: 4 } });
+    await expectError(workspace.read('missing.txt'), 'FileNotFoundError', 'ENOENT');
+    await expectError(workspace.write('.env', 'TOKEN=1'), 'PolicyError', 'EPERM');
+    await expectError(workspace.write('big.txt', 'too big'), 'LimitExceededError', 'EFBIG');
+    await expectError(workspace.write(42 as unknown as string, 'x'), 'InvalidArgumentError', 'EINVAL');
+    expect(shape(sink.events).map(({ op, path, outcome }) => ({ op, path, outcome }))).toEqual([
+      { op: 'read', path: 'missing.txt', outcome: 'ENOENT' },
+      { op: 'write', path: '.env', outcome: 'EPERM' },
+      { op: 'write', path: 'big.txt', outcome: 'EFBIG' },
+      { op: 'write', path: undefined, outcome: 'EINVAL' },
+    ]);
+  });
+
+  it('records snapshot, restore, diff and patch once each', async () => {
+    const sink = memoryAuditSink();
+    const workspace = create({ audit: [sink] });
+    const before = await workspace.snapshot({ tag: 'before' });
+    await workspace.write('a.txt', 'a\n');
+    await workspace.diff(before);
+    await workspace.patch(before);
+    await workspace.restore(before);
+    expect(sink.events.map((event) => event.op)).toEqual(['snapshot', 'write', 'diff', 'patch', 'restore']);
+    expect(sink.events.every((event) => event.outcome === 'ok')).toBe(true);
+  });
+
+  it('never lets a failing sink break an operation, and reports each failing sink once', async () => {
+    const warnings: string[] = [];
+    const onWarning = (warning: Error & { code?: string }): void => {
+      if (warning.code === 'SESSIONFS_AUDIT_SINK') warnings.push(warning.message);
+    };
+    process.on('warning', onWarning);
+    try {
+      const kept = memoryAuditSink();
+      const throwing = (): void => {
+        throw new Error('disk full');
+      };
+      const rejecting = (): Promise<void> => Promise.reject(new Error('network down'));
+      const workspace = create({ audit: [throwing, rejecting, kept] });
+      for (let i = 0; i < 3; i += 1) await workspace.write(`f${i}.txt`, 'x');
+      expect(await workspace.read('f2.txt')).toMatchObject({ content: 'x' });
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(kept.events).toHaveLength(4);
+      expect(warnings).toHaveLength(2);
+      expect(warnings.join('\n')).toMatch(/disk full[\s\S]*network down/);
+    } finally {
+      process.off('warning', onWarning);
+    }
+  });
+});
+
+describe('audit sinks and options', () => {
+  it('memoryAuditSink keeps the latest max events, oldest first', () => {
+    const sink = memoryAuditSink({ max: 3 });
+    for (let i = 0; i < 2000; i += 1) sink({ at: '', actor: orchestrator, op: `op${i}`, outcome: 'ok', durationMs: 0 });
+    expect(sink.events.map((event) => event.op)).toEqual(['op1997', 'op1998', 'op1999']);
+  });
+
+  it('refuses malformed sinks at construction', async () => {
+    const { create } = disposing(BACKENDS[0]!);
+    expect(() => create({ audit: 'log.jsonl' as never })).toThrow(/audit must be an array of sinks/);
+    expect(() => create({ audit: [{}] as never })).toThrow(/audit must be an array of sinks/);
+    expect(() => memoryAuditSink({ max: 0 })).toThrow(/positive whole number/);
+  });
+});
+
+describe('audit in a session: tool calls are the actor of what they do', () => {
+  const sessions: HydratedSession[] = [];
+  afterEach(async () => {
+    for (const session of sessions.splice(0)) await session.dispose();
+  });
+
+  const writeThenMaybeFail = defineTool({
+    name: 'write_then_maybe_fail',
+    description: 'Writes a file, then fails when asked',
+    parameters: z.object({ fail: z.boolean() }),
+    async handler({ fail }, { filesystem }) {
+      await filesystem.write('out.txt', SECRET);
+      if (fail) throw new Error('the tool broke');
+      return { success: true, message: 'written' };
+    },
+  });
+
+  it.each(['memory', 'host'] as const)('%s: records the call, its snapshot, operations and rollback under its id', async (kind) => {
+    const sink = memoryAuditSink();
+    const session = await createSession({ backend: kind, audit: [sink] });
+    sessions.push(session);
+    await session.filesystem.write('seed.txt', 'seed');
+    await session.runTool(writeThenMaybeFail, { fail: false });
+    await session.runTool(writeThenMaybeFail, { fail: true });
+    const [first, second] = session.history;
+    expect(first?.callId).not.toBe(second?.callId);
+    const tool = (callId: string | undefined) => ({ kind: 'tool', tool: 'write_then_maybe_fail', callId });
+    expect(shape(sink.events).map(({ sessionId, actor, op, outcome }) => ({ sessionId, actor, op, outcome }))).toEqual([
+      { sessionId: session.id, actor: orchestrator, op: 'write', outcome: 'ok' },
+      { sessionId: session.id, actor: tool(first?.callId), op: 'snapshot', outcome: 'ok' },
+      { sessionId: session.id, actor: tool(first?.callId), op: 'write', outcome: 'ok' },
+      { sessionId: session.id, actor: tool(first?.callId), op: 'toolCall', outcome: 'ok' },
+      { sessionId: session.id, actor: tool(second?.callId), op: 'snapshot', outcome: 'ok' },
+      { sessionId: session.id, actor: tool(second?.callId), op: 'write', outcome: 'ok' },
+      { sessionId: session.id, actor: tool(second?.callId), op: 'restore', outcome: 'ok' },
+      { sessionId: session.id, actor: tool(second?.callId), op: 'toolCall', outcome: 'ETOOL' },
+    ]);
+    expect(JSON.stringify(sink.events)).not.toContain('horse');
+  });
+
+  it('refuses audit with a given workspace (audit the workspace itself) and still records the calls there', async () => {
+    const { create } = disposing(BACKENDS[2]!);
+    const sink = memoryAuditSink();
+    const workspace = create({ audit: [sink] });
+    await expect(createSession({ workspace, audit: [sink] })).rejects.toThrow(/audit configures a workspace the session creates/);
+    const session = await createSession({ workspace });
+    sessions.push(session);
+    await session.runTool(writeThenMaybeFail, { fail: false });
+    const call = session.history[0]?.callId;
+    expect(sink.events.filter((event) => event.op === 'toolCall')).toMatchObject([
+      { sessionId: session.id, actor: { kind: 'tool', tool: 'write_then_maybe_fail', callId: call }, outcome: 'ok' },
+    ]);
+  });
+});

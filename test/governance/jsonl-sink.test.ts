@@ -1,0 +1,99 @@
+import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import { jsonlAuditSink, readAuditLog } from '../../src/governance/jsonl-sink.js';
+import { MemoryWorkspace } from '../../src/backends/memory/index.js';
+
+const dirs: string[] = [];
+const scratchFile = (): string => {
+  const dir = fs.mkdtempSync(join(tmpdir(), 'sessionfs-audit-'));
+  dirs.push(dir);
+  return join(dir, 'audit.jsonl');
+};
+afterEach(() => {
+  for (const dir of dirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
+});
+
+const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+describe('jsonlAuditSink', () => {
+  it('appends one JSON object per line, across sinks opened on the same file', async () => {
+    const file = scratchFile();
+    for (const round of [1, 2]) {
+      const sink = jsonlAuditSink(file);
+      const workspace = new MemoryWorkspace({ audit: [sink] });
+      await workspace.write(`round-${round}.txt`, 'secret contents');
+      await workspace.read(`round-${round}.txt`);
+      sink.close();
+    }
+    const text = fs.readFileSync(file, 'utf8');
+    expect(text).not.toContain('secret');
+    expect(text.split('\n')).toHaveLength(5);
+    expect(readAuditLog(file).map(({ op, path }) => `${op} ${path}`)).toEqual([
+      'write round-1.txt',
+      'read round-1.txt',
+      'write round-2.txt',
+      'read round-2.txt',
+    ]);
+    expect(fs.statSync(file).mode & 0o777).toBe(0o600);
+  });
+
+  it('writes queued events once per event-loop turn, and on flush()', async () => {
+    const file = scratchFile();
+    const sink = jsonlAuditSink(file);
+    const event = { at: new Date().toISOString(), actor: { kind: 'orchestrator' as const }, op: 'stat', outcome: 'ok', durationMs: 1 };
+    sink(event);
+    expect(fs.readFileSync(file, 'utf8')).toBe('');
+    await turn();
+    expect(readAuditLog(file)).toEqual([event]);
+    sink(event);
+    sink.flush();
+    expect(readAuditLog(file)).toHaveLength(2);
+    sink.close();
+    expect(() => sink(event)).toThrow(/was closed/);
+  });
+
+  it('cuts a line torn by a crash when opened again; readAuditLog leaves a torn last line out', () => {
+    const file = scratchFile();
+    const whole = `${JSON.stringify({ at: 'x', actor: { kind: 'orchestrator' }, op: 'read', outcome: 'ok', durationMs: 0 })}\n`;
+    fs.writeFileSync(file, `${whole}{"at":"y","actor":{"ki`);
+    expect(readAuditLog(file)).toHaveLength(1);
+    const sink = jsonlAuditSink(file);
+    expect(fs.readFileSync(file, 'utf8')).toBe(whole);
+    sink({ at: 'z', actor: { kind: 'orchestrator' }, op: 'stat', outcome: 'ok', durationMs: 0 });
+    sink.close();
+    expect(readAuditLog(file).map((event) => event.at)).toEqual(['x', 'z']);
+  });
+
+  it('refuses a missing path', () => {
+    expect(() => jsonlAuditSink('')).toThrow(/needs a file path/);
+  });
+
+  it('survives kill -9 of the writing process up to the last complete line', async () => {
+    const child = fileURLToPath(new URL('./fixtures/audit-child.mjs', import.meta.url));
+    if (!fs.existsSync(fileURLToPath(new URL('../../dist/src/index.js', import.meta.url))))
+      throw new Error('dist/ is missing: run `npm run build` (npm test does) before this test');
+    const file = scratchFile();
+    const proc = spawn(process.execPath, [child, file], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const exited = new Promise((resolve) => proc.on('exit', resolve));
+    await new Promise<void>((resolve, reject) => {
+      proc.stdout.on('data', (chunk: Buffer) => (chunk.toString().includes('go') ? resolve() : undefined));
+      proc.on('exit', (code) => reject(new Error(`child exited early with ${String(code)}`)));
+    });
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    proc.kill('SIGKILL');
+    await exited;
+    const events = readAuditLog(file);
+    expect(events.length).toBeGreaterThanOrEqual(100);
+    events.forEach((event, index) => expect(event).toMatchObject({ op: 'write', path: `dir/file-${index % 100}.txt`, outcome: 'ok' }));
+    // Opened again after the crash, the log goes on cleanly.
+    const sink = jsonlAuditSink(file);
+    sink({ at: 'after', actor: { kind: 'orchestrator' }, op: 'stat', outcome: 'ok', durationMs: 0 });
+    sink.close();
+    expect(readAuditLog(file).at(-1)?.at).toBe('after');
+    expect(readAuditLog(file)).toHaveLength(events.length + 1);
+  });
+});
