@@ -23,6 +23,7 @@ import { searchText } from './search-text.js';
 import { searchGitignore } from './search-gitignore.js';
 import { snapshotSemantics } from './snapshots.js';
 import { symlinkRules } from './symlinks.js';
+import { watchEvents } from './watch.js';
 
 export type { ComplianceHarness, CreateOptions } from './harness.js';
 
@@ -41,5 +42,6 @@ export function describeWorkspaceCompliance(name: string, harness: ComplianceHar
     readOnlyMode(harness);
     concurrency(harness);
     symlinkRules(harness);
+    watchEvents(harness);
   });
 }

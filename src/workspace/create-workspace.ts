@@ -1,4 +1,4 @@
-import { auditWorkspace, type AuditSink } from '../governance/audited.js';
+import { governWorkspace, type AuditSink } from '../governance/hooks.js';
 import { Governance, type Release } from '../governance/governance.js';
 import type { WorkspacePolicy } from '../governance/policy.js';
 import { BlobSnapshotter } from '../snapshots/blob-snapshotter.js';
@@ -94,6 +94,7 @@ export class DriverWorkspace implements SnapshotableWorkspace {
   readonly #governance: Governance;
   #readOnly: boolean;
   #disposed = false;
+  declare readonly watch: SnapshotableWorkspace['watch']; // see src/governance/watched.ts
 
   constructor(driver: BackendDriver, options: CreateWorkspaceOptions = {}) {
     if (options === null || typeof options !== 'object') throw new InvalidArgumentError('options must be an object');
@@ -107,7 +108,7 @@ export class DriverWorkspace implements SnapshotableWorkspace {
     this.policy = this.#governance.policy;
     this.#probe = new DriverProbe(this.#governance.view(driver));
     this.#snapshots = new SnapshotQueue(driver.snapshots ?? new BlobSnapshotter(driver, options.blobs), this.#governance, this.backend);
-    auditWorkspace(this, options.audit);
+    governWorkspace(this, options);
   }
 
   get readOnly(): boolean {

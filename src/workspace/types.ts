@@ -1,3 +1,4 @@
+import type { WatchEvent, WatchOptions } from '../governance/watch.js';
 import type { SnapshotTree } from './driver.js';
 import type { WorkspaceLimits } from './limits.js';
 
@@ -258,6 +259,12 @@ export interface SnapshotableWorkspace extends Workspace {
   patch(from: WorkspaceSnapshot, to?: WorkspaceSnapshot): Promise<string>;
   /** A read-only view of a snapshot's tree, or of the live state captured now when `snapshot` is omitted. */
   snapshotTree(snapshot?: WorkspaceSnapshot): Promise<SnapshotTree>;
+  /**
+   * Created, modified and deleted entries, as protocol operations and restores (rollbacks) change them,
+   * under `path`, until `signal` aborts, the consumer stops or the workspace is disposed. A slow consumer
+   * never blocks a writer: past `maxBuffered` events it loses events and gets one `overflow` event instead.
+   */
+  watch(options?: WatchOptions): AsyncIterableIterator<WatchEvent>;
   /** Makes the workspace read-only from now on (one way). Used to hydrate, then seal. */
   seal(): void;
   dispose(): Promise<void>;

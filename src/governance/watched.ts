@@ -1,0 +1,122 @@
+import type { BackendDriver, DriverEntryKind } from '../workspace/driver.js';
+import { normalizePath, parentPath, type NormalizedPath } from '../workspace/paths.js';
+import type { DiffEntry, RestoreResult, WorkspaceSnapshot } from '../workspace/types.js';
+import { ChangeFeed, type WatchEvent, type WatchOptions } from './watch.js';
+
+/** What `watchWorkspace` needs of a shared-layer workspace. */
+interface WatchTarget {
+  driver: BackendDriver;
+  restore(snapshot: WorkspaceSnapshot): Promise<RestoreResult>;
+  diff(from: WorkspaceSnapshot, to?: WorkspaceSnapshot): Promise<DiffEntry[]>;
+  dispose(): Promise<void>;
+}
+
+/**
+ * Gives a shared-layer workspace its `watch()`. Nothing is paid until the first call: then the driver the
+ * shared layer mutates through is wrapped, so each primitive reports what it changed, worked out under the
+ * operation's path locks only while someone watches. A restore (a rollback is one) reports what it changed:
+ * the files and links that differed from the snapshot just before it ran. `dispose()` ends every watcher.
+ */
+export function watchWorkspace(workspace: WatchTarget): void {
+  const feed = new ChangeFeed();
+  let wrapped = false;
+  const { restore, diff, dispose } = workspace;
+  Object.defineProperties(workspace, {
+    watch: {
+      configurable: true,
+      value(options?: WatchOptions): AsyncIterableIterator<WatchEvent> {
+        const watcher = feed.watch(options);
+        if (!wrapped) ((workspace.driver = watchedDriver(workspace.driver, feed)), (wrapped = true));
+        return watcher;
+      },
+    },
+    restore: {
+      configurable: true,
+      writable: true,
+      async value(this: WatchTarget, snapshot: WorkspaceSnapshot): Promise<RestoreResult> {
+        if (!feed.active) return restore.call(this, snapshot);
+        const changes = await diff.call(this, snapshot).catch(() => undefined);
+        const result = await restore.call(this, snapshot);
+        const skipped = new Set(result.skipped.map((entry) => normalizePath(entry.path)));
+        for (const change of changes ?? []) {
+          const path = normalizePath(change.path);
+          if (!skipped.has(path))
+            feed.emit(change.status === 'added' ? 'deleted' : change.status === 'deleted' ? 'created' : 'modified', path);
+        }
+        return result;
+      },
+    },
+    dispose: {
+      configurable: true,
+      writable: true,
+      async value(this: WatchTarget): Promise<void> {
+        try {
+          await dispose.call(this);
+        } finally {
+          feed.close();
+        }
+      },
+    },
+  });
+}
+
+/** The driver with its mutations reporting to the feed; every other member forwarded (bound to the driver). */
+function watchedDriver(driver: BackendDriver, feed: ChangeFeed): BackendDriver {
+  const overrides: Partial<Record<keyof BackendDriver, unknown>> = {
+    writeFile: async (path: NormalizedPath, bytes: Uint8Array, options: Parameters<BackendDriver['writeFile']>[2]) => {
+      if (!feed.active) return driver.writeFile(path, bytes, options);
+      const before = await driver.kind(path);
+      await driver.writeFile(path, bytes, options);
+      feed.emit(before === undefined ? 'created' : 'modified', path);
+    },
+    mkdir: async (path: NormalizedPath) => {
+      if (!feed.active) return driver.mkdir(path);
+      const missing: NormalizedPath[] = [];
+      for (let at = path; at !== '' && (await driver.kind(at)) === undefined; at = parentPath(at)) missing.unshift(at);
+      await driver.mkdir(path);
+      for (const created of missing) feed.emit('created', created);
+    },
+    remove: async (path: NormalizedPath, options: { recursive: boolean }) => {
+      if (!feed.active) return driver.remove(path, options);
+      const gone = await treeOf(driver, path);
+      await driver.remove(path, options);
+      for (const removed of gone.reverse()) feed.emit('deleted', removed);
+    },
+  };
+  const transfer =
+    (verb: 'move' | 'copy', run: (from: string, to: string) => Promise<void>) => async (from: NormalizedPath, to: NormalizedPath) => {
+      if (!feed.active) return run(from, to);
+      const source = await treeOf(driver, from);
+      const replaced = new Set(await treeOf(driver, to));
+      await run(from, to);
+      const arrived = source.map((path) => (to + path.slice(from.length)) as NormalizedPath);
+      if (verb === 'move') for (const removed of [...source].reverse()) feed.emit('deleted', removed);
+      const kept = new Set(arrived);
+      for (const removed of [...replaced].reverse()) if (!kept.has(removed)) feed.emit('deleted', removed);
+      for (const path of arrived) feed.emit(replaced.has(path) ? 'modified' : 'created', path);
+    };
+  if (driver.move !== undefined) overrides.move = transfer('move', driver.move.bind(driver));
+  if (driver.copy !== undefined) overrides.copy = transfer('copy', driver.copy.bind(driver));
+
+  const bound = new WeakMap<object, unknown>();
+  return new Proxy(driver, {
+    get(target, property) {
+      if (Object.hasOwn(overrides, property)) return overrides[property as keyof BackendDriver];
+      const value: unknown = Reflect.get(target, property);
+      if (typeof value !== 'function') return value;
+      let method = bound.get(value);
+      if (method === undefined) bound.set(value, (method = (value as (...args: unknown[]) => unknown).bind(target)));
+      return method;
+    },
+  });
+}
+
+/** The path and, for a directory, everything below it, each directory before what it holds; empty when absent. */
+async function treeOf(driver: BackendDriver, path: NormalizedPath): Promise<NormalizedPath[]> {
+  const kind: DriverEntryKind | undefined = await driver.kind(path);
+  if (kind === undefined) return [];
+  if (kind !== 'directory') return [path];
+  const below: NormalizedPath[] = [];
+  for await (const entry of driver.walk(path)) below.push(entry.path as NormalizedPath);
+  return [path, ...below.sort()];
+}
