@@ -103,7 +103,10 @@ class Watcher implements AsyncIterableIterator<WatchEvent> {
     if (this.#head < this.#events.length) {
       const value = this.#events[this.#head] as WatchEvent;
       this.#head += 1;
-      if (this.#head === this.#events.length) ((this.#events = []), (this.#head = 0));
+      if (this.#head === this.#events.length) {
+        this.#events = [];
+        this.#head = 0;
+      }
       return Promise.resolve({ value, done: false });
     }
     if (this.#dropped > 0) {

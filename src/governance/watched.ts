@@ -26,7 +26,10 @@ export function watchWorkspace(workspace: WatchTarget): void {
       configurable: true,
       value(options?: WatchOptions): AsyncIterableIterator<WatchEvent> {
         const watcher = feed.watch(options);
-        if (!wrapped) ((workspace.driver = watchedDriver(workspace.driver, feed)), (wrapped = true));
+        if (!wrapped) {
+          workspace.driver = watchedDriver(workspace.driver, feed);
+          wrapped = true;
+        }
         return watcher;
       },
     },
