@@ -3,6 +3,19 @@ import * as fs from 'node:fs/promises';
 import { dirname, join, sep } from 'node:path';
 import { PathEscapeError } from '../workspace/errors.js';
 
+/** What an export plan reads and writes: a host directory, or a workspace through the protocol. */
+export interface ExportDestination {
+  /** What stands at `path`, links not followed. */
+  state(path: string): Promise<DestinationState>;
+  /** Every non-directory below directory `path`. */
+  leavesBelow(path: string): Promise<string[]>;
+  makeDirectory(path: string): Promise<void>;
+  put(path: string, entry: { kind: 'file'; bytes: Uint8Array; mode: number } | { kind: 'symlink'; bytes: Uint8Array }): Promise<void>;
+  remove(path: string): Promise<void>;
+  /** True when the directory was empty and is gone. */
+  removeEmptyDirectory(path: string): Promise<boolean>;
+}
+
 /**
  * A host directory an export writes into, addressed by relative paths (`/`-separated, normalised). It
  * never follows a symlink: a link at a path is read as a link and replaced as one, and a link (or file)
@@ -10,7 +23,7 @@ import { PathEscapeError } from '../workspace/errors.js';
  * temp file beside it and renamed into place, after checking that the directory it lands in is still the
  * real directory inside the destination that it was (so a directory swapped for a link meanwhile is refused).
  */
-export class Destination {
+export class Destination implements ExportDestination {
   /** The destination's real path. */
   readonly root: string;
 

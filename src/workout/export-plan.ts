@@ -2,7 +2,7 @@ import type { SnapshotEntry, SnapshotTree } from '../workspace/driver.js';
 import { ConflictError, IsADirectoryError, NotADirectoryError, WorkspaceError } from '../workspace/errors.js';
 import { fromDriverError } from '../workspace/driver-errors.js';
 import { compareStrings } from '../workspace/glob-grep.js';
-import type { Destination, DestinationState } from './destination.js';
+import type { DestinationState, ExportDestination } from './destination.js';
 import { changedPaths } from './snapshot-tree.js';
 
 export type ConflictPolicy = 'fail' | 'skip' | 'overwrite';
@@ -54,7 +54,7 @@ export class ExportIncompleteError extends WorkspaceError {
 
 /** Where an export goes: a destination and the destination path of each workspace path it takes. */
 export interface ExportTarget {
-  destination: Destination;
+  destination: ExportDestination;
   /** The destination-relative path for a workspace path, or undefined when it is not exported here. */
   place(path: string): string | undefined;
 }

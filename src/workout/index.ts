@@ -1,4 +1,5 @@
 export { exportTo, type ExportOptions } from './export.js';
 export { ExportConflictError, ExportIncompleteError, type ConflictPolicy, type ExportConflict, type ExportResult } from './export-plan.js';
 export { createGitPatch } from './patch.js';
+export { pullSnapshot, pushSnapshot, type PullOptions, type PushOptions, type PushResult } from './remote.js';
 export type { WriteBackOptions } from './write-back.js';
