@@ -27,7 +27,18 @@ export class MemoryDriver implements BackendDriver {
   readonly name = 'memory';
   readonly root = '/';
   tree: DirectoryNode = emptyDirectory(Date.now());
-  readonly snapshots: Snapshotter = new MemorySnapshotter(this);
+  readonly snapshots: MemorySnapshotter = new MemorySnapshotter(this);
+
+  /**
+   * An independent driver with the same tree and the same snapshots (every record taken here so far
+   * restores there too), in O(1) of the tree's size: the tree is persistent, so sharing it copies nothing.
+   */
+  fork(): MemoryDriver {
+    const fork = new MemoryDriver();
+    fork.tree = this.tree;
+    fork.snapshots.inherit(this.snapshots);
+    return fork;
+  }
 
   async readFile(path: NormalizedPath, range: { offset: number; length?: number }): Promise<{ content: Uint8Array; sizeBytes: number }> {
     const file = this.#file(path);
@@ -171,7 +182,7 @@ export class MemoryDriver implements BackendDriver {
  * later write copies only the directories (and hash-trie nodes) on the path to the changed entry. Refs name
  * the instance, so a record taken elsewhere can never restore here.
  */
-class MemorySnapshotter implements Snapshotter {
+export class MemorySnapshotter implements Snapshotter {
   readonly #driver: MemoryDriver;
   readonly #instanceId = randomUUID();
   readonly #held = new Map<string, { readonly id: string; readonly tree: DirectoryNode }>();
@@ -179,6 +190,11 @@ class MemorySnapshotter implements Snapshotter {
 
   constructor(driver: MemoryDriver) {
     this.#driver = driver;
+  }
+
+  /** Holds every snapshot `parent` holds (a fork's history); later snapshots of either stay apart. */
+  inherit(parent: MemorySnapshotter): void {
+    for (const [ref, held] of parent.#held) this.#held.set(ref, held);
   }
 
   async snapshot(options: SnapshotOptions): Promise<WorkspaceSnapshot> {

@@ -9,8 +9,20 @@ export type MemoryWorkspaceOptions = Pick<CreateWorkspaceOptions, 'readOnly' | '
  */
 export class MemoryWorkspace extends DriverWorkspace {
   declare readonly backend: 'memory';
+  declare protected readonly driver: MemoryDriver;
 
-  constructor(options: MemoryWorkspaceOptions = {}) {
-    super(new MemoryDriver(), options);
+  /** `driver` is how {@link fork} hands over a forked tree; callers leave it out. */
+  constructor(options: MemoryWorkspaceOptions = {}, driver: MemoryDriver = new MemoryDriver()) {
+    super(driver, options);
+  }
+
+  /**
+   * An independent workspace with the same content, limits, policy and read-only state, and the same
+   * history: every snapshot record this workspace took before the fork restores (and diffs, and patches)
+   * in the fork too, while snapshots taken afterwards by either one belong to it alone. O(1) in the number
+   * of files: the persistent tree is shared, and a write on either side copies only its own path.
+   */
+  fork(): MemoryWorkspace {
+    return new MemoryWorkspace({ limits: this.limits, policy: this.policy, readOnly: this.readOnly }, this.driver.fork());
   }
 }
