@@ -1,5 +1,5 @@
-import { EMPTY_DIR_MARKER, escapeName, unescapeName } from '../snapshots/git-names.js';
-import type { GitStore, TreeEntry } from '../snapshots/git-store.js';
+import { EMPTY_DIR_MARKER, escapeName, unescapeName } from '../backends/host/git/names.js';
+import type { GitStore, TreeEntry } from '../backends/host/git/store.js';
 import type { SnapshotEntry, SnapshotTree } from '../workspace/driver.js';
 import { SnapshotRestoreError } from '../workspace/errors.js';
 

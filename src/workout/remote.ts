@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
-import { GitStore } from '../snapshots/git-store.js';
+import { GitStore } from '../backends/host/git/store.js';
 import type { SnapshotTree } from '../workspace/driver.js';
 import { ConflictError, InvalidArgumentError, ReadOnlyError, SnapshotError, SnapshotRestoreError } from '../workspace/errors.js';
 import type { SnapshotableWorkspace, WorkspaceSnapshot } from '../workspace/types.js';

@@ -4,7 +4,7 @@ import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { HostWorkspace } from '../../src/backends/host/index.js';
 import { MemoryWorkspace } from '../../src/backends/memory/index.js';
-import { GitStore, type TreeEntry } from '../../src/snapshots/git-store.js';
+import { GitStore, type TreeEntry } from '../../src/backends/host/git/store.js';
 import { pullSnapshot, pushSnapshot } from '../../src/workout/remote.js';
 import { protocolFiles } from './edits.js';
 import { filesOf, materialize, tempDirs } from './support.js';
