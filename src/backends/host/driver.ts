@@ -26,6 +26,7 @@ import { copyDirectory, copyLeaf, READ_FLAGS } from './copy.js';
 import { isVisibleName } from './names.js';
 import { hostError, pinChild, pinDirectory, removeAt, type PinnedDir, type Resolved, type Sandbox } from './sandbox.js';
 import { pinSearchDirectory, walkTree } from './walk.js';
+import { readRange } from './read-range.js';
 
 const NEW_FILE_MODE = 0o644;
 
@@ -110,17 +111,7 @@ export class HostDriver implements BackendDriver {
       await this.#sandbox.verifyDescriptor(handle.fd, target.abs, shown);
       const st = await handle.stat();
       if (!st.isFile()) throw new IsADirectoryError(shown);
-      const size = st.size;
-      const start = Math.min(range.offset, size);
-      const length = range.length === undefined ? size - start : Math.min(range.length, size - start);
-      const buffer = Buffer.alloc(length);
-      let done = 0;
-      while (done < length) {
-        const { bytesRead } = await handle.read(buffer, done, length - done, start + done);
-        if (bytesRead === 0) break;
-        done += bytesRead;
-      }
-      return { content: new Uint8Array(buffer.buffer, buffer.byteOffset, done), sizeBytes: size };
+      return await readRange(handle, st.size, range);
     } catch (error) {
       throw hostError(error, path);
     } finally {

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type {
   BackendDriver,
   DriverEntryKind,
@@ -9,9 +8,10 @@ import type {
   SnapshotTree,
 } from '../../workspace/driver.js';
 import { memorySnapshotTree } from '../../workout/backend-trees.js';
-import { FileExistsError, FileNotFoundError, IsADirectoryError, NotADirectoryError, SnapshotRestoreError } from '../../workspace/errors.js';
+import { FileExistsError, FileNotFoundError, IsADirectoryError, NotADirectoryError } from '../../workspace/errors.js';
 import { guessMimeType } from '../../workspace/mime.js';
 import { displayPath, joinPath, splitPath, type NormalizedPath } from '../../workspace/paths.js';
+import { HeldSnapshots } from '../../snapshots/held.js';
 import { sortDiff } from '../../snapshots/record.js';
 import type { DiffEntry, RestoreResult, SnapshotOptions, WorkspaceSnapshot, WriteMode } from '../../workspace/types.js';
 import { diffTrees, emptyDirectory, lookup, updateEntry, type DirectoryNode, type FileNode, type TreeNode } from './tree.js';
@@ -184,9 +184,7 @@ export class MemoryDriver implements BackendDriver {
  */
 export class MemorySnapshotter implements Snapshotter {
   readonly #driver: MemoryDriver;
-  readonly #instanceId = randomUUID();
-  readonly #held = new Map<string, { readonly id: string; readonly tree: DirectoryNode }>();
-  #count = 0;
+  readonly #held = new HeldSnapshots<DirectoryNode>('memory');
 
   constructor(driver: MemoryDriver) {
     this.#driver = driver;
@@ -198,13 +196,7 @@ export class MemorySnapshotter implements Snapshotter {
   }
 
   async snapshot(options: SnapshotOptions): Promise<WorkspaceSnapshot> {
-    this.#count += 1;
-    const ref = `memory:${this.#instanceId}:${this.#count}`;
-    const id = randomUUID();
-    this.#held.set(ref, { id, tree: this.#driver.tree });
-    const record: WorkspaceSnapshot = { id, backend: 'memory', ref, createdAt: new Date().toISOString(), root: '/' };
-    if (options.tag !== undefined) record.tag = options.tag;
-    return record;
+    return this.#held.take(this.#driver.tree, options);
   }
 
   async restore(snapshot: WorkspaceSnapshot): Promise<RestoreResult> {
@@ -230,11 +222,6 @@ export class MemorySnapshotter implements Snapshotter {
   }
 
   #treeOf(record: WorkspaceSnapshot): DirectoryNode {
-    if (record.backend !== 'memory')
-      throw new SnapshotRestoreError(`snapshot ${record.id} belongs to a ${record.backend} workspace, not this memory workspace`);
-    const held = this.#held.get(record.ref);
-    if (held === undefined || held.id !== record.id)
-      throw new SnapshotRestoreError(`snapshot ${record.id} was not taken by this workspace (or the workspace was disposed)`);
-    return held.tree;
+    return this.#held.get(record);
   }
 }

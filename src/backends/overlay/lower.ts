@@ -7,6 +7,7 @@ import { listPinned } from '../host/driver.js';
 import { excludeMatcher, isVisibleName } from '../host/names.js';
 import { hostError, pinDirectory, type PinnedDir, type Sandbox } from '../host/sandbox.js';
 import { pinSearchDirectory, walkTree } from '../host/walk.js';
+import { readRange } from '../host/read-range.js';
 
 /** Which lower paths the overlay shows: picomatch globs (`dot: true`) on root-relative paths. */
 export interface LowerFilter {
@@ -155,17 +156,7 @@ export class LowerLayer {
       if (stat.isDirectory()) throw new IsADirectoryError(shown);
       if (!stat.isFile()) throw new InvalidArgumentError(`not a regular file: ${shown}`, shown);
       this.#check(rel, stat, true);
-      const size = Number(stat.size);
-      const start = Math.min(range.offset, size);
-      const length = range.length === undefined ? size - start : Math.min(range.length, size - start);
-      const buffer = Buffer.alloc(length);
-      let done = 0;
-      while (done < length) {
-        const { bytesRead } = await handle.read(buffer, done, length - done, start + done);
-        if (bytesRead === 0) break;
-        done += bytesRead;
-      }
-      return { content: new Uint8Array(buffer.buffer, buffer.byteOffset, done), sizeBytes: size };
+      return await readRange(handle, Number(stat.size), range);
     } catch (error) {
       throw hostError(error, rel);
     } finally {

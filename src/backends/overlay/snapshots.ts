@@ -1,6 +1,5 @@
-import { randomUUID } from 'node:crypto';
 import type { Snapshotter, SnapshotTree } from '../../workspace/driver.js';
-import { SnapshotRestoreError } from '../../workspace/errors.js';
+import { HeldSnapshots } from '../../snapshots/held.js';
 import { joinPath, type NormalizedPath } from '../../workspace/paths.js';
 import type { DiffEntry, RestoreResult, SnapshotOptions, WorkspaceSnapshot } from '../../workspace/types.js';
 import { changedPaths, snapshotTree, type TreeChild, type TreeReader } from '../../workout/snapshot-tree.js';
@@ -17,10 +16,8 @@ import { MergedEntry, mergedChild, mergedChildren } from './view.js';
  */
 export class OverlaySnapshotter implements Snapshotter {
   readonly #driver: OverlayDriver;
-  readonly #instanceId = randomUUID();
-  readonly #held = new Map<string, { readonly id: string; readonly upper: UpperDirectory }>();
+  readonly #held = new HeldSnapshots<UpperDirectory>('overlay');
   readonly #reader: TreeReader<Directory>;
-  #count = 0;
 
   constructor(driver: OverlayDriver) {
     this.#driver = driver;
@@ -28,13 +25,7 @@ export class OverlaySnapshotter implements Snapshotter {
   }
 
   async snapshot(options: SnapshotOptions): Promise<WorkspaceSnapshot> {
-    this.#count += 1;
-    const ref = `overlay:${this.#instanceId}:${this.#count}`;
-    const id = randomUUID();
-    this.#held.set(ref, { id, upper: this.#driver.upper });
-    const record: WorkspaceSnapshot = { id, backend: 'overlay', ref, createdAt: new Date().toISOString(), root: '/' };
-    if (options.tag !== undefined) record.tag = options.tag;
-    return record;
+    return this.#held.take(this.#driver.upper, options);
   }
 
   async restore(snapshot: WorkspaceSnapshot): Promise<RestoreResult> {
@@ -66,12 +57,7 @@ export class OverlaySnapshotter implements Snapshotter {
   }
 
   #upperOf(record: WorkspaceSnapshot): UpperDirectory {
-    if (record.backend !== 'overlay')
-      throw new SnapshotRestoreError(`snapshot ${record.id} belongs to a ${record.backend} workspace, not this overlay workspace`);
-    const held = this.#held.get(record.ref);
-    if (held === undefined || held.id !== record.id)
-      throw new SnapshotRestoreError(`snapshot ${record.id} was not taken by this workspace (or the workspace was disposed)`);
-    return held.upper;
+    return this.#held.get(record);
   }
 }
 

@@ -1,0 +1,19 @@
+import type * as fs from 'node:fs';
+
+/** Reads `range` of an open file of `size` bytes (fewer when it shrank meanwhile): a read's bytes and the size. */
+export async function readRange(
+  handle: fs.promises.FileHandle,
+  size: number,
+  range: { offset: number; length?: number },
+): Promise<{ content: Uint8Array; sizeBytes: number }> {
+  const start = Math.min(range.offset, size);
+  const length = range.length === undefined ? size - start : Math.min(range.length, size - start);
+  const buffer = Buffer.alloc(length);
+  let done = 0;
+  while (done < length) {
+    const { bytesRead } = await handle.read(buffer, done, length - done, start + done);
+    if (bytesRead === 0) break;
+    done += bytesRead;
+  }
+  return { content: new Uint8Array(buffer.buffer, buffer.byteOffset, done), sizeBytes: size };
+}

@@ -1,0 +1,44 @@
+import { randomUUID } from 'node:crypto';
+import { SnapshotRestoreError } from '../workspace/errors.js';
+import type { SnapshotOptions, WorkspaceSnapshot } from '../workspace/types.js';
+
+/**
+ * Snapshots held in memory by the instance that took them (the memory and overlay backends: a snapshot is
+ * a reference to an immutable root). Refs name the instance, so a record taken elsewhere never resolves here.
+ */
+export class HeldSnapshots<T> {
+  readonly #backend: string;
+  readonly #instanceId = randomUUID();
+  readonly #held = new Map<string, { readonly id: string; readonly value: T }>();
+  #count = 0;
+
+  constructor(backend: string) {
+    this.#backend = backend;
+  }
+
+  /** A new record holding `value`. */
+  take(value: T, options: SnapshotOptions): WorkspaceSnapshot {
+    this.#count += 1;
+    const ref = `${this.#backend}:${this.#instanceId}:${this.#count}`;
+    const id = randomUUID();
+    this.#held.set(ref, { id, value });
+    const record: WorkspaceSnapshot = { id, backend: this.#backend, ref, createdAt: new Date().toISOString(), root: '/' };
+    if (options.tag !== undefined) record.tag = options.tag;
+    return record;
+  }
+
+  /** What `record` holds; `SnapshotRestoreError` for a record this instance did not take. */
+  get(record: WorkspaceSnapshot): T {
+    if (record.backend !== this.#backend)
+      throw new SnapshotRestoreError(`snapshot ${record.id} belongs to a ${record.backend} workspace, not this ${this.#backend} workspace`);
+    const held = this.#held.get(record.ref);
+    if (held === undefined || held.id !== record.id)
+      throw new SnapshotRestoreError(`snapshot ${record.id} was not taken by this workspace (or the workspace was disposed)`);
+    return held.value;
+  }
+
+  /** Forgets every record: none restores afterwards. */
+  clear(): void {
+    this.#held.clear();
+  }
+}
