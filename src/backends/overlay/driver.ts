@@ -142,6 +142,13 @@ export class OverlayDriver implements BackendDriver {
 
   /** A lower directory the upper layer holds nothing of is searched at disk speed by the search workers. */
   pinSearchDirectory(path: NormalizedPath): PinnedDir | undefined {
+    // The common case first: nothing of the upper layer on the way, and no link (the pin proves it).
+    const first = splitPath(path)[0];
+    const untouched = first === undefined ? this.upper.children.size === 0 : !this.upper.children.has(first);
+    if (untouched && !this.upper.opaque) {
+      const pin = this.lower.pinExactly(path);
+      if (pin !== undefined) return pin;
+    }
     try {
       const { rel, stat: entry } = this.#resolve(path, true);
       return entry?.kind === 'directory' && entry.upper === undefined ? this.lower.pin(rel) : undefined;

@@ -5,7 +5,7 @@ import { baseName, displayPath, parentPath, splitPath, type NormalizedPath } fro
 import { READ_FLAGS } from '../host/copy.js';
 import { listPinned } from '../host/driver.js';
 import { excludeMatcher, isVisibleName } from '../host/names.js';
-import { hostError, pinDirectory, type PinnedDir, type Sandbox } from '../host/sandbox.js';
+import { hostError, PIN_DIRECTORIES, pinDirectory, type PinnedDir, type Sandbox } from '../host/sandbox.js';
 import { pinSearchDirectory, walkTree } from '../host/walk.js';
 import { readRange } from '../host/read-range.js';
 
@@ -138,6 +138,16 @@ export class LowerLayer {
   /** Pins a lower directory for the search workers, unless it holds a file the session read (whose reads are checked). */
   pin(rel: NormalizedPath): PinnedDir | undefined {
     return this.#seenDirectories.has(rel) ? undefined : pinSearchDirectory(this.sandbox, rel);
+  }
+
+  /** Pins the lower directory at exactly `rel` (no link on the way), or `undefined`; as `pin` otherwise. */
+  pinExactly(rel: NormalizedPath): PinnedDir | undefined {
+    if (this.#seenDirectories.has(rel) || !PIN_DIRECTORIES) return undefined;
+    try {
+      return pinDirectory(this.sandbox, rel, rel);
+    } catch {
+      return undefined;
+    }
   }
 
   /** Bytes of the regular file at the real path `rel`, checked against what the session read before. */
