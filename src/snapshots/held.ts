@@ -37,6 +37,11 @@ export class HeldSnapshots<T> {
     return held.value;
   }
 
+  /** Also holds every record `parent` holds now (a fork's history); later records of either stay apart. */
+  inherit(parent: HeldSnapshots<T>): void {
+    for (const [ref, held] of parent.#held) this.#held.set(ref, held);
+  }
+
   /** Forgets every record: none restores afterwards. */
   clear(): void {
     this.#held.clear();

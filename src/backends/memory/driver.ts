@@ -192,7 +192,7 @@ export class MemorySnapshotter implements Snapshotter {
 
   /** Holds every snapshot `parent` holds (a fork's history); later snapshots of either stay apart. */
   inherit(parent: MemorySnapshotter): void {
-    for (const [ref, held] of parent.#held) this.#held.set(ref, held);
+    this.#held.inherit(parent.#held);
   }
 
   async snapshot(options: SnapshotOptions): Promise<WorkspaceSnapshot> {

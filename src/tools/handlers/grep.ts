@@ -1,7 +1,18 @@
 import { z } from 'zod';
 import { normalizePath, displayPath } from '../../workspace/paths.js';
 import { defineTool } from '../../session/define-tool.js';
-import { count, cutLine, gitignoreAware, guard, ignoredNote, includeIgnoredParam, ok, pathParam, READ_ONLY, type ToolDeps } from './shared.js';
+import {
+  count,
+  cutLine,
+  gitignoreAware,
+  guard,
+  ignoredNote,
+  includeIgnoredParam,
+  ok,
+  pathParam,
+  READ_ONLY,
+  type ToolDeps,
+} from './shared.js';
 
 export function grepTool({ limits }: ToolDeps) {
   return defineTool({
