@@ -2,11 +2,12 @@ import { InvalidArgumentError } from './errors.js';
 import { normalizePath, type NormalizedPath } from './paths.js';
 import type { SearchDirectoryPin } from './driver.js';
 import { SearchDeadline } from './search/deadline.js';
+import { withoutIgnored } from './search/gitignore.js';
 import { requiredLiteral } from './search/literal.js';
 import { grepFlags, requirePattern } from './search/patterns.js';
 import { selectFiles } from './search/select.js';
 import { scanFiles } from './search/scan.js';
-import type { GlobMatch, GlobOptions, GrepMatch, GrepOptions } from './types.js';
+import type { GlobMatch, GlobOptions, GrepMatch, GrepOptions, SearchCallOptions } from './types.js';
 
 /** One entry of the shared layer's walk: files include links to files inside the root. */
 export interface SearchEntry {
@@ -34,7 +35,9 @@ export async function globFiles(
   const checked = requirePattern(pattern, 'glob');
   const base = normalizePath(options.path ?? '.');
   const deadline = new SearchDeadline(options, defaultTimeoutMs, 'glob');
-  const matches = await deadline.run((bounds) => selectFiles(source, base, checked, options.dot === true, bounds));
+  const matches = await deadline.run(async (bounds) =>
+    unlessIgnored(source, await selectFiles(source, base, checked, options.dot === true, bounds), options, bounds),
+  );
   return matches.map(({ path }) => ({ path, isFile: true as const }));
 }
 
@@ -55,10 +58,23 @@ export async function grepFiles(
   const deadline = new SearchDeadline(options, defaultTimeoutMs, 'grep');
   if (maxMatches === 0) return deadline.run(async () => []);
   return deadline.run(async (bounds) => {
-    const files = await selectFiles(source, base, glob, false, bounds);
+    const files = await unlessIgnored(source, await selectFiles(source, base, glob, false, bounds), options, bounds);
     const needle = requiredLiteral(checked, options.ignoreCase === true);
     return scanFiles(source, files, { pattern: checked, flags, maxMatches, needle }, bounds);
   });
+}
+
+/** The selected files, less those `.gitignore` ignores when the call asks (`respectGitignore`). */
+async function unlessIgnored(
+  source: SearchSource,
+  files: SearchEntry[],
+  options: SearchCallOptions,
+  deadline: SearchDeadline,
+): Promise<SearchEntry[]> {
+  if (options.respectGitignore !== true) return files;
+  const { kept, ignored } = await withoutIgnored(source, files, deadline);
+  options.onIgnored?.(ignored);
+  return kept;
 }
 
 export { compareStrings } from './search/select.js';

@@ -90,6 +90,14 @@ export interface SearchCallOptions {
   /** Deadline in milliseconds. Default the workspace's `limits.searchTimeoutMs` (10 s). */
   timeoutMs?: number;
   signal?: AbortSignal;
+  /**
+   * Skip what the workspace's `.gitignore` files ignore (nested ones too, git's precedence and negations)
+   * and everything under a `.git` directory. Default false: orchestrators choose; the glob and grep tools
+   * turn it on unless the model asks for `include_ignored`.
+   */
+  respectGitignore?: boolean;
+  /** With `respectGitignore`: called, before the call resolves, with how many of the files it selected were ignored. */
+  onIgnored?: (count: number) => void;
 }
 
 export interface GlobOptions extends SearchCallOptions {

@@ -17,6 +17,7 @@ import { readAndWrite } from './read-write.js';
 import { concurrency, readOnlyMode } from './safety.js';
 import { listingAndSearch } from './search.js';
 import { searchBounds } from './search-bounds.js';
+import { searchGitignore } from './search-gitignore.js';
 import { searchText } from './search-text.js';
 import { snapshotSemantics } from './snapshots.js';
 import { symlinkRules } from './symlinks.js';
@@ -30,6 +31,7 @@ export function describeWorkspaceCompliance(name: string, harness: ComplianceHar
     listingAndSearch(harness);
     searchBounds(harness);
     searchText(harness);
+    searchGitignore(harness);
     mutations(harness);
     snapshotSemantics(harness);
     readOnlyMode(harness);

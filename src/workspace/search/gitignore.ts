@@ -1,0 +1,110 @@
+import ignore, { type Ignore } from 'ignore';
+import { decodeText } from '../../text/encoding.js';
+import { FileNotFoundError, IsADirectoryError, NotADirectoryError, PathEscapeError, PolicyError } from '../errors.js';
+import type { SearchEntry, SearchSource } from '../glob-grep.js';
+import { baseName, joinPath, parentPath, relativeTo, type NormalizedPath } from '../paths.js';
+import type { SearchDeadline } from './deadline.js';
+
+/** What a gitignore-aware search kept, and how many of the files it found were ignored. */
+export interface GitignoreSelection {
+  kept: SearchEntry[];
+  ignored: number;
+}
+
+/**
+ * Drops the files git would ignore: every `.gitignore` in the workspace counts, each for its own directory
+ * and below (read through the workspace, so a session sees its own edits to them), with git's precedence:
+ * a deeper file's rule overrides a shallower one's, the last matching line of a file wins, a `!` pattern
+ * re-includes, and nothing inside an ignored directory can be re-included. Any directory named `.git` is
+ * ignored whole. Not consulted: `.git/info/exclude`, `core.excludesFile` and the index (a tracked file that
+ * matches a pattern is ignored here, where git would still list it): the workspace is a tree, not a repository.
+ */
+export async function withoutIgnored(
+  source: SearchSource,
+  files: readonly SearchEntry[],
+  deadline: SearchDeadline,
+): Promise<GitignoreSelection> {
+  const rules = new GitignoreRules(source);
+  const kept: SearchEntry[] = [];
+  for (const file of files) {
+    deadline.check();
+    if (!(await rules.ignores(file.path))) kept.push(file);
+  }
+  return { kept, ignored: files.length - kept.length };
+}
+
+/** The `.gitignore` files of one search, each read once, and the verdict on each directory, decided once. */
+class GitignoreRules {
+  readonly #source: SearchSource;
+  /** Directory → its `.gitignore`'s rules (undefined: none). */
+  readonly #levels = new Map<NormalizedPath, Promise<Ignore | undefined>>();
+  /** Directory → whether it is ignored (so is everything below it). */
+  readonly #directories = new Map<NormalizedPath, Promise<boolean>>();
+
+  constructor(source: SearchSource) {
+    this.#source = source;
+  }
+
+  async ignores(file: NormalizedPath): Promise<boolean> {
+    const directory = parentPath(file);
+    return (await this.#directoryIgnored(directory)) || (await this.#decide(file, directory, false));
+  }
+
+  #directoryIgnored(directory: NormalizedPath): Promise<boolean> {
+    if (directory === '') return Promise.resolve(false);
+    let verdict = this.#directories.get(directory);
+    if (verdict === undefined) {
+      const parent = parentPath(directory);
+      verdict = (async () =>
+        baseName(directory) === '.git' || (await this.#directoryIgnored(parent)) || this.#decide(directory, parent, true))();
+      this.#directories.set(directory, verdict);
+    }
+    return verdict;
+  }
+
+  /** Whether `path` (in `directory`, none of whose ancestors is ignored) is ignored: the deepest rule that speaks wins. */
+  async #decide(path: NormalizedPath, directory: NormalizedPath, isDirectory: boolean): Promise<boolean> {
+    let ignored = false;
+    for (const level of ancestry(directory)) {
+      const rules = await this.#rules(level);
+      if (rules === undefined) continue;
+      const result = rules.test(relativeTo(path, level) + (isDirectory ? '/' : ''));
+      if (result.ignored) ignored = true;
+      else if (result.unignored) ignored = false;
+    }
+    return ignored;
+  }
+
+  #rules(directory: NormalizedPath): Promise<Ignore | undefined> {
+    let rules = this.#levels.get(directory);
+    if (rules === undefined) {
+      rules = this.#read(joinPath(directory, '.gitignore'));
+      this.#levels.set(directory, rules);
+    }
+    return rules;
+  }
+
+  async #read(path: NormalizedPath): Promise<Ignore | undefined> {
+    let bytes: Uint8Array;
+    try {
+      bytes = await this.#source.readFile(path);
+    } catch (error) {
+      // Absent, not a file, a link out of the root, or hidden by policy: no rules here, like an unreadable one in git.
+      const unreadable = [FileNotFoundError, IsADirectoryError, NotADirectoryError, PathEscapeError, PolicyError];
+      if (unreadable.some((kind) => error instanceof kind)) return undefined;
+      throw error;
+    }
+    const text = decodeText(bytes)?.text;
+    // Case-sensitive, as git is by default where names are (core.ignorecase false), and as workspace paths are.
+    return text === undefined ? undefined : ignore({ ignorecase: false }).add(text);
+  }
+}
+
+/** `directory` and its ancestors, the root first: `a/b` → `''`, `a`, `a/b`. */
+function ancestry(directory: NormalizedPath): NormalizedPath[] {
+  const levels: NormalizedPath[] = [''];
+  if (directory === '') return levels;
+  const names = directory.split('/');
+  for (let index = 1; index <= names.length; index += 1) levels.push(names.slice(0, index).join('/'));
+  return levels;
+}
