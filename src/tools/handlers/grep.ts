@@ -1,14 +1,14 @@
 import { z } from 'zod';
 import { normalizePath, displayPath } from '../../workspace/paths.js';
 import { defineTool } from '../../session/define-tool.js';
-import { count, cutLine, guard, ok, pathParam, type ToolDeps } from './shared.js';
+import { count, cutLine, gitignoreAware, guard, ignoredNote, includeIgnoredParam, ok, pathParam, type ToolDeps } from './shared.js';
 
 export function grepTool({ limits }: ToolDeps) {
   return defineTool({
     name: 'grep',
     description:
       'Search file contents with a JavaScript regular expression (Unicode mode). Returns "path:line: text" for the first match on each matching line, sorted by path and line. ' +
-      `At most max_matches results (default ${limits.defaultGrepMatches}, up to ${limits.maxGrepMatches}); the result says when more exist. Binary files are skipped.`,
+      `At most max_matches results (default ${limits.defaultGrepMatches}, up to ${limits.maxGrepMatches}); the result says when more exist. Binary files are skipped, and so are files .gitignore ignores unless include_ignored is true.`,
     parameters: z.object({
       pattern: z
         .string()
@@ -23,8 +23,11 @@ export function grepTool({ limits }: ToolDeps) {
         .optional()
         .describe(`Most matches to return (default ${limits.defaultGrepMatches}, at most ${limits.maxGrepMatches}).`),
       ignore_case: z.boolean().optional().describe('Case-insensitive search. Default false.'),
+      include_ignored: includeIgnoredParam,
     }),
-    handler: guard('grep', async ({ pattern, path, glob: fileGlob, max_matches: maxMatches, ignore_case: ignoreCase }, { filesystem }) => {
+    handler: guard('grep', async (params, { filesystem }) => {
+      const { pattern, path, glob: fileGlob, max_matches: maxMatches, ignore_case: ignoreCase, include_ignored: includeIgnored } = params;
+      const gitignore = gitignoreAware(includeIgnored);
       const cap = Math.min(maxMatches ?? limits.defaultGrepMatches, limits.maxGrepMatches);
       const base = path ?? '/';
       const matches = await filesystem.grep(pattern, {
@@ -32,16 +35,15 @@ export function grepTool({ limits }: ToolDeps) {
         maxMatches: cap + 1,
         ignoreCase: ignoreCase === true,
         ...(fileGlob === undefined ? {} : { glob: fileGlob }),
+        ...gitignore.options,
       });
+      const ignored = gitignore.skipped();
       const where = displayPath(normalizePath(base));
       if (matches.length === 0) {
         const missing = where !== '/' && !(await filesystem.exists(base));
         return ok(
-          `No matches for ${JSON.stringify(pattern)} under ${where}${fileGlob === undefined ? '' : ` in files matching ${JSON.stringify(fileGlob)}`}.${missing ? ` Note: ${where} does not exist.` : ''}`,
-          {
-            matches: [],
-            truncated: false,
-          },
+          `No matches for ${JSON.stringify(pattern)} under ${where}${fileGlob === undefined ? '' : ` in files matching ${JSON.stringify(fileGlob)}`}.${missing ? ` Note: ${where} does not exist.` : ''}${ignoredNote(ignored)}`,
+          { matches: [], truncated: false, ignored },
         );
       }
       const shown = matches.slice(0, cap);
@@ -52,7 +54,8 @@ export function grepTool({ limits }: ToolDeps) {
       const header = truncated
         ? `More than ${cap} matches; showing the first ${cap}. Narrow the search with path or glob${cap < limits.maxGrepMatches ? `, or raise max_matches (up to ${limits.maxGrepMatches})` : ''}.`
         : `${count(shown.length, 'match', 'matches')}:`;
-      return ok(`${header}\n${lines.join('\n')}`, {
+      return ok(`${header}\n${lines.join('\n')}${ignoredNote(ignored)}`, {
+        ignored,
         matches: shown.map((m) => ({ path: m.path, lineNumber: m.lineNumber, lineContent: cutLine(m.lineContent, limits.maxLineChars) })),
         truncated,
       });

@@ -41,3 +41,26 @@ export function count(n: number, singular: string, plural = `${singular}s`): str
 export function cutLine(line: string, max: number): string {
   return line.length <= max ? line : `${line.slice(0, max)}… [line cut: ${line.length} characters]`;
 }
+
+export const includeIgnoredParam = z
+  .boolean()
+  .optional()
+  .describe('Also search files that .gitignore ignores (build output, node_modules, ...) and .git/. Default false.');
+
+/**
+ * Search options that skip what `.gitignore` ignores unless the model asked for everything, and how many
+ * files were skipped once the search is done (for the note that says so).
+ */
+export function gitignoreAware(includeIgnored: boolean | undefined): {
+  options: { respectGitignore: boolean; onIgnored: (count: number) => void };
+  skipped: () => number;
+} {
+  let ignored = 0;
+  return { options: { respectGitignore: includeIgnored !== true, onIgnored: (n) => (ignored = n) }, skipped: () => ignored };
+}
+
+/** The line that tells the model ignored files were left out, or nothing. */
+export function ignoredNote(skipped: number): string {
+  if (skipped === 0) return '';
+  return `\n(${count(skipped, 'file')} ignored by .gitignore ${skipped === 1 ? 'was' : 'were'} skipped; pass include_ignored: true to include ${skipped === 1 ? 'it' : 'them'}.)`;
+}
