@@ -231,6 +231,7 @@ export class DriverWorkspace implements SnapshotableWorkspace {
       throw new InvalidArgumentError(`mode must be one of ${WRITE_MODES.join(', ')}, got ${String(mode)}`, shown);
     const mimeType = options.mimeType;
     if (mimeType !== undefined && typeof mimeType !== 'string') throw new InvalidArgumentError('mimeType must be a string', shown);
+    const ifVersion = options.ifVersion === undefined ? undefined : nonNegativeInteger(options.ifVersion, 'ifVersion');
     if (target === '') throw new IsADirectoryError('/');
     if (content.byteLength > this.limits.maxWriteBytes) {
       throw new LimitExceededError(
@@ -241,6 +242,7 @@ export class DriverWorkspace implements SnapshotableWorkspace {
     assertCreatable(target, this.limits);
     await runLocked(this.#locks, [target], async () => {
       const state = await this.#probe.writeTarget(target);
+      if (ifVersion !== undefined) await this.#probe.assertVersion(target, state, ifVersion);
       if (state === 'existing' && mode === 'create')
         throw new FileExistsError(shown, `already exists: ${shown} (mode 'create' never replaces a file)`);
       const release = await this.#governance.beforeWrite(target, state, mode, content.byteLength);

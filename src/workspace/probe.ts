@@ -1,6 +1,7 @@
 import type { BackendDriver, DriverEntryKind, DriverStat } from './driver.js';
 import { fromDriverError } from './driver-errors.js';
 import {
+  ConflictError,
   FileNotFoundError,
   IsADirectoryError,
   NameTooLongError,
@@ -160,6 +161,20 @@ export class DriverProbe {
    * What a write finds at its target: `missing`, `existing` (a file, or a link to one inside the root), or
    * `dangling` (a link the driver must resolve, and refuse when it leads outside). A directory is EISDIR.
    */
+  /**
+   * `ifVersion` compare-and-swap, called under the path's lock with `writeTarget`'s answer: the write goes on
+   * only when the file exists and its `stat().version` is `expected`. A backend that keeps no versions never
+   * matches (the conflict says so) rather than writing blind.
+   */
+  async assertVersion(target: NormalizedPath, state: 'missing' | 'existing' | 'dangling', expected: number): Promise<void> {
+    const shown = displayPath(target);
+    if (state !== 'existing') throw new ConflictError(`${shown} does not exist, expected version ${expected}; nothing was written`, shown);
+    const actual = (await this.stat(target)).version;
+    if (actual === expected) return;
+    const found = actual === undefined ? 'has no version (this backend keeps none)' : `is at version ${actual}`;
+    throw new ConflictError(`${shown} ${found}, expected version ${expected}; nothing was written`, shown);
+  }
+
   async writeTarget(target: NormalizedPath): Promise<'missing' | 'existing' | 'dangling'> {
     const kind = await this.kind(target);
     if (kind === 'directory') throw new IsADirectoryError(displayPath(target));

@@ -53,6 +53,12 @@ export interface WriteOptions {
   createParents?: boolean;
   /** Stored by backends that keep metadata (memory); otherwise guessed from the extension. */
   mimeType?: string;
+  /**
+   * Compare-and-swap: write only when the file exists and its `stat().version` is this; otherwise throw
+   * `ConflictError` (`ECONFLICT`) and change nothing. The check and the write are one step under the path's
+   * lock. On a backend whose `stat()` has no `version`, every such write conflicts.
+   */
+  ifVersion?: number;
 }
 
 export interface WriteResult {

@@ -11,6 +11,7 @@
  */
 import { describe } from 'vitest';
 import type { ComplianceHarness } from './harness.js';
+import { compareAndSwap } from './compare-and-swap.js';
 import { mutations } from './mutations.js';
 import { pathRules } from './paths.js';
 import { readAndWrite } from './read-write.js';
@@ -28,6 +29,7 @@ export function describeWorkspaceCompliance(name: string, harness: ComplianceHar
   describe(`${name}: Workspace compliance`, () => {
     pathRules(harness);
     readAndWrite(harness);
+    compareAndSwap(harness);
     listingAndSearch(harness);
     searchBounds(harness);
     searchText(harness);
