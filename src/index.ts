@@ -9,7 +9,7 @@ export { memoryBlobStore } from './snapshots/blob-store.js';
 export { BlobSnapshotter } from './snapshots/blob-snapshotter.js';
 export { WorkspaceSnapshotSchema } from './snapshots/record.js';
 export { MemoryWorkspace, MemoryDriver, type MemoryWorkspaceOptions } from './backends/memory/index.js';
-export { HostWorkspace, type HostWorkspaceOptions, type ChangeDetection } from './backends/host/index.js';
+export { HostWorkspace, sweepStaleTemp, type HostWorkspaceOptions, type ChangeDetection, type SweepResult } from './backends/host/index.js';
 export { OverlayWorkspace, type OverlayWorkspaceOptions } from './backends/overlay/index.js';
 export * from './tools/index.js';
 export {

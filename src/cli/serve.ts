@@ -8,6 +8,9 @@ import type { MountArgument } from './args.js';
 import { createMcpServer } from './mcp-server.js';
 import { hydrationProgress } from './progress.js';
 
+/** Signals that stop the server cleanly (the session disposed, its temp root and git dir removed). */
+const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+
 export interface ServeOptions {
   backend: 'memory' | 'host' | 'overlay';
   /** A host directory to work on (host backend); default a private temp directory. */
@@ -41,8 +44,7 @@ export async function serveMcp(options: ServeOptions): Promise<void> {
   // default SIGTERM/SIGINT ended the process there and left the host backend's temp root and git dir behind.
   const starting = new AbortController();
   const stopStarting = () => starting.abort();
-  process.once('SIGINT', stopStarting);
-  process.once('SIGTERM', stopStarting);
+  for (const signal of STOP_SIGNALS) process.once(signal, stopStarting);
   let session: Session;
   try {
     session = await createSession({
@@ -61,8 +63,7 @@ export async function serveMcp(options: ServeOptions): Promise<void> {
     const message = error instanceof Error ? error.message : String(error);
     throw new Error(`could not start the session: ${redactHostPaths(message, undefined, hostPaths)}`);
   } finally {
-    process.off('SIGINT', stopStarting);
-    process.off('SIGTERM', stopStarting);
+    for (const signal of STOP_SIGNALS) process.off(signal, stopStarting);
   }
   if (starting.signal.aborted) {
     await session.dispose();
@@ -95,9 +96,10 @@ export async function serveMcp(options: ServeOptions): Promise<void> {
         .then(() => done());
     };
     server.onclose = shutdown;
+    // stdin ends when the client closes its side; `close` also covers a client that died (EPIPE, no `end`).
     process.stdin.once('end', shutdown);
-    process.once('SIGINT', shutdown);
-    process.once('SIGTERM', shutdown);
+    process.stdin.once('close', shutdown);
+    for (const signal of STOP_SIGNALS) process.once(signal, shutdown);
     void server.connect(transport).catch(shutdown);
   });
 }

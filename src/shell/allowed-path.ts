@@ -1,10 +1,6 @@
-import { accessSync, constants, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { accessSync, constants, symlinkSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
-
-/** Directories of commands still running, removed on exit if the process ends while one runs. */
-const live = new Set<string>();
-let cleanupInstalled = false;
+import { createOwnedTemp, removeOwnedTemp } from '../backends/host/owned-temp.js';
 
 /** The allowed programs found on the host's PATH, by name (programs not found are left out). */
 export function locatePrograms(commands: readonly string[], searchPath = process.env.PATH ?? ''): Map<string, string> {
@@ -23,13 +19,9 @@ export function locatePrograms(commands: readonly string[], searchPath = process
  * (one made per shell and removed at process exit was left behind by every process that was killed).
  */
 export function allowedPathDirectory(programs: ReadonlyMap<string, string>): { path: string; remove(): void } {
-  const dir = mkdtempSync(join(tmpdir(), 'sessionfs-shell-path-'));
-  live.add(dir);
-  installCleanup();
-  const remove = (): void => {
-    live.delete(dir);
-    rmSync(dir, { recursive: true, force: true });
-  };
+  // Owned by this process: removed at exit if a command is still running then, swept after a kill -9.
+  const dir = createOwnedTemp('shell-path');
+  const remove = (): void => removeOwnedTemp(dir);
   try {
     for (const [name, program] of programs) symlinkSync(program, join(dir, name));
   } catch (error) {
@@ -46,14 +38,6 @@ function isExecutable(path: string): boolean {
   } catch {
     return false;
   }
-}
-
-function installCleanup(): void {
-  if (cleanupInstalled) return;
-  cleanupInstalled = true;
-  process.once('exit', () => {
-    for (const dir of live) rmSync(dir, { recursive: true, force: true });
-  });
 }
 
 /** The first executable called `name` on `searchPath`, or undefined. */

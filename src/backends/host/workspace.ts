@@ -1,5 +1,4 @@
 import * as fs from 'node:fs';
-import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve as resolveHostPath } from 'node:path';
 import { execa, type Options as ExecaOptions, type Result as ExecaResult } from 'execa';
 import { validatePolicy } from '../../governance/policy.js';
@@ -11,7 +10,8 @@ import { ChangeTracker } from './changes.js';
 import { HostDriver } from './driver.js';
 import { HostGitSnapshotter, type ChangeDetection } from './git-snapshotter.js';
 import { excludeMatcher } from './names.js';
-import { pinDirectory, removeAt, Sandbox, type PinnedDir } from './sandbox.js';
+import { createOwnedTemp, removeOwnedTemp } from './owned-temp.js';
+import { Sandbox } from './sandbox.js';
 
 export type { ChangeDetection } from './git-snapshotter.js';
 
@@ -49,10 +49,8 @@ export class HostWorkspace extends DriverWorkspace {
     const changes = new ChangeTracker();
     const snapshotter = new HostGitSnapshotter(host.root, host.gitDir, host.changeDetection, changes, excludeMatcher(host.exclude));
     const driver = new HostDriver(new Sandbox(host.root), changes, snapshotter, async () => {
-      // Never fs.rm: it re-checks each path before acting on it, so a directory swapped for a link to the
-      // outside while it runs would be emptied through the link. Pinned removal never follows one.
-      if (host.ownsRoot) removeOwned(host.root);
-      if (host.ownsGitDir) removeOwned(host.gitDir);
+      if (host.ownsRoot) removeOwnedTemp(host.root);
+      if (host.ownsGitDir) removeOwnedTemp(host.gitDir);
     });
     super(driver, options);
     this.gitDir = host.gitDir;
@@ -130,7 +128,7 @@ function openHost(options: HostWorkspaceOptions): HostLocations {
 
   let root: string;
   try {
-    if (givenRoot === undefined) root = fs.realpathSync(fs.mkdtempSync(join(tmpdir(), 'sessionfs-root-')));
+    if (givenRoot === undefined) root = createOwnedTemp('root');
     else {
       fs.mkdirSync(givenRoot, { recursive: true });
       root = fs.realpathSync(givenRoot);
@@ -142,7 +140,7 @@ function openHost(options: HostWorkspaceOptions): HostLocations {
   }
   let gitDir: string;
   try {
-    if (givenGitDir === undefined) gitDir = fs.realpathSync(fs.mkdtempSync(join(tmpdir(), 'sessionfs-git-')));
+    if (givenGitDir === undefined) gitDir = createOwnedTemp('git');
     else {
       fs.mkdirSync(givenGitDir, { recursive: true });
       gitDir = fs.realpathSync(givenGitDir);
@@ -150,7 +148,7 @@ function openHost(options: HostWorkspaceOptions): HostLocations {
     if (isInside(gitDir, root)) throw new InvalidArgumentError('gitDir must lie outside the workspace root');
     GitStore.initSync(gitDir);
   } catch (error) {
-    if (givenRoot === undefined) fs.rmSync(root, { recursive: true, force: true });
+    if (givenRoot === undefined) removeOwnedTemp(root);
     if (error instanceof WorkspaceError) throw error;
     throw new InvalidArgumentError(
       `cannot create or open the snapshot git directory (${(error as NodeJS.ErrnoException).code ?? 'error'})`,
@@ -164,19 +162,6 @@ function openHost(options: HostWorkspaceOptions): HostLocations {
     changeDetection,
     exclude: Object.freeze([...exclude]),
   };
-}
-
-/** Removes a directory this workspace created (an absolute real path), never following a link inside it. */
-function removeOwned(path: string): void {
-  let parent: PinnedDir | undefined;
-  try {
-    parent = pinDirectory(new Sandbox(dirname(path)), '', '/');
-    removeAt(parent, basename(path), '/');
-  } catch {
-    // already gone, or not ours to remove any more
-  } finally {
-    parent?.release();
-  }
 }
 
 /** Real path of `path`, resolving the longest existing prefix (the rest may not exist yet). */

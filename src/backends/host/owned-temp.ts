@@ -1,0 +1,157 @@
+import { createHash } from 'node:crypto';
+import * as fs from 'node:fs';
+import { hostname, tmpdir } from 'node:os';
+import { basename, dirname, join } from 'node:path';
+import { pinDirectory, removeAt, Sandbox, type PinnedDir } from './sandbox.js';
+
+/**
+ * Temp directories owned by this process, named `sessionfs-<kind>-<owner>-XXXXXX`, where `<owner>` is
+ * `<pid>.<start>.<host>`: the owner's pid, its start time (from /proc; `0` where there is none, so a reused
+ * pid is not taken for the owner) and a short hash of the host name (a sweeper judges only its own host's
+ * processes: another container sharing /tmp may have a live process with a pid this one does not see).
+ *
+ * They are removed when the process exits (an `exit` hook, for whatever was not disposed), and a later
+ * process's {@link sweepStaleTemp} removes those whose owner is gone (`kill -9`). A sweeper claims a stale
+ * directory by renaming it to a name it owns itself (rename is atomic, so of two sweepers exactly one wins,
+ * and one killed mid-removal leaves a directory the next sweep removes); it claims only directories whose
+ * owner is dead, so no process ever deletes another's live directory.
+ */
+
+const PREFIX = 'sessionfs-';
+const OWNED_NAME = /^sessionfs-([a-z]+(?:-[a-z]+)*)-(\d+)\.(\d+)\.([0-9a-f]{6})-[A-Za-z0-9]{6}$/;
+
+/** Directories this process owns and has not removed yet. */
+const live = new Set<string>();
+let exitHookInstalled = false;
+let sweptAtStart = false;
+
+/** This process's owner token, computed once. */
+let ownToken: string | undefined;
+function ownerToken(): string {
+  ownToken ??= `${process.pid}.${processStart(process.pid) ?? 0}.${hostTag()}`;
+  return ownToken;
+}
+
+function hostTag(): string {
+  return createHash('sha256').update(hostname()).digest('hex').slice(0, 6);
+}
+
+/**
+ * Creates a private temp directory owned by this process (real path returned), removed at exit unless
+ * {@link removeOwnedTemp} removed it first. The first one a process creates sweeps stale ones, off the
+ * current call.
+ */
+export function createOwnedTemp(kind: string, base = tmpdir()): string {
+  if (!/^[a-z]+(?:-[a-z]+)*$/.test(kind)) throw new Error(`not a temp kind: ${kind}`);
+  const dir = fs.realpathSync(fs.mkdtempSync(join(base, `${PREFIX}${kind}-${ownerToken()}-`)));
+  live.add(dir);
+  installExitHook();
+  if (!sweptAtStart) {
+    sweptAtStart = true;
+    setImmediate(() => {
+      try {
+        sweepStaleTemp({ directory: base });
+      } catch {
+        // a sweep is best effort: the next start tries again
+      }
+    }).unref();
+  }
+  return dir;
+}
+
+/** Removes a directory made by {@link createOwnedTemp}, never following a link inside it. */
+export function removeOwnedTemp(dir: string): void {
+  live.delete(dir);
+  removeTree(dir);
+}
+
+export interface SweepResult {
+  /** Names of the stale directories removed (no paths). */
+  removed: string[];
+}
+
+/**
+ * Removes the temp directories in `directory` (default the OS temp dir) whose owner process has ended
+ * without removing them (killed with `kill -9`, or crashed in a way that skipped `exit` hooks). Never
+ * touches a directory whose owner is alive, one owned by another host, or one not named by this module.
+ */
+export function sweepStaleTemp(options: { directory?: string } = {}): SweepResult {
+  const directory = options.directory ?? tmpdir();
+  const removed: string[] = [];
+  let names: string[];
+  try {
+    names = fs.readdirSync(directory).filter((name) => name.startsWith(PREFIX));
+  } catch {
+    return { removed };
+  }
+  const ownHost = hostTag();
+  for (const name of names) {
+    const parsed = OWNED_NAME.exec(name);
+    if (parsed === null) continue;
+    const [, , pid, start, host] = parsed;
+    if (host !== ownHost || ownerAlive(Number(pid), Number(start))) continue;
+    // Claim it under our own name first: whoever renames it owns its removal.
+    const claimed = join(directory, `${PREFIX}swept-${ownerToken()}-${name.slice(-6)}`);
+    try {
+      fs.renameSync(join(directory, name), claimed);
+    } catch {
+      continue; // another sweeper took it, or it is gone
+    }
+    removeTree(claimed);
+    removed.push(name);
+  }
+  return { removed };
+}
+
+/** Whether the process that made a directory still runs (a reused pid with another start time does not count). */
+function ownerAlive(pid: number, start: number): boolean {
+  if (pid === process.pid) return start === 0 || start === processStart(pid);
+  try {
+    process.kill(pid, 0);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ESRCH') return false;
+    // EPERM: it runs, under another user
+  }
+  if (start === 0) return true;
+  const actual = processStart(pid);
+  return actual === undefined || actual === start;
+}
+
+/** A process's start time in clock ticks since boot (Linux /proc), or undefined where it cannot be read. */
+function processStart(pid: number): number | undefined {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the command name (which may hold spaces and parentheses): state is field 3, starttime 22.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const start = Number(fields[19]);
+    return Number.isSafeInteger(start) ? start : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function installExitHook(): void {
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  process.once('exit', () => {
+    for (const dir of live) removeTree(dir);
+    live.clear();
+  });
+}
+
+/**
+ * Removes a directory tree, never following a link inside it. Never `fs.rm`: it re-checks each path before
+ * acting on it, so a directory swapped for a link to the outside while it runs (by a program a shell left
+ * running) would be emptied through the link. Pinned removal never follows one.
+ */
+export function removeTree(path: string): void {
+  let parent: PinnedDir | undefined;
+  try {
+    parent = pinDirectory(new Sandbox(dirname(path)), '', '/');
+    removeAt(parent, basename(path), '/');
+  } catch {
+    // already gone, or not ours to remove any more
+  } finally {
+    parent?.release();
+  }
+}
