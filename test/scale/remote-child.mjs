@@ -2,11 +2,11 @@
 //   digest                 print a digest of every file in the session's head
 //   write-and-pause N      open, write N files, print "ready", wait for SIGCONT-resumed stdin line, publish
 //   publish-big N          open, write N files of 4 KiB, print "publishing", publish, print "done"
-import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { openSession, postgresSessionStore } from '../../dist/src/index.js';
 import { s3BlobStore } from '../../dist/src/scale/s3.js';
 import { S3Client } from '@aws-sdk/client-s3';
+import { digestOf } from './digest.mjs';
 
 const [connectionString, endpoint, bucket, schema, sessionId, command, arg] = process.argv.slice(2);
 const pool = new pg.Pool({ connectionString, max: 2 });
@@ -18,18 +18,6 @@ const client = new S3Client({
 });
 const store = postgresSessionStore({ pool, blobs: s3BlobStore({ client, bucket }), schema });
 const say = (line) => process.stdout.write(`${line}\n`);
-
-async function digestOf(workspace) {
-  const hash = createHash('sha256');
-  for (const { path } of await workspace.glob('**/*', { dot: true })) {
-    hash
-      .update(path)
-      .update('\0')
-      .update((await workspace.readBytes(path)).content)
-      .update('\0');
-  }
-  return hash.digest('hex');
-}
 
 try {
   if (command === 'digest') {

@@ -1,5 +1,4 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import pg from 'pg';
@@ -8,9 +7,9 @@ import { openSession } from '../../src/scale/open-session.js';
 import { postgresSessionStore } from '../../src/scale/postgres-store.js';
 import { s3BlobStore } from '../../src/scale/s3-blob-store.js';
 import { defineTool } from '../../src/session/define-tool.js';
-import type { SnapshotableWorkspace } from '../../src/workspace/types.js';
 import { postgresUnavailable, startPostgres, startS3, type RunningPostgres, type RunningS3 } from '../../bench/_servers.mjs';
 import { assertBuilt } from '../cli/support.js';
+import { digestOf } from './digest.mjs';
 import { z } from 'zod';
 
 const unavailable = postgresUnavailable();
@@ -31,17 +30,6 @@ const writeTool = defineTool({
     return { success: fail !== true, message: fail === true ? 'asked to fail' : `wrote ${path}` };
   },
 });
-
-async function digestOf(workspace: SnapshotableWorkspace): Promise<string> {
-  const hash = createHash('sha256');
-  for (const { path } of await workspace.glob('**/*', { dot: true }))
-    hash
-      .update(path)
-      .update('\0')
-      .update((await workspace.readBytes(path)).content)
-      .update('\0');
-  return hash.digest('hex');
-}
 
 describe.skipIf(unavailable !== undefined)('openSession: sessions that resume anywhere (real Postgres + s3rver)', () => {
   let postgres: RunningPostgres;

@@ -1,0 +1,3 @@
+import type { SnapshotableWorkspace } from '../../src/workspace/types.js';
+
+export function digestOf(workspace: SnapshotableWorkspace): Promise<string>;
