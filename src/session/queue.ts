@@ -46,8 +46,8 @@ export class SessionQueue {
   }
 }
 
-/** Protocol methods that return a promise: queued even when a workspace implements them without `async`. */
-const ASYNC_METHODS = new Set<PropertyKey>([
+/** The protocol's file and snapshot operations: every one returns a promise (the typed-error tests call each). */
+export const WORKSPACE_OPERATIONS = [
   'read',
   'readBytes',
   'write',
@@ -64,10 +64,10 @@ const ASYNC_METHODS = new Set<PropertyKey>([
   'snapshot',
   'restore',
   'diff',
-  'exec',
-  'dispose',
-  Symbol.asyncDispose,
-]);
+] as const;
+
+/** Protocol methods that return a promise: queued even when a workspace implements them without `async`. */
+const ASYNC_METHODS = new Set<PropertyKey>([...WORKSPACE_OPERATIONS, 'exec', 'dispose', Symbol.asyncDispose]);
 
 const AsyncFunction = (async () => undefined).constructor;
 const isAsyncFunction = (value: unknown): boolean => value instanceof AsyncFunction;

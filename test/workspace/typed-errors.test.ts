@@ -1,4 +1,5 @@
 import fc from 'fast-check';
+import { WORKSPACE_OPERATIONS } from '../../src/session/queue.js';
 import * as fs from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -100,24 +101,7 @@ const anyValue: fc.Arbitrary<unknown> = fc.oneof(
   ),
 );
 
-const METHODS = [
-  'read',
-  'readBytes',
-  'write',
-  'writeBytes',
-  'exists',
-  'stat',
-  'list',
-  'glob',
-  'grep',
-  'mkdir',
-  'delete',
-  'rename',
-  'copy',
-  'snapshot',
-  'restore',
-  'diff',
-] as const;
+const METHODS = WORKSPACE_OPERATIONS;
 
 describe.each(EVERY_BACKEND)('edge input on $name ends as a WorkspaceError', ({ name, create }) => {
   let workspace: SnapshotableWorkspace;
