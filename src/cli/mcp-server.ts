@@ -9,12 +9,20 @@ import { SnapshotRestoreError } from '../workspace/errors.js';
 import { workspacePrompt, workspaceTools, type WorkspaceToolsOptions } from '../tools/index.js';
 import { failure, failureFromError, redactHostPaths } from '../tools/failure.js';
 import { mediaOf } from '../tools/media.js';
+import { serveClientRoots } from './mcp-client-roots.js';
+import type { HostArea } from './mcp-roots.js';
+import { scopedWorkspace } from './root-scope.js';
 
 export interface McpServerOptions {
   /** Options of the tool suite (limits, read-before-write). */
   tools?: WorkspaceToolsOptions;
   /** Host paths (mount sources, allowed roots) that must never appear in what the model sees. */
   redact?: readonly string[];
+  /**
+   * The host directories the server was started with (mount sources, `--root`, allowed roots): the MCP
+   * client's roots are judged against them (docs/mcp.md, "Roots"). Without any, every client root is refused.
+   */
+  hostAreas?: readonly HostArea[];
   /** Server name and version reported to the client. */
   name?: string;
   version?: string;
@@ -123,13 +131,16 @@ export async function createMcpServer(session: Session, options: McpServerOption
   });
 
   const tools: Tool[] = [...workspaceTools(options.tools), snapshotTool, restoreTool, diffTool];
-  const byName = new Map(tools.map((tool) => [tool.name, tool]));
   const redact = (text: string): string => redactHostPaths(text, session.filesystem, options.redact ?? []);
+  // The shell reaches every file of the workspace (and a host shell, the host root): the client's roots cannot
+  // narrow it, so it is withdrawn while they do. It is the only tool that comes and goes, hence `listChanged`.
+  const unscopable = new Set(tools.filter((tool) => tool.name === 'bash').map((tool) => tool.name));
+  const visibleTools = (): Tool[] => (roots.scope() === undefined ? tools : tools.filter((tool) => !unscopable.has(tool.name)));
 
   const server = new Server(
     { name: options.name ?? 'sessionfs', version: options.version ?? '0.0.0' },
     {
-      capabilities: { tools: {} },
+      capabilities: { tools: { listChanged: unscopable.size > 0 }, logging: {} },
       instructions: workspacePrompt({
         ...options.tools,
         readOnly: session.filesystem.readOnly,
@@ -142,24 +153,48 @@ export async function createMcpServer(session: Session, options: McpServerOption
     },
   );
 
-  server.setRequestHandler(ListToolsRequestSchema, () => ({
-    tools: tools.map((tool) => ({
-      name: tool.name,
-      description: tool.description,
-      inputSchema: tool.jsonSchema as { type: 'object' },
-      ...(tool.annotations === undefined ? {} : { annotations: tool.annotations }),
-    })),
-  }));
+  let shownNames: string[] = tools.map((tool) => tool.name);
+  const roots = serveClientRoots(server, {
+    areas: options.hostAreas ?? [],
+    redact,
+    onScopeChange: async () => {
+      const names = visibleTools().map((tool) => tool.name);
+      if (names.length !== shownNames.length) await server.sendToolListChanged().catch(() => undefined);
+      shownNames = names;
+    },
+  });
+
+  server.setRequestHandler(ListToolsRequestSchema, async () => {
+    await roots.settled();
+    return {
+      tools: visibleTools().map((tool) => ({
+        name: tool.name,
+        description: tool.description,
+        inputSchema: tool.jsonSchema as { type: 'object' },
+        ...(tool.annotations === undefined ? {} : { annotations: tool.annotations }),
+      })),
+    };
+  });
 
   server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
-    const tool = byName.get(request.params.name);
-    if (tool === undefined) {
+    await roots.settled();
+    const available = visibleTools();
+    const scope = roots.scope();
+    const found = available.find((tool) => tool.name === request.params.name);
+    if (found === undefined) {
       const unknown = failure(
         'EINVAL',
-        `there is no tool named ${JSON.stringify(request.params.name)}. Available tools: ${[...byName.keys()].join(', ')}.`,
+        `there is no tool named ${JSON.stringify(request.params.name)}. Available tools: ${available.map((t) => t.name).join(', ')}.`,
       );
       return { content: [{ type: 'text', text: unknown.message }], isError: true };
     }
+    const tool: Tool =
+      scope === undefined
+        ? found
+        : {
+            ...found,
+            handler: (params, context) => found.handler(params, { ...context, filesystem: scopedWorkspace(context.filesystem, scope) }),
+          };
     let result: ToolCallResult;
     try {
       // A call the client cancels is aborted, so rolled back: the client takes it as not done.

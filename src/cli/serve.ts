@@ -1,5 +1,5 @@
 import { realpath } from 'node:fs/promises';
-import { resolve } from 'node:path';
+import { basename, resolve } from 'node:path';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { createSession } from '../session/index.js';
 import type { Session } from '../session/types.js';
@@ -74,6 +74,14 @@ export async function serveMcp(options: ServeOptions): Promise<void> {
     server = await createMcpServer(session, {
       tools: { readBeforeWrite: options.readBeforeWrite, ...(options.shell === undefined ? {} : { shell: options.shell }) },
       redact: hostPaths,
+      hostAreas: [
+        ...(options.root === undefined ? [] : [{ hostPath: options.root, workspacePath: '' }]),
+        ...options.mounts.map((mount) => ({
+          hostPath: mount.hostPath,
+          workspacePath: mount.mountPath ?? basename(resolve(mount.hostPath)),
+        })),
+        ...options.allow.map((hostPath) => ({ hostPath })),
+      ],
       ...(options.version === undefined ? {} : { version: options.version }),
     });
   } catch (error) {

@@ -36,6 +36,7 @@ export function forwardingView(target: SnapshotableWorkspace, options: Forwardin
     },
     ...(options.writable === true ? {} : { set: refuse, defineProperty: refuse, deleteProperty: refuse }),
   });
-  targets.set(view, target);
+  // A view over a view (the MCP roots scope over a call's guard) still leads to the workspace itself.
+  targets.set(view, targets.get(target) ?? target);
   return view;
 }

@@ -1,0 +1,62 @@
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { RootsListChangedNotificationSchema, type LoggingLevel } from '@modelcontextprotocol/sdk/types.js';
+import type { NormalizedPath } from '../workspace/paths.js';
+import { resolveClientRoots, resolveHostAreas, type HostArea } from './mcp-roots.js';
+
+/** How long the server waits for the client's answer to `roots/list` before it goes on without roots. */
+const ROOTS_TIMEOUT_MS = 10_000;
+
+export interface ClientRoots {
+  /** Resolves once the latest `roots/list` the server asked for is answered and judged (tool calls wait for it). */
+  settled(): Promise<void>;
+  /** The workspace paths the tools are limited to, or `undefined` for the whole workspace. */
+  scope(): readonly NormalizedPath[] | undefined;
+}
+
+/**
+ * MCP roots on `server`: when the client declares the `roots` capability, asks for `roots/list` once the
+ * connection is initialized and again on every `notifications/roots/list_changed`, judges each root
+ * ({@link resolveClientRoots}), tells the client what it accepted and refused as log messages, and calls
+ * `onScopeChange` when the scope changes. Needs the `logging` capability declared on `server`.
+ */
+export function serveClientRoots(
+  server: Server,
+  options: { areas: readonly HostArea[]; redact: (text: string) => string; onScopeChange: () => Promise<void> },
+): ClientRoots {
+  let scope: readonly NormalizedPath[] | undefined;
+  let latest: Promise<void> = Promise.resolve();
+  const areas = resolveHostAreas(options.areas);
+
+  // The verdicts name only the URI the client sent and workspace paths, so they go as they are (redacting would
+  // hide the client's own URI). A message that cannot be sent (the connection closed meanwhile) is dropped.
+  const log = (level: LoggingLevel, data: string): Promise<void> =>
+    Promise.resolve()
+      .then(() => server.sendLoggingMessage({ level, logger: 'sessionfs.roots', data }))
+      .catch(() => undefined);
+
+  const refresh = async (): Promise<void> => {
+    let roots: readonly { uri: string }[];
+    try {
+      ({ roots } = await server.listRoots(undefined, { timeout: ROOTS_TIMEOUT_MS }));
+    } catch (error) {
+      const why = error instanceof Error ? error.message : String(error);
+      await log('warning', `could not get the client's roots (${options.redact(why)}); the tools keep the workspace as it is`);
+      return;
+    }
+    const resolution = await resolveClientRoots(roots, await areas);
+    for (const verdict of resolution.verdicts) await log(verdict.accepted ? 'info' : 'error', verdict.message);
+    if (roots.length > 0 && resolution.verdicts.every((v) => !v.accepted))
+      await log('warning', 'no root was accepted: the tools keep the whole workspace the server was started with');
+    const changed = JSON.stringify(scope) !== JSON.stringify(resolution.scope);
+    scope = resolution.scope;
+    if (changed) await options.onScopeChange();
+  };
+  const ask = () => {
+    if (server.getClientCapabilities()?.roots === undefined) return;
+    latest = latest.then(refresh);
+  };
+
+  server.oninitialized = ask;
+  server.setNotificationHandler(RootsListChangedNotificationSchema, ask);
+  return { settled: () => latest, scope: () => scope };
+}
