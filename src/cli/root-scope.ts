@@ -101,8 +101,7 @@ export function scopedWorkspace(target: SnapshotableWorkspace, scope: readonly N
     wrap(method, property) {
       const wrap = typeof property === 'string' && Object.hasOwn(scoped, property) ? scoped[property] : undefined;
       if (wrap !== undefined) return wrap((...args: unknown[]) => method.apply(target, args));
-      return (...args: unknown[]) =>
-        Promise.reject(new PolicyError(`${String(property)} is not available while the MCP client's roots limit the workspace`));
+      return () => Promise.reject(new PolicyError(`${String(property)} is not available while the MCP client's roots limit the workspace`));
     },
   });
 }
