@@ -1,114 +1,140 @@
 #!/usr/bin/env node
-// Per-call cost over MCP: reading N files one call at a time and writing N files, through the official SDK
-// client on an in-memory transport, on the memory and host backends, side by side with a baseline server
-// in the same run. The issue's comparison is the official filesystem server
-// (@modelcontextprotocol/server-filesystem), which is not a dependency: the baseline is a minimal SDK server
-// answering read_file/write_file with node:fs directly, the floor any MCP filesystem server pays. Prints one JSON document: medians in ms and ratios (ours / baseline).
-// Usage: node bench/mcp-calls.mjs [files]   (after `npm run build`)
+// Per-call cost and start time over MCP, side by side in one run with the official filesystem server
+// (@modelcontextprotocol/server-filesystem), every server a child process driven by the official SDK client
+// over stdio, on one tree: the first 10,000 files of this project's node_modules (bench/_corpus.mjs).
+// Measured: median ms per read_file / write_file call over 1,000 files one call at a time; ms for one call
+// reading the same 1,000 files (read_many_files / read_multiple_files); ms from spawning the server to the
+// answer of its first read (start). sessionfs runs as `sessionfs mcp` does (bench/_mcp-serve.mjs): memory
+// (the tree mounted, so copied in), host (`--root` on the tree) and overlay (`--overlay`, read in place).
+// Prints one JSON document with the figures and the ratios sessionfs / official.
+// Usage: node bench/mcp-calls.mjs [files] [calls]   (after `npm run build`)
 import * as fs from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { z } from 'zod';
-import { createMcpServer, createSession } from '../dist/src/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { copyCorpus } from './_corpus.mjs';
 import { median, round } from './_timing.mjs';
 
-const FILES = Number(process.argv[2] ?? 1000);
+const FILES = Number(process.argv[2] ?? 10_000);
+const CALLS = Number(process.argv[3] ?? 1000);
+const here = dirname(fileURLToPath(import.meta.url));
+const official = join(
+  dirname(createRequire(import.meta.url).resolve('@modelcontextprotocol/server-filesystem/package.json')),
+  'dist/index.js',
+);
+
 const scratch = fs.realpathSync(fs.mkdtempSync(join(tmpdir(), 'sessionfs-bench-mcp-')));
-const source = join(scratch, 'project');
-const names = Array.from({ length: FILES }, (_, i) => `pkg${Math.floor(i / 100)}/file${i}.ts`);
-for (const [i, name] of names.entries()) {
-  fs.mkdirSync(join(source, name, '..'), { recursive: true });
-  fs.writeFileSync(join(source, name), `export const value${i} = ${i};\n`.repeat(20));
+const tree = join(scratch, 'tree');
+const corpus = copyCorpus(tree, FILES);
+// The files read: text files of at most 16 KiB, spread over the tree, in walk order.
+const TEXT = /\.(?:[cm]?js|[cm]?ts|json|md|txt|map|yml|yaml)$/;
+const candidates = [];
+const walk = (dir, rel) => {
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))) {
+    const path = rel === '' ? entry.name : `${rel}/${entry.name}`;
+    if (entry.isDirectory()) walk(join(dir, entry.name), path);
+    else if (entry.isFile() && TEXT.test(entry.name) && fs.statSync(join(dir, entry.name)).size <= 16_384) candidates.push(path);
+  }
+};
+walk(tree, '');
+const step = Math.max(1, Math.floor(candidates.length / CALLS));
+const picked = candidates.filter((_, i) => i % step === 0).slice(0, CALLS);
+const SERVERS = ['official', 'memory', 'host', 'overlay'];
+for (const name of SERVERS) fs.mkdirSync(join(tree, `out-${name}`));
+
+/** How each server is started, and how a workspace path is named to it (the official server takes host paths). */
+function server(name) {
+  const serve = (options) => ({ command: process.execPath, args: [join(here, '_mcp-serve.mjs'), JSON.stringify(options)] });
+  const limits = { tools: { maxReadManyFiles: CALLS, maxReadChars: 1_000_000_000 } };
+  switch (name) {
+    case 'official':
+      return {
+        ...{ command: process.execPath, args: [official, tree] },
+        path: (p) => join(tree, p),
+        read: 'read_text_file',
+        many: 'read_multiple_files',
+      };
+    case 'memory':
+      return {
+        ...serve({ backend: 'memory', mounts: [{ hostPath: tree, mountPath: 'tree' }], allow: [scratch], ...limits }),
+        path: (p) => `tree/${p}`,
+      };
+    case 'host':
+      return { ...serve({ backend: 'host', root: tree, ...limits }), path: (p) => p };
+    case 'overlay':
+      return {
+        ...serve({ backend: 'overlay', mounts: [{ hostPath: tree, mountPath: 'tree' }], allow: [scratch], ...limits }),
+        path: (p) => `tree/${p}`,
+      };
+  }
 }
 
-async function connect(server) {
-  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-  await server.connect(serverSide);
+async function measure(name) {
+  const { command, args, path, read = 'read_file', many = 'read_many_files' } = server(name);
+  const call = async (tool, params) => {
+    const result = await client.callTool({ name: tool, arguments: params });
+    if (result.isError) throw new Error(`${name} ${tool}: ${JSON.stringify(result.content).slice(0, 300)}`);
+    return result;
+  };
+  const started = performance.now();
+  const transport = new StdioClientTransport({ command, args, stderr: 'ignore' });
   const client = new Client({ name: 'bench', version: '1.0.0' });
-  await client.connect(clientSide);
-  return client;
-}
-
-/** Median ms per call of `call(i)` over every file, after a warm-up of 20 calls. */
-async function perCall(call) {
-  for (let i = 0; i < 20; i += 1) await call(i % FILES);
-  const samples = [];
-  for (let i = 0; i < FILES; i += 1) {
+  await client.connect(transport);
+  await call(read, { path: path(picked[0]) });
+  const startMs = performance.now() - started;
+  try {
+    const perCall = async (tool, params) => {
+      for (let i = 0; i < 20; i += 1) await call(tool, params(i % picked.length, true));
+      const samples = [];
+      for (let i = 0; i < picked.length; i += 1) {
+        const start = performance.now();
+        await call(tool, params(i, false));
+        samples.push(performance.now() - start);
+      }
+      return round(median(samples), 3);
+    };
+    const readMs = await perCall(read, (i) => ({ path: path(picked[i]) }));
+    const writeMs = await perCall('write_file', (i, warm) => ({
+      path: path(`out-${name}/${warm ? 'warm' : 'file'}${i}.txt`),
+      content: `export const written = ${i};\n`.repeat(10),
+    }));
     const start = performance.now();
-    const result = await call(i);
-    samples.push(performance.now() - start);
-    if (result.isError) throw new Error(JSON.stringify(result.content));
-  }
-  return round(median(samples), 3);
-}
-
-async function ours(backend) {
-  const started = performance.now();
-  const session = await createSession({ backend, mounts: [{ hostPath: source, mountPath: 'project' }], allowedHostRoots: [scratch] });
-  const client = await connect(await createMcpServer(session));
-  const startMs = round(performance.now() - started);
-  try {
-    const readMs = await perCall((i) => client.callTool({ name: 'read_file', arguments: { path: `project/${names[i]}` } }));
-    const writeMs = await perCall((i) =>
-      client.callTool({ name: 'write_file', arguments: { path: `out/${names[i]}`, content: `export const written = ${i};\n` } }),
-    );
-    return { startMs, readMs, writeMs };
-  } finally {
-    await client.close();
-    await session.dispose();
-  }
-}
-
-/** The floor: an SDK server whose tools are one node:fs call each (no validation beyond zod, no sandbox). */
-async function baseline() {
-  const root = join(source);
-  const server = new McpServer({ name: 'baseline', version: '1.0.0' });
-  server.registerTool('read_file', { inputSchema: { path: z.string() } }, async ({ path }) => ({
-    content: [{ type: 'text', text: await fs.promises.readFile(join(root, path), 'utf8') }],
-  }));
-  server.registerTool('write_file', { inputSchema: { path: z.string(), content: z.string() } }, async ({ path, content }) => {
-    await fs.promises.mkdir(join(root, path, '..'), { recursive: true });
-    await fs.promises.writeFile(join(root, path), content);
-    return { content: [{ type: 'text', text: `wrote ${path}` }] };
-  });
-  const started = performance.now();
-  const client = await connect(server);
-  const startMs = round(performance.now() - started);
-  try {
-    const readMs = await perCall((i) => client.callTool({ name: 'read_file', arguments: { path: names[i] } }));
-    const writeMs = await perCall((i) =>
-      client.callTool({ name: 'write_file', arguments: { path: `out/${names[i]}`, content: `export const written = ${i};\n` } }),
-    );
-    return { startMs, readMs, writeMs };
+    const result = await call(many, { paths: picked.map(path) });
+    const readManyMs = performance.now() - start;
+    const text = result.content.map((c) => c.text ?? '').join('');
+    return { startMs: round(startMs), readMs, writeMs, readManyMs: round(readManyMs), readManyChars: text.length };
   } finally {
     await client.close();
   }
 }
 
 try {
-  const base = await baseline();
-  const memory = await ours('memory');
-  const host = await ours('host');
+  const ms = {};
+  for (const name of SERVERS) ms[name] = await measure(name);
   const ratio = (a, b) => round(a / b, 2);
+  const ratios = {};
+  for (const name of SERVERS.slice(1)) {
+    ratios[name] = {
+      read: ratio(ms[name].readMs, ms.official.readMs),
+      write: ratio(ms[name].writeMs, ms.official.writeMs),
+      readMany: ratio(ms[name].readManyMs, ms.official.readManyMs),
+      start: ratio(ms[name].startMs, ms.official.startMs),
+    };
+  }
   console.log(
     JSON.stringify(
       {
         bench: 'mcp-calls',
-        files: FILES,
-        baseline: 'minimal SDK server with node:fs (@modelcontextprotocol/server-filesystem is not a dependency)',
-        baselineMs: base,
-        memoryMs: memory,
-        hostMs: host,
-        ratios: {
-          memoryRead: ratio(memory.readMs, base.readMs),
-          memoryWrite: ratio(memory.writeMs, base.writeMs),
-          hostRead: ratio(host.readMs, base.readMs),
-          hostWrite: ratio(host.writeMs, base.writeMs),
-        },
+        tree: { files: corpus.files, mb: round(corpus.bytes / 2 ** 20) },
+        calls: picked.length,
+        baseline: '@modelcontextprotocol/server-filesystem over stdio, on the same tree',
+        goals: 'host read/write ≤ 1x official; memory ≤ 0.5x; start with --root and --overlay ≤ 1.5x',
+        ms,
+        ratios,
       },
       null,
       2,

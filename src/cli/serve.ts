@@ -3,6 +3,7 @@ import { basename, resolve } from 'node:path';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { createSession } from '../session/index.js';
 import type { Session } from '../session/types.js';
+import type { WorkspaceToolsOptions } from '../tools/index.js';
 import { redactHostPaths } from '../tools/failure.js';
 import type { MountArgument } from './args.js';
 import { createMcpServer } from './mcp-server.js';
@@ -25,6 +26,8 @@ export interface ServeOptions {
   searchTimeoutMs?: number;
   /** Adds the `bash` tool (`'host'`: real programs in a host workspace's root). */
   shell?: true | 'host';
+  /** Further options of the tool suite (limits), for embedders and benches; the command line sets none. */
+  tools?: WorkspaceToolsOptions;
   version?: string;
 }
 
@@ -72,7 +75,11 @@ export async function serveMcp(options: ServeOptions): Promise<void> {
   let server: Awaited<ReturnType<typeof createMcpServer>>;
   try {
     server = await createMcpServer(session, {
-      tools: { readBeforeWrite: options.readBeforeWrite, ...(options.shell === undefined ? {} : { shell: options.shell }) },
+      tools: {
+        ...options.tools,
+        readBeforeWrite: options.readBeforeWrite,
+        ...(options.shell === undefined ? {} : { shell: options.shell }),
+      },
       redact: hostPaths,
       hostAreas: [
         ...(options.root === undefined ? [] : [{ hostPath: options.root, workspacePath: '' }]),
