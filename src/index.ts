@@ -2,6 +2,7 @@ export * from './workspace/errors.js';
 export { DEFAULT_LIMITS, type WorkspaceLimits } from './workspace/limits.js';
 export { normalizePath } from './workspace/paths.js';
 export type * from './workspace/types.js';
+export type { LongCallOptions, Progress, ProgressListener } from './workspace/progress.js';
 export { createWorkspace, DriverWorkspace, type CreateWorkspaceOptions } from './workspace/create-workspace.js';
 export * from './governance/index.js';
 export type * from './workspace/driver.js';

@@ -1,12 +1,13 @@
 import type { BackendDriver, DriverEntryKind } from '../workspace/driver.js';
 import { normalizePath, parentPath, type NormalizedPath } from '../workspace/paths.js';
+import type { LongCallOptions } from '../workspace/progress.js';
 import type { DiffEntry, RestoreResult, WorkspaceSnapshot } from '../workspace/types.js';
 import { ChangeFeed, type WatchEvent, type WatchOptions } from './watch.js';
 
 /** What `watchWorkspace` needs of a shared-layer workspace. */
 interface WatchTarget {
   driver: BackendDriver;
-  restore(snapshot: WorkspaceSnapshot): Promise<RestoreResult>;
+  restore(snapshot: WorkspaceSnapshot, options?: LongCallOptions): Promise<RestoreResult>;
   diff(from: WorkspaceSnapshot, to?: WorkspaceSnapshot): Promise<DiffEntry[]>;
   dispose(): Promise<void>;
 }
@@ -36,10 +37,10 @@ export function watchWorkspace(workspace: WatchTarget): void {
     restore: {
       configurable: true,
       writable: true,
-      async value(this: WatchTarget, snapshot: WorkspaceSnapshot): Promise<RestoreResult> {
-        if (!feed.active) return restore.call(this, snapshot);
+      async value(this: WatchTarget, snapshot: WorkspaceSnapshot, options?: LongCallOptions): Promise<RestoreResult> {
+        if (!feed.active) return restore.call(this, snapshot, options);
         const changes = await diff.call(this, snapshot).catch(() => undefined);
-        const result = await restore.call(this, snapshot);
+        const result = await restore.call(this, snapshot, options);
         const skipped = new Set(result.skipped.map((entry) => normalizePath(entry.path)));
         for (const change of changes ?? []) {
           const path = normalizePath(change.path);

@@ -1,4 +1,11 @@
-import { InvalidArgumentError, LimitExceededError, ReadOnlyError, SnapshotRestoreError, isWorkspaceError } from '../workspace/errors.js';
+import {
+  AbortError,
+  InvalidArgumentError,
+  LimitExceededError,
+  ReadOnlyError,
+  SnapshotRestoreError,
+  isWorkspaceError,
+} from '../workspace/errors.js';
 import { displayPath, type NormalizedPath } from '../workspace/paths.js';
 import type { SkippedPath, SnapshotableWorkspace, Workspace, WriteFilesEntry, WriteFilesResult } from '../workspace/types.js';
 import { AllowedRoots } from './allow-list.js';
@@ -39,6 +46,17 @@ export async function hydrate(
   mounts: readonly HostMount[],
   options: HydrateOptions,
 ): Promise<HydrateResult> {
+  try {
+    return await copyMounts(workspace, mounts, options);
+  } catch (error) {
+    // The signal's own DOMException, wherever it surfaced, becomes the typed error every long call throws.
+    if (options?.signal?.aborted === true && error instanceof Error && error.name === 'AbortError' && !isWorkspaceError(error))
+      throw new AbortError('hydration was aborted');
+    throw error;
+  }
+}
+
+async function copyMounts(workspace: SnapshotableWorkspace, mounts: readonly HostMount[], options: HydrateOptions): Promise<HydrateResult> {
   if (workspace.readOnly) throw new ReadOnlyError(undefined, 'the workspace is read-only: cannot hydrate it');
   const parsed = HostMountSchema.array().safeParse(mounts);
   if (!parsed.success) {
@@ -66,6 +84,7 @@ export async function hydrate(
   let bytes = 0;
   let batch: WriteFilesEntry[] = leafDirectories.map((path) => ({ kind: 'directory', path }));
   let batchBytes = 0;
+  let lastPath = '/';
   const flush = async (): Promise<void> => {
     signal?.throwIfAborted();
     const result = await writeBatch(workspace, batch);
@@ -75,7 +94,8 @@ export async function hydrate(
       if (entry.kind !== 'file' || refused.has(displayPath(entry.path))) continue;
       written += 1;
       bytes += entry.content.byteLength;
-      options.onProgress?.({ files: written, bytes, path: displayPath(entry.path) });
+      lastPath = displayPath(entry.path);
+      options.onProgress?.({ phase: 'write', done: written, files: written, bytes, path: lastPath });
       signal?.throwIfAborted();
     }
     batch = [];
@@ -106,6 +126,7 @@ export async function hydrate(
       if (batch.length >= BATCH_FILES || batchBytes >= BATCH_BYTES) await flush();
     }
     if (batch.length > 0) await flush();
+    options.onProgress?.({ phase: 'write', done: written, total: written, files: written, bytes, path: lastPath });
   } catch (error) {
     try {
       await workspace.restore(before);

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { Progress } from '../workspace/progress.js';
 
 /**
  * One host folder (or file) to copy into a workspace. Unknown keys are refused: a misspelt `exclude` must
@@ -26,8 +27,9 @@ export const HostMountSchema = z.strictObject({
 
 export type HostMount = z.input<typeof HostMountSchema>;
 
-export interface HydrateProgress {
-  /** Files written so far. */
+/** Hydration's progress event: the one `Progress` shape (phase `write`, `done` = files) plus byte counts. */
+export interface HydrateProgress extends Progress {
+  /** Files written so far (the same as `done`). */
   files: number;
   /** Bytes written so far. */
   bytes: number;
@@ -38,7 +40,10 @@ export interface HydrateProgress {
 export interface HydrateOptions {
   /** Host directories mounts may read from. Required: with none, hydration refuses. */
   allowedHostRoots: readonly string[];
-  /** Called after each file is written. A throw fails the hydration (and rolls it back). */
+  /**
+   * Called after each file is written, then once more with `total === done` when all are. A throw fails the
+   * hydration (and rolls it back).
+   */
   onProgress?: (progress: HydrateProgress) => void;
   /** Aborting fails the hydration and rolls it back. */
   signal?: AbortSignal;

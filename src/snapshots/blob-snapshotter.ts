@@ -3,6 +3,7 @@ import type { BackendDriver, BlobStore, Snapshotter, SnapshotTree } from '../wor
 import { snapshotTree, type TreeChild, type TreeReader } from '../workout/snapshot-tree.js';
 import { SnapshotError, SnapshotRestoreError, WorkspaceError } from '../workspace/errors.js';
 import { compareStrings } from '../workspace/glob-grep.js';
+import { LongCall, type LongCallOptions } from '../workspace/progress.js';
 import { joinPath, pathDepth, relativeTo, splitPath, parentPath } from '../workspace/paths.js';
 import type { DiffEntry, RestoreResult, SnapshotOptions, WorkspaceSnapshot } from '../workspace/types.js';
 import { memoryBlobStore } from './blob-store.js';
@@ -58,7 +59,7 @@ export class BlobSnapshotter implements Snapshotter {
   }
 
   async snapshot(options: SnapshotOptions): Promise<WorkspaceSnapshot> {
-    const root = await this.#capture();
+    const root = await this.#capture(LongCall.start(options, 'snapshot'));
     const id = randomUUID();
     this.#taken.set(id, root);
     const record: WorkspaceSnapshot = {
@@ -72,12 +73,15 @@ export class BlobSnapshotter implements Snapshotter {
     return record;
   }
 
-  async restore(snapshot: WorkspaceSnapshot): Promise<RestoreResult> {
+  /** Abortable while it reads the live state (phase `capture`); once it writes (phase `apply`) it completes. */
+  async restore(snapshot: WorkspaceSnapshot, options?: LongCallOptions): Promise<RestoreResult> {
     const target = this.#rootOf(snapshot);
-    const live = await this.#capture();
+    const call = LongCall.start(options, 'restore');
+    const live = await this.#capture(call);
     if (live === target) return { skipped: [] };
+    call.check();
     try {
-      await this.#apply('', this.#mirror as DirNode, target);
+      await this.#apply('', this.#mirror as DirNode, target, call);
       this.#mirror = await this.#load(target);
     } catch (error) {
       this.#mirror = undefined;
@@ -87,16 +91,17 @@ export class BlobSnapshotter implements Snapshotter {
     return { skipped: [] };
   }
 
-  async diff(from: WorkspaceSnapshot, to?: WorkspaceSnapshot): Promise<DiffEntry[]> {
+  async diff(from: WorkspaceSnapshot, to?: WorkspaceSnapshot, options?: LongCallOptions): Promise<DiffEntry[]> {
     const left = this.#rootOf(from);
-    const right = to === undefined ? await this.#capture() : this.#rootOf(to);
+    const right = to === undefined ? await this.#capture(LongCall.start(options, 'diff')) : this.#rootOf(to);
     const entries: DiffEntry[] = [];
     await diffManifests(this.#blobs, '', left, right, entries);
     return sortDiff(entries);
   }
 
-  async open(snapshot?: WorkspaceSnapshot): Promise<SnapshotTree> {
-    return snapshotTree(snapshot === undefined ? await this.#capture() : this.#rootOf(snapshot), this.#reader);
+  async open(snapshot?: WorkspaceSnapshot, options?: LongCallOptions): Promise<SnapshotTree> {
+    const root = snapshot === undefined ? await this.#capture(LongCall.start(options, 'snapshotTree')) : this.#rootOf(snapshot);
+    return snapshotTree(root, this.#reader);
   }
 
   /** Manifests read as a snapshot tree; one reader per instance, so two trees compare by hash. */
@@ -131,32 +136,36 @@ export class BlobSnapshotter implements Snapshotter {
 
   // ---- capture ------------------------------------------------------------------------------------------
 
-  /** Brings the mirror up to date (everything the first time, then the changed paths) and returns the root hash. */
-  async #capture(): Promise<string> {
+  /**
+   * Brings the mirror up to date (everything the first time, then the changed paths) and returns the root
+   * hash. Each file read is a unit of progress (phase `capture`); an abort stops it between files.
+   */
+  async #capture(call: LongCall): Promise<string> {
     const dirty = [...this.#dirty].sort(compareStrings);
     this.#dirty = new Set();
     try {
-      if (this.#mirror === undefined) this.#mirror = await this.#scanDirectory('');
+      if (this.#mirror === undefined) this.#mirror = await this.#scanDirectory('', call);
       else {
         let covered: string | undefined;
         for (const path of dirty) {
           if (covered !== undefined && (covered === '' || path.startsWith(`${covered}/`))) continue;
-          await this.#refresh(this.#mirror, path);
+          await this.#refresh(this.#mirror, path, call);
           covered = path;
         }
       }
       return await this.#hashDirectory(this.#mirror);
     } catch (error) {
       this.#mirror = undefined;
+      if (call.signal?.aborted === true) throw call.signal.reason;
       const code = error instanceof WorkspaceError ? error.code : ((error as { code?: string }).code ?? 'error');
       throw new SnapshotError(`cannot read the workspace or store its snapshot (${code})`);
     }
   }
 
   /** Re-examines `path` (and clears the manifest hashes above it). */
-  async #refresh(mirror: DirNode, path: string): Promise<void> {
+  async #refresh(mirror: DirNode, path: string, call: LongCall): Promise<void> {
     if (path === '') {
-      this.#mirror = await this.#scanDirectory('');
+      this.#mirror = await this.#scanDirectory('', call);
       return;
     }
     const names = splitPath(path);
@@ -170,14 +179,14 @@ export class BlobSnapshotter implements Snapshotter {
         continue;
       }
       // Where the mirror stops matching (or the path itself), look at the entry as it is now.
-      const fresh = await this.#examine(names.slice(0, index + 1).join('/'));
+      const fresh = await this.#examine(names.slice(0, index + 1).join('/'), call);
       if (fresh === undefined) directory.children.delete(name);
       else directory.children.set(name, fresh);
       return;
     }
   }
 
-  async #examine(path: string): Promise<FileNode | DirNode | undefined> {
+  async #examine(path: string, call: LongCall): Promise<FileNode | DirNode | undefined> {
     let kind;
     try {
       kind = await this.#driver.kind(path);
@@ -186,12 +195,12 @@ export class BlobSnapshotter implements Snapshotter {
       if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
       throw error;
     }
-    if (kind === 'file') return this.#storeFile(path);
-    if (kind === 'directory') return this.#scanDirectory(path);
+    if (kind === 'file') return this.#storeFile(path, call);
+    if (kind === 'directory') return this.#scanDirectory(path, call);
     return undefined;
   }
 
-  async #scanDirectory(base: string): Promise<DirNode> {
+  async #scanDirectory(base: string, call: LongCall): Promise<DirNode> {
     const root = newDir();
     const entries: { path: string; kind: string }[] = [];
     for await (const entry of this.#driver.walk(base)) entries.push(entry);
@@ -207,14 +216,15 @@ export class BlobSnapshotter implements Snapshotter {
         directories.set(relative, directory);
         parent.children.set(name, directory);
       } else if (entry.kind === 'file') {
-        parent.children.set(name, await this.#storeFile(entry.path));
+        parent.children.set(name, await this.#storeFile(entry.path, call));
       }
     }
     return root;
   }
 
-  async #storeFile(path: string): Promise<FileNode> {
+  async #storeFile(path: string, call: LongCall): Promise<FileNode> {
     const { content } = await this.#driver.readFile(path, { offset: 0 });
+    call.step('capture', path);
     return { kind: 'file', hash: await this.#put(content), size: content.byteLength };
   }
 
@@ -253,7 +263,7 @@ export class BlobSnapshotter implements Snapshotter {
   }
 
   /** Rewrites what differs between the live directory `live` at `path` and the manifest `hash`. */
-  async #apply(path: string, live: DirNode, hash: string): Promise<void> {
+  async #apply(path: string, live: DirNode, hash: string, call: LongCall): Promise<void> {
     if (live.hash === hash) return;
     const wanted = await this.#manifest(hash);
     const names = new Set(wanted.map((entry) => entry[0]));
@@ -267,13 +277,14 @@ export class BlobSnapshotter implements Snapshotter {
         if (current?.kind === 'file' && current.hash === childHash) continue;
         if (current?.kind === 'dir') await this.#driver.remove(childPath, { recursive: true });
         await this.#driver.writeFile(childPath, await this.#blob(childHash), { mode: 'overwrite' });
+        call.tick('apply', childPath);
         continue;
       }
       if (current?.kind === 'file') await this.#driver.remove(childPath, { recursive: false });
-      if (current?.kind === 'dir') await this.#apply(childPath, current, childHash);
+      if (current?.kind === 'dir') await this.#apply(childPath, current, childHash, call);
       else {
         await this.#driver.mkdir(childPath);
-        await this.#apply(childPath, newDir(), childHash);
+        await this.#apply(childPath, newDir(), childHash, call);
       }
     }
   }

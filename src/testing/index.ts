@@ -17,6 +17,7 @@ import { mutations } from './mutations.js';
 import { pathRules } from './paths.js';
 import { readAndWrite } from './read-write.js';
 import { concurrency, readOnlyMode } from './safety.js';
+import { longCallRules } from './long-calls.js';
 import { listingAndSearch } from './search.js';
 import { searchBounds } from './search-bounds.js';
 import { searchText } from './search-text.js';
@@ -43,5 +44,6 @@ export function describeWorkspaceCompliance(name: string, harness: ComplianceHar
     concurrency(harness);
     symlinkRules(harness);
     watchEvents(harness);
+    longCallRules(harness);
   });
 }

@@ -2,6 +2,7 @@ import { structuredPatch } from 'diff';
 import type { SnapshotEntry, SnapshotTree } from '../workspace/driver.js';
 import { binaryLiteral, blobOid, isBinary, NULL_OID, quoteName, UTF8 } from './git-format.js';
 import { changedPaths } from './snapshot-tree.js';
+import { LongCall, type LongCallOptions } from '../workspace/progress.js';
 
 /** A file or symlink as a patch sees it: git's mode, the bytes and their blob id. */
 interface Side {
@@ -17,17 +18,30 @@ interface Side {
  * that is not UTF-8 as `GIT binary patch` literals, modes as git writes them, names quoted as git quotes
  * them. A path whose kind changes (file ↔ symlink) is a deletion followed by a creation, as git prints it.
  * Deterministic: the same two trees give the same bytes. Empty directories are outside what a patch says.
+ * `onProgress` counts changed paths (phase `patch`, `total` known once the trees are compared); `signal`
+ * is checked between them.
  */
-export async function createGitPatch(from: SnapshotTree, to: SnapshotTree): Promise<string> {
-  let out = '';
-  for (const { path } of await changedPaths(from, to)) {
-    const before = await sideOf(await from.entry(path));
-    const after = await sideOf(await to.entry(path));
-    if (before !== undefined && after !== undefined && (before.mode === '120000') !== (after.mode === '120000')) {
-      out += fileDiff(path, before, undefined) + fileDiff(path, undefined, after);
-    } else out += fileDiff(path, before, after);
-  }
-  return out;
+export async function createGitPatch(from: SnapshotTree, to: SnapshotTree, options?: LongCallOptions): Promise<string> {
+  return LongCall.start(options, 'patch').run(async (call) => {
+    let out = '';
+    const changes = await changedPaths(from, to);
+    call.check();
+    call.report({ phase: 'patch', done: 0, total: changes.length });
+    for (const { path } of changes) {
+      out += await pathDiff(from, to, path);
+      call.step('patch', path);
+    }
+    return out;
+  });
+}
+
+/** One changed path's part of the patch. */
+async function pathDiff(from: SnapshotTree, to: SnapshotTree, path: string): Promise<string> {
+  const before = await sideOf(await from.entry(path));
+  const after = await sideOf(await to.entry(path));
+  if (before !== undefined && after !== undefined && (before.mode === '120000') !== (after.mode === '120000'))
+    return fileDiff(path, before, undefined) + fileDiff(path, undefined, after);
+  return fileDiff(path, before, after);
 }
 
 async function sideOf(entry: SnapshotEntry | undefined): Promise<Side | undefined> {

@@ -2,7 +2,6 @@ import { governWorkspace, type AuditSink } from '../governance/hooks.js';
 import { Governance, type Release } from '../governance/governance.js';
 import type { WorkspacePolicy } from '../governance/policy.js';
 import { BlobSnapshotter } from '../snapshots/blob-snapshotter.js';
-import { createGitPatch } from '../workout/patch.js';
 import { assertDriver, type BackendDriver, type BlobStore, type SnapshotTree } from './driver.js';
 import { fromDriverError } from './driver-errors.js';
 import {
@@ -23,6 +22,7 @@ import { KeyedMutex, runLocked } from './locks.js';
 import { assertCreatable, displayInput, displayPath, normalizePath, parentPath, type NormalizedPath } from './paths.js';
 import { decodeUtf8, encodeUtf8, lineWindow } from './text.js';
 import { DriverProbe } from './probe.js';
+import type { LongCallOptions } from './progress.js';
 import { SnapshotQueue } from './snapshot-queue.js';
 import { planTransfer, transfer } from './transfer.js';
 import { assertWriteFits, checkBulkEntries, runBulk } from './write-files.js';
@@ -348,24 +348,23 @@ export class DriverWorkspace implements SnapshotableWorkspace {
     return this.#snapshots.snapshot(optionsObject(given, 'snapshot'));
   }
 
-  async restore(snapshot: WorkspaceSnapshot): Promise<RestoreResult> {
+  async restore(snapshot: WorkspaceSnapshot, options?: LongCallOptions): Promise<RestoreResult> {
     this.admit('restore');
-    return this.#snapshots.restore(snapshot);
+    return this.#snapshots.restore(snapshot, options);
   }
 
-  async diff(from: WorkspaceSnapshot, to?: WorkspaceSnapshot): Promise<DiffEntry[]> {
-    return this.#snapshots.diff(from, to);
+  async diff(from: WorkspaceSnapshot, to?: WorkspaceSnapshot, options?: LongCallOptions): Promise<DiffEntry[]> {
+    return this.#snapshots.diff(from, to, options);
   }
 
   /** A read-only view of a snapshot's tree, or of the live state captured now when `snapshot` is omitted. */
-  async snapshotTree(snapshot?: WorkspaceSnapshot): Promise<SnapshotTree> {
-    return this.#snapshots.tree(snapshot);
+  async snapshotTree(snapshot?: WorkspaceSnapshot, options?: LongCallOptions): Promise<SnapshotTree> {
+    return this.#snapshots.tree(snapshot, options);
   }
 
   /** The git patch from `from` to `to` (the live state when omitted); see src/workout/patch.ts. */
-  async patch(from: WorkspaceSnapshot, to?: WorkspaceSnapshot): Promise<string> {
-    const before = await this.snapshotTree(from);
-    return createGitPatch(before, await this.snapshotTree(to));
+  async patch(from: WorkspaceSnapshot, to?: WorkspaceSnapshot, options?: LongCallOptions): Promise<string> {
+    return this.#snapshots.patch(from, to, options);
   }
 
   /** Releases the snapshots, then what the driver holds. */

@@ -1,4 +1,5 @@
 import { InvalidArgumentError } from './errors.js';
+import type { LongCallOptions } from './progress.js';
 import type { DiffEntry, RestoreResult, SnapshotOptions, WorkspaceSnapshot, WriteMode } from './types.js';
 
 /**
@@ -120,18 +121,23 @@ export interface DriverWalkEntry {
 /**
  * How a workspace takes, restores and compares snapshots. The shared layer validates records (zod) and
  * runs these calls one at a time; `restore` is only called on a writable workspace.
+ *
+ * Each call may get `signal` and `onProgress` (see `LongCallOptions`); the shared layer has already checked
+ * the signal and sends the final progress event, so a snapshotter may ignore both. One that does long work
+ * reports its units through `onProgress` and throws `signal.reason` between them once `signal` aborts;
+ * a restore does so only before its first change.
  */
 export interface Snapshotter {
   snapshot(options: SnapshotOptions): Promise<WorkspaceSnapshot>;
   /** Makes the workspace hold exactly the snapshot, or throws `SnapshotRestoreError` and changes nothing. */
-  restore(snapshot: WorkspaceSnapshot): Promise<RestoreResult>;
+  restore(snapshot: WorkspaceSnapshot, options?: LongCallOptions): Promise<RestoreResult>;
   /** Files and symlinks that differ, sorted by path; `to` omitted compares with the live state. */
-  diff(from: WorkspaceSnapshot, to?: WorkspaceSnapshot): Promise<DiffEntry[]>;
+  diff(from: WorkspaceSnapshot, to?: WorkspaceSnapshot, options?: LongCallOptions): Promise<DiffEntry[]>;
   /**
    * A read-only view of a snapshot's tree, or of the live state captured now when `snapshot` is omitted
    * (what `patch`, `exportTo` and `pushSnapshot` read). Optional: without it those operations are refused.
    */
-  open?(snapshot?: WorkspaceSnapshot): Promise<SnapshotTree>;
+  open?(snapshot?: WorkspaceSnapshot, options?: LongCallOptions): Promise<SnapshotTree>;
   /** Told after every protocol mutation which paths it touched (written, created, removed, moved). */
   changed?(paths: readonly string[]): void;
   dispose?(): Promise<void>;

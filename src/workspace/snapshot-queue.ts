@@ -1,13 +1,17 @@
 import type { Governance } from '../governance/governance.js';
 import { parseSnapshotRecord } from '../snapshots/record.js';
+import { createGitPatch } from '../workout/patch.js';
 import type { Snapshotter, SnapshotTree } from './driver.js';
 import { InvalidArgumentError, SnapshotError } from './errors.js';
+import { LongCall, type LongCallOptions } from './progress.js';
 import type { DiffEntry, RestoreResult, SnapshotOptions, WorkspaceSnapshot } from './types.js';
 
 /**
  * A workspace's snapshot calls: records validated (zod) before the snapshotter sees them, run one at a time
  * (snapshot, restore, diff and tree reads never interleave), and seen through the policy (denied paths are
- * absent from diffs and trees).
+ * absent from diffs and trees). Each long call's `signal` and `onProgress` are handled here once, for every
+ * backend (see `LongCall`): checked before the call and when its turn in the queue comes, forwarded to the
+ * snapshotter (which may report progress and stop between units), and closed with the final event.
  */
 export class SnapshotQueue {
   #queue: Promise<unknown> = Promise.resolve();
@@ -21,27 +25,43 @@ export class SnapshotQueue {
   async snapshot(options: SnapshotOptions): Promise<WorkspaceSnapshot> {
     const tag = options?.tag;
     if (tag !== undefined && typeof tag !== 'string') throw new InvalidArgumentError('tag must be a string');
-    return this.#exclusive(() => this.snapshots.snapshot(tag === undefined ? {} : { tag }));
+    const call = LongCall.start(options, 'snapshot');
+    return this.#exclusive(call, () => this.snapshots.snapshot(tag === undefined ? call.forward : { tag, ...call.forward }));
   }
 
-  async restore(snapshot: WorkspaceSnapshot): Promise<RestoreResult> {
+  async restore(snapshot: WorkspaceSnapshot, options?: LongCallOptions): Promise<RestoreResult> {
     const record = parseSnapshotRecord(snapshot);
-    return this.#exclusive(() => this.snapshots.restore(record).finally(() => this.governance.restored()));
+    const call = LongCall.start(options, 'restore');
+    return this.#exclusive(call, () => this.snapshots.restore(record, call.forward).finally(() => this.governance.restored()));
   }
 
-  async diff(from: WorkspaceSnapshot, to?: WorkspaceSnapshot): Promise<DiffEntry[]> {
+  async diff(from: WorkspaceSnapshot, to?: WorkspaceSnapshot, options?: LongCallOptions): Promise<DiffEntry[]> {
     const left = parseSnapshotRecord(from);
     const right = to === undefined ? undefined : parseSnapshotRecord(to);
-    return this.governance.filterDiff(await this.#exclusive(() => this.snapshots.diff(left, right)));
+    const call = LongCall.start(options, 'diff');
+    return this.governance.filterDiff(await this.#exclusive(call, () => this.snapshots.diff(left, right, call.forward)));
   }
 
   /** A `SnapshotError` when the backend's snapshotter cannot be read as a tree (it has no `open`). */
-  async tree(snapshot?: WorkspaceSnapshot): Promise<SnapshotTree> {
+  async tree(snapshot?: WorkspaceSnapshot, options?: LongCallOptions): Promise<SnapshotTree> {
     const record = snapshot === undefined ? undefined : parseSnapshotRecord(snapshot);
+    const call = LongCall.start(options, 'snapshotTree');
     const snapshots = this.snapshots;
-    if (snapshots.open === undefined) throw new SnapshotError(`the ${this.backend} backend's snapshots cannot be read as a tree`);
-    const tree = await this.#exclusive(() => (snapshots.open as NonNullable<Snapshotter['open']>).call(snapshots, record));
+    const tree = await this.#exclusive(call, () => {
+      if (snapshots.open === undefined) throw new SnapshotError(`the ${this.backend} backend's snapshots cannot be read as a tree`);
+      return snapshots.open(record, call.forward);
+    });
     return this.governance.filterTree(tree);
+  }
+
+  /** The git patch from `from` to `to` (the live state when omitted); see src/workout/patch.ts. */
+  async patch(from: WorkspaceSnapshot, to?: WorkspaceSnapshot, options?: LongCallOptions): Promise<string> {
+    const call = LongCall.start(options, 'patch');
+    return call.run(async () => {
+      const before = await this.tree(from, { signal: call.forward.signal });
+      const after = await this.tree(to, { signal: call.forward.signal });
+      return createGitPatch(before, after, call.forward);
+    });
   }
 
   /** Told after every mutation which paths it touched. */
@@ -55,8 +75,14 @@ export class SnapshotQueue {
     await this.snapshots.dispose?.();
   }
 
-  #exclusive<T>(task: () => Promise<T>): Promise<T> {
-    const run = this.#queue.then(task, task);
+  /** Runs `task` after the calls queued before it, unless the call was aborted meanwhile. */
+  #exclusive<T>(call: LongCall, task: () => Promise<T>): Promise<T> {
+    const turn = (): Promise<T> =>
+      call.run(async () => {
+        call.check();
+        return task();
+      });
+    const run = this.#queue.then(turn, turn);
     this.#queue = run.catch(() => undefined);
     return run;
   }

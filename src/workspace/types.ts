@@ -1,6 +1,7 @@
 import type { WatchEvent, WatchOptions } from '../governance/watch.js';
 import type { SnapshotTree } from './driver.js';
 import type { WorkspaceLimits } from './limits.js';
+import type { LongCallOptions, ProgressListener } from './progress.js';
 
 /**
  * Which backend a workspace or snapshot belongs to: the driver's `name`. Open to third-party backends; the
@@ -105,6 +106,8 @@ export interface SearchCallOptions {
   respectGitignore?: boolean;
   /** With `respectGitignore`: called, before the call resolves, with how many of the files it selected were ignored. */
   onIgnored?: (count: number) => void;
+  /** Entries walked (phase `walk`), then, for grep, files searched (phase `search`); see `Progress`. */
+  onProgress?: ProgressListener;
 }
 
 export interface GlobOptions extends SearchCallOptions {
@@ -211,7 +214,8 @@ export interface Workspace {
   writeFiles?(entries: readonly WriteFilesEntry[]): Promise<WriteFilesResult>;
 }
 
-export interface SnapshotOptions {
+/** `signal` and `onProgress`: see {@link LongCallOptions}. */
+export interface SnapshotOptions extends LongCallOptions {
   tag?: string;
 }
 
@@ -249,16 +253,21 @@ export interface DiffEntry {
 
 export interface SnapshotableWorkspace extends Workspace {
   snapshot(options?: SnapshotOptions): Promise<WorkspaceSnapshot>;
-  restore(snapshot: WorkspaceSnapshot): Promise<RestoreResult>;
+  /**
+   * Makes the workspace hold exactly the snapshot. `signal` is honoured until the restore starts changing
+   * files: an abort leaves the workspace exactly as before (`AbortError`) or, once changes began, the
+   * restore completes and the workspace is exactly at the snapshot.
+   */
+  restore(snapshot: WorkspaceSnapshot, options?: LongCallOptions): Promise<RestoreResult>;
   /** Files and symlinks that differ between `from` and `to` (the live state when omitted), sorted by path. */
-  diff(from: WorkspaceSnapshot, to?: WorkspaceSnapshot): Promise<DiffEntry[]>;
+  diff(from: WorkspaceSnapshot, to?: WorkspaceSnapshot, options?: LongCallOptions): Promise<DiffEntry[]>;
   /**
    * A git patch (`git diff --binary` format) that `git apply --binary` applies to the `from` tree to give
    * exactly the `to` tree's files and symlinks (the live state's when omitted). Deterministic.
    */
-  patch(from: WorkspaceSnapshot, to?: WorkspaceSnapshot): Promise<string>;
+  patch(from: WorkspaceSnapshot, to?: WorkspaceSnapshot, options?: LongCallOptions): Promise<string>;
   /** A read-only view of a snapshot's tree, or of the live state captured now when `snapshot` is omitted. */
-  snapshotTree(snapshot?: WorkspaceSnapshot): Promise<SnapshotTree>;
+  snapshotTree(snapshot?: WorkspaceSnapshot, options?: LongCallOptions): Promise<SnapshotTree>;
   /**
    * Created, modified and deleted entries, as protocol operations and restores (rollbacks) change them,
    * under `path`, until `signal` aborts, the consumer stops or the workspace is disposed. A slow consumer

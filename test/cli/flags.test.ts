@@ -115,11 +115,11 @@ describe('hydration progress', () => {
     const out = sink(true);
     let clock = 0;
     const progress = hydrationProgress(out, { quiet: false, intervalMs: 100, now: () => clock });
-    progress.onProgress({ files: 1, bytes: 10, path: 'a' });
+    progress.onProgress({ done: 1, files: 1, bytes: 10, path: 'a' });
     clock = 50;
-    progress.onProgress({ files: 2, bytes: 2048, path: 'b' }); // within the interval: not written
+    progress.onProgress({ done: 2, files: 2, bytes: 2048, path: 'b' }); // within the interval: not written
     clock = 150;
-    progress.onProgress({ files: 3, bytes: 3 * 1024 * 1024, path: 'c' });
+    progress.onProgress({ done: 3, files: 3, bytes: 3 * 1024 * 1024, path: 'c' });
     progress.done();
     expect(out.writes).toEqual([
       '\rsessionfs: hydrating: 1 files, 10 B\x1b[K',
@@ -135,7 +135,7 @@ describe('hydration progress', () => {
     ] as const) {
       const out = sink(isTTY);
       const progress = hydrationProgress(out, { quiet });
-      progress.onProgress({ files: 1, bytes: 1, path: 'a' });
+      progress.onProgress({ done: 1, files: 1, bytes: 1, path: 'a' });
       progress.done();
       expect(out.writes).toEqual([]);
     }

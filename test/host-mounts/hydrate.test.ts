@@ -411,12 +411,12 @@ describe.each(BACKENDS)('hydrate on $name', (backend) => {
           },
         }),
       );
-      expect(aborted.name).toBe('AbortError');
+      expect(aborted).toMatchObject({ name: 'AbortError', code: 'ABORT_ERR' });
       expect(await contentsOf(workspace)).toEqual(before);
 
       await expect(
         hydrate(workspace, [{ hostPath: project }], { allowedHostRoots: [allowed], signal: AbortSignal.abort() }),
-      ).rejects.toMatchObject({ name: 'AbortError' });
+      ).rejects.toMatchObject({ name: 'AbortError', code: 'ABORT_ERR' });
       expect(await contentsOf(workspace)).toEqual(before);
     });
 
@@ -588,9 +588,10 @@ describe.each(BACKENDS)('hydrate on $name', (backend) => {
         onProgress: (p) => seen.push({ ...p }),
       });
       expect(seen).toEqual([
-        { files: 1, bytes: 1, path: 'project/a.txt' },
-        { files: 2, bytes: 3, path: 'project/b.txt' },
-        { files: 3, bytes: 6, path: 'project/c/d.txt' },
+        { phase: 'write', done: 1, files: 1, bytes: 1, path: 'project/a.txt' },
+        { phase: 'write', done: 2, files: 2, bytes: 3, path: 'project/b.txt' },
+        { phase: 'write', done: 3, files: 3, bytes: 6, path: 'project/c/d.txt' },
+        { phase: 'write', done: 3, total: 3, files: 3, bytes: 6, path: 'project/c/d.txt' },
       ]);
       expect(result).toMatchObject({ files: 3, bytes: 6 });
     });

@@ -3,7 +3,7 @@ import { decodeText } from '../../text/encoding.js';
 import type { SearchDirectoryPin } from '../driver.js';
 import { FileNotFoundError, IsADirectoryError, PathEscapeError } from '../errors.js';
 import type { SearchEntry, SearchSource } from '../glob-grep.js';
-import { baseName, parentPath, type NormalizedPath } from '../paths.js';
+import { baseName, displayPath, parentPath, type NormalizedPath } from '../paths.js';
 import type { SearchDeadline } from './deadline.js';
 import { matchPool } from './match-pool.js';
 import { mayHoldNeedle, type LineMatch, type LinesJob, type MatchFile } from './match-worker.js';
@@ -55,8 +55,9 @@ export async function scanFiles(
   };
 
   try {
+    deadline.progress.report({ phase: 'search', done: 0, total: deadline.progress.done + files.length });
     for (const file of files) {
-      deadline.check();
+      deadline.step('search', displayPath(file.path));
       if (!batch.addPinned(source, file)) {
         const bytes = await readSearchable(source, file.path);
         if (bytes === undefined || (needle !== undefined && !mayHoldNeedle(bytes, needle, isUtf8))) continue;

@@ -1,5 +1,5 @@
 import type { SearchEntry, SearchSource } from '../glob-grep.js';
-import { baseName, joinPath, normalizePath, relativeTo, type NormalizedPath } from '../paths.js';
+import { baseName, displayPath, joinPath, normalizePath, relativeTo, type NormalizedPath } from '../paths.js';
 import type { SearchDeadline } from './deadline.js';
 import { matchPool } from './match-pool.js';
 import { compileGlob, globLiteralBase, searchedByDefault } from './patterns.js';
@@ -40,7 +40,7 @@ export async function selectFiles(
   };
 
   for await (const entry of source.walk(walkStart(base, relativePattern))) {
-    deadline.check();
+    deadline.step('walk', displayPath(entry.path));
     if (!entry.isFile) continue;
     const tested = entry.path === base ? baseName(base) : relativeTo(entry.path, base);
     if (compiled === undefined) {
