@@ -1,5 +1,10 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolRequestSchema,
+  ListToolsRequestSchema,
+  type CallToolResult,
+  type EmbeddedResource,
+} from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { defineTool } from '../session/define-tool.js';
 import { resultText } from '../session/result-text.js';
@@ -12,6 +17,7 @@ import { mediaOf } from '../tools/media.js';
 import { serveClientRoots } from './mcp-client-roots.js';
 import type { HostArea } from './mcp-roots.js';
 import { scopedWorkspace } from './root-scope.js';
+import { sentFileResource } from './output-content.js';
 
 export interface McpServerOptions {
   /** Options of the tool suite (limits, read-before-write). */
@@ -203,16 +209,17 @@ export async function createMcpServer(session: Session, options: McpServerOption
       const failed = failureFromError(tool.name, error, session.filesystem);
       return { content: [{ type: 'text', text: redact(failed.message) }], isError: true };
     }
-    return toCallToolResult(result, redact);
+    return toCallToolResult(result, redact, sentFileResource(session, result));
   });
 
   return server;
 }
 
-/** The result as MCP content: its text, and the image or audio it carries (`read_media`) as its own block. */
-function toCallToolResult(result: ToolCallResult, redact: (text: string) => string): CallToolResult {
+/** The result as MCP content: its text, then the image or audio it carries (`read_media`) or the file it sent (`send_file`). */
+function toCallToolResult(result: ToolCallResult, redact: (text: string) => string, sent: EmbeddedResource | undefined): CallToolResult {
   const content: CallToolResult['content'] = [{ type: 'text', text: redact(resultText(result)) }];
   const media = result.success ? mediaOf(result.value) : undefined;
   if (media !== undefined) content.push({ type: media.type, data: media.data, mimeType: media.mimeType });
+  if (sent !== undefined) content.push(sent);
   return { content, isError: !result.success };
 }

@@ -118,6 +118,14 @@ class StoredSession implements RemoteSession {
     return this.#inner.history;
   }
 
+  get outputs(): HydratedSession['outputs'] {
+    return this.#inner.outputs;
+  }
+
+  readOutput(id: string): Uint8Array {
+    return this.#inner.readOutput(id);
+  }
+
   get hydration(): HydratedSession['hydration'] {
     return this.#inner.hydration;
   }

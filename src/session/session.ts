@@ -8,6 +8,7 @@ import { hostDirectories } from './host-dirs.js';
 import { validateSessionOptions, type CreateSessionOptions, type SessionSettings } from './options.js';
 import type { ExportResult } from '../workout/export-plan.js';
 import { writeBackMounts, type WriteBackOptions } from '../workout/write-back.js';
+import { Outbox, registerOutbox, type SessionOutput } from './outbox.js';
 import { outsideView, SessionQueue } from './queue.js';
 import { scrubHostPaths } from './scrub.js';
 import { callScope, runToolCall } from './tool-call.js';
@@ -52,11 +53,14 @@ class WorkspaceSession implements HydratedSession {
   #outside: { workspace: SnapshotableWorkspace; view: SnapshotableWorkspace } | undefined;
   #disposed = false;
   #hostDirs: string[] = [];
+  readonly #outbox: Outbox;
 
-  constructor(settings: SessionSettings, source: WorkspaceSource) {
+  constructor(settings: SessionSettings, source: WorkspaceSource, outbox = new Outbox()) {
     this.id = settings.id;
     this.#settings = settings;
     this.#source = source;
+    this.#outbox = outbox;
+    registerOutbox(this, outbox);
   }
 
   get filesystem(): SnapshotableWorkspace {
@@ -85,6 +89,14 @@ class WorkspaceSession implements HydratedSession {
 
   get history(): readonly ToolCallRecord[] {
     return [...this.#history];
+  }
+
+  get outputs(): readonly SessionOutput[] {
+    return this.#outbox.outputs;
+  }
+
+  readOutput(id: string): Uint8Array {
+    return this.#outbox.read(id);
   }
 
   get hydration(): HydrateResult | undefined {
@@ -155,6 +167,7 @@ class WorkspaceSession implements HydratedSession {
     }
     return this.#enqueue(async () => {
       this.#assertNotDisposed();
+      const sent = this.#outbox.size;
       const entry = await runToolCall(
         {
           session: this,
@@ -166,6 +179,8 @@ class WorkspaceSession implements HydratedSession {
         rawParams,
         options.signal,
       );
+      // A failed call is taken as not done: a file it sent is not sent.
+      if (!entry.result.success) this.#outbox.dropAfter(sent);
       this.#history.push(entry);
       return entry.result;
     }) as Promise<ToolCallResult<T>>;

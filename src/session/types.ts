@@ -1,6 +1,9 @@
 import type { z } from 'zod';
 import type { WorkspaceErrorCode } from '../workspace/errors.js';
 import type { SnapshotableWorkspace, WorkspaceSnapshot } from '../workspace/types.js';
+import type { SessionOutput } from './outbox.js';
+
+export type { SessionOutput } from './outbox.js';
 
 /** What a tool handler returns. `success: false` makes `runTool` roll the call back. */
 export interface ToolResult<T = unknown> {
@@ -83,6 +86,10 @@ export interface Session extends AsyncDisposable {
   readonly snapshots: readonly WorkspaceSnapshot[];
   /** Every call: tool, parameters, the snapshot before, outcome. */
   readonly history: readonly ToolCallRecord[];
+  /** The files sent to the user with `send_file`, oldest first (kept across `reset()`). */
+  readonly outputs: readonly SessionOutput[];
+  /** The bytes of an output as they were when sent; an unknown id is `InvalidArgumentError` (`EINVAL`). */
+  readOutput(id: string): Uint8Array;
   runTool<Schema extends z.ZodType, T>(
     tool: ToolDefinition<Schema, T>,
     rawParams: unknown,

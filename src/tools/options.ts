@@ -24,6 +24,8 @@ export interface WorkspaceToolsOptions {
   maxMediaBytes?: number;
   /** Most entries `directory_tree` shows. Default 500. */
   maxTreeEntries?: number;
+  /** Largest file `send_file` sends to the user (its bytes are kept in the session's outbox). Default 32 MiB. */
+  maxSendBytes?: number;
   /**
    * Off by default. When on, an existing file must have been read with `read_file` in the same session
    * (workspace) before `write_file` or `edit_file` may change it. Files the tools themselves created or
@@ -59,6 +61,7 @@ export const DEFAULT_TOOLS_OPTIONS: Readonly<ResolvedToolsOptions> = Object.free
   maxReadManyFiles: 100,
   maxMediaBytes: 5 * 1024 * 1024,
   maxTreeEntries: 500,
+  maxSendBytes: 32 * 1024 * 1024,
   readBeforeWrite: false,
   staleWriteGuard: true,
   preserveLineEndings: true,
@@ -79,6 +82,7 @@ export const WorkspaceToolsOptionsSchema = z.object({
   maxReadManyFiles: positive.optional(),
   maxMediaBytes: positive.optional(),
   maxTreeEntries: positive.optional(),
+  maxSendBytes: positive.optional(),
   readBeforeWrite: z.boolean().optional(),
   staleWriteGuard: z.boolean().optional(),
   preserveLineEndings: z.boolean().optional(),

@@ -40,6 +40,7 @@ export function workspacePrompt(options: WorkspacePromptOptions = {}): string {
     '- `delete { path, recursive? }`, `mkdir { path }`, `move { source, destination, overwrite? }`, `copy { source, destination, overwrite?, recursive? }`, `stat { path }`.',
     `- \`directory_tree { path?, depth? }\`: the tree under a directory with file sizes (and totals for directories listed whole), 3 levels by default, at most ${limits.maxTreeEntries} entries.`,
     '- `file_info { path }`: what `stat` says plus, for a file, whether it is text (encoding, line endings, line count), an image or audio, or binary; for a directory, how many entries it holds.',
+    `- \`send_file { path, description? }\`: hand a finished file (a report, an image, an archive) to the user, as it is now; up to ${limits.maxSendBytes} bytes. Files you only write stay in the workspace.`,
     ...shellLines(limits.shell),
     ...extraTools.map((t) => `- \`${t.name}\`: ${t.summary}`),
     '',

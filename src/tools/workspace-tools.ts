@@ -18,6 +18,7 @@ import { readManyFilesTool } from './handlers/read-many-files.js';
 import { readMediaTool } from './handlers/read-media.js';
 import { directoryTreeTool } from './handlers/directory-tree.js';
 import { fileInfoTool } from './handlers/file-info.js';
+import { sendFileTool } from './handlers/send-file.js';
 
 /** The names of the tools `workspaceTools()` returns, in order. */
 export const WORKSPACE_TOOL_NAMES = [
@@ -36,6 +37,7 @@ export const WORKSPACE_TOOL_NAMES = [
   'read_media',
   'directory_tree',
   'file_info',
+  'send_file',
 ] as const;
 
 /** The suite's tools, and `bash` when `shell` is on. */
@@ -71,6 +73,7 @@ export function workspaceTools(options: WorkspaceToolsOptions = {}): WorkspaceTo
     readMediaTool(deps),
     directoryTreeTool(deps),
     fileInfoTool(),
+    sendFileTool(deps),
     ...shell,
   ] as WorkspaceTool[];
 }

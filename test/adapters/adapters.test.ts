@@ -9,7 +9,7 @@ import { anthropicTools } from '../../src/adapters/anthropic.js';
 import { langchainTools } from '../../src/adapters/langchain.js';
 import { openaiTools } from '../../src/adapters/openai.js';
 import { ToolCallFailedError } from '../../src/adapters/shared.js';
-import { createSession } from '../../src/index.js';
+import { createSession, WORKSPACE_TOOL_NAMES } from '../../src/index.js';
 
 /** A fetch that answers every request with `body` (no network), recording what the SDK sent. */
 function fixtureFetch(body: unknown, sent: unknown[]): typeof fetch {
@@ -62,7 +62,7 @@ describe('sessionfs/ai-sdk with the AI SDK and its MockLanguageModelV3', () => {
     expect(await session.filesystem.read('b.txt')).toMatchObject({ content: 'two' });
     // The model saw the tools' JSON Schemas.
     const call = model.doGenerateCalls[0]!;
-    expect(call.tools?.map((t) => t.name)).toContain('read_file');
+    expect(call.tools?.map((t) => t.name)).toEqual([...WORKSPACE_TOOL_NAMES]);
   });
 });
 

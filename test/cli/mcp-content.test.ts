@@ -46,6 +46,34 @@ describe('the MCP server seen by the official SDK client (in-memory transport)',
     });
   }
 
+  for (const backend of ['memory', 'host'] as const) {
+    it(`returns send_file results as embedded resources for the user, pinned bytes intact (${backend})`, async () => {
+      const { client, session } = await connect(backend);
+      await session.filesystem.write('out/summary ü.md', '# Done\n');
+      await session.filesystem.writeBytes('chart.png', PNG);
+      const sent = await client.callTool({ name: 'send_file', arguments: { path: 'out/summary ü.md', description: 'summary' } });
+      expect(sent.isError).toBe(false);
+      expect(sent.content).toEqual([
+        { type: 'text', text: 'Sent out/summary ü.md to the user as output-1 (7 B, text/markdown).' },
+        {
+          type: 'resource',
+          resource: { uri: 'sessionfs://outputs/output-1/out/summary%20%C3%BC.md', mimeType: 'text/markdown', text: '# Done\n' },
+          annotations: { audience: ['user'] },
+        },
+      ]);
+      const image = await client.callTool({ name: 'send_file', arguments: { path: 'chart.png' } });
+      await session.filesystem.writeBytes('chart.png', Uint8Array.from([1, 2, 3]));
+      const block = (image.content as { resource: { uri: string; mimeType: string; blob: string } }[])[1]!;
+      expect(block.resource).toMatchObject({ uri: 'sessionfs://outputs/output-2/chart.png', mimeType: 'image/png' });
+      expect(Buffer.from(block.resource.blob, 'base64')).toEqual(PNG);
+      expect(Buffer.from(session.readOutput('output-2'))).toEqual(PNG);
+      if (backend === 'host') expect(JSON.stringify([sent.content, image.content])).not.toContain(session.filesystem.root);
+      const missing = await client.callTool({ name: 'send_file', arguments: { path: 'nothing.txt' } });
+      expect(missing.isError).toBe(true);
+      expect(missing.content).toHaveLength(1);
+    });
+  }
+
   it('lists every tool with its annotations', async () => {
     const { client } = await connect('memory');
     const { tools } = await client.listTools();

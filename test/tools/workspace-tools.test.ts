@@ -471,9 +471,11 @@ describe('redactHostPaths', () => {
 });
 
 describe('tool definitions', () => {
-  it('has the fifteen tools with snake_case JSON Schemas', () => {
+  it('has the sixteen tools with snake_case JSON Schemas', () => {
     const tools = workspaceTools();
     expect(tools.map((t) => t.name)).toEqual([...WORKSPACE_TOOL_NAMES]);
+    expect(tools).toHaveLength(16);
+    expect(tools.at(-1)?.name).toBe('send_file');
     for (const tool of tools) {
       expect(tool.jsonSchema).toMatchObject({ type: 'object' });
       expect(tool.description.length).toBeGreaterThan(20);
