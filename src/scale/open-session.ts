@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
 import { createSession, type HydratedSession } from '../session/session.js';
 import type { RunToolOptions, ToolCallResult, ToolDefinition } from '../session/types.js';
-import { ConflictError, InvalidArgumentError } from '../workspace/errors.js';
+import { ConflictError, InvalidArgumentError, NotSupportedError } from '../workspace/errors.js';
 import { createWorkspace } from '../workspace/create-workspace.js';
 import type { WorkspaceLimits } from '../workspace/limits.js';
 import type { SnapshotableWorkspace, WorkspaceSnapshot } from '../workspace/types.js';
@@ -128,6 +128,11 @@ class StoredSession implements RemoteSession {
 
   get hydration(): HydratedSession['hydration'] {
     return this.#inner.hydration;
+  }
+
+  /** A stored session forks through the store, which keeps its lease and parent: `openSession({ fork: true })`. */
+  fork(): Promise<RemoteSession> {
+    return Promise.reject(new NotSupportedError('a stored session forks through its store: openSession({ store, sessionId, fork: true })'));
   }
 
   /** A remote session has no host mounts, so this rejects like any session without them; use `exportTo`. */

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
 import { claimAuditLog } from '../governance/audit.js';
 import { hydrate } from '../host-mounts/hydrate.js';
@@ -13,7 +14,8 @@ import { outsideView, SessionQueue } from './queue.js';
 import { scrubHostPaths } from './scrub.js';
 import { callScope, runToolCall } from './tool-call.js';
 import type { RunToolOptions, Session, ToolCallRecord, ToolCallResult, ToolDefinition } from './types.js';
-import { workspaceSource, type WorkspaceSource } from './workspace-source.js';
+import { ForkedWorkspace, workspaceSource, type WorkspaceSource } from './workspace-source.js';
+import { forkWorkspace } from '../workout/fork.js';
 
 export type { CreateSessionOptions } from './options.js';
 
@@ -23,6 +25,12 @@ export interface HydratedSession extends Session {
   readonly hydration: HydrateResult | undefined;
   /** Writes the changes since hydration back to the mounts' host paths; see docs/work-out.md. */
   writeBack(options?: WriteBackOptions): Promise<ExportResult>;
+  /**
+   * A new session (new id) on a fork of this session's workspace: the same content, snapshots, history,
+   * outputs and hydration baseline, independent afterwards. `NotSupportedError` (`ENOTSUP`) when the
+   * backend cannot fork (overlay, composition). See docs/work-out.md.
+   */
+  fork(): Promise<HydratedSession>;
 }
 
 /**
@@ -201,6 +209,35 @@ class WorkspaceSession implements HydratedSession {
       const done = await writeBackMounts(this.filesystem, settings.mounts, settings.allowedHostRoots, this.#hydrated, options);
       if (done.baseline !== undefined) this.#hydrated = done.baseline;
       return done.result;
+    });
+  }
+
+  fork(): Promise<HydratedSession> {
+    try {
+      this.#assertUsable('fork');
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.#enqueue(async () => {
+      this.#assertNotDisposed();
+      const workspace = await forkWorkspace(this.#current());
+      const settings: SessionSettings = { ...this.#settings, id: randomUUID() };
+      let baseline: WorkspaceSnapshot | undefined;
+      try {
+        if (!workspace.readOnly) baseline = await workspace.snapshot({ tag: `session ${settings.id} forked from ${this.id}` });
+      } catch (error) {
+        await workspace.dispose().catch(() => undefined);
+        throw error;
+      }
+      const child = new WorkspaceSession(settings, new ForkedWorkspace(workspace, baseline, settings.id), this.#outbox.copy());
+      claimAuditLog(workspace, settings.id);
+      child.#workspace = workspace;
+      child.#snapshots = [...this.#snapshots];
+      child.#history = [...this.#history];
+      child.#hydration = this.#hydration;
+      child.#hydrated = this.#hydrated;
+      child.#hostDirs = hostDirectories(settings, workspace);
+      return child;
     });
   }
 

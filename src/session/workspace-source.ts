@@ -154,3 +154,34 @@ class BuiltInBackend implements WorkspaceSource {
     }
   }
 }
+
+/**
+ * A forked session's workspace (made by `session.fork()`): the session owns it and disposes it when done;
+ * `reset()` puts it back as it was when forked (the mounts are not hydrated again: it already shows them).
+ */
+export class ForkedWorkspace implements WorkspaceSource {
+  readonly showsMounts = true;
+
+  constructor(
+    readonly workspace: SnapshotableWorkspace,
+    /** The fork as it started; undefined for a read-only fork, which cannot go back (nor needs to). */
+    readonly baseline: WorkspaceSnapshot | undefined,
+    readonly sessionId: string,
+  ) {}
+
+  async open(): Promise<SnapshotableWorkspace> {
+    return this.workspace;
+  }
+
+  async close(workspace: SnapshotableWorkspace, reason: CloseReason): Promise<void> {
+    if (reason !== 'reset') {
+      await workspace.dispose();
+      return;
+    }
+    if (this.baseline === undefined)
+      throw new InvalidArgumentError(
+        `session ${this.sessionId} cannot be reset: it is a fork of a read-only session; fork the parent again`,
+      );
+    await workspace.restore(this.baseline);
+  }
+}

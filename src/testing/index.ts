@@ -13,6 +13,7 @@ import { describe } from 'vitest';
 import { bulkWrites } from './bulk-write.js';
 import type { ComplianceHarness } from './harness.js';
 import { compareAndSwap } from './compare-and-swap.js';
+import { forkSemantics } from './fork.js';
 import { mutations } from './mutations.js';
 import { pathRules } from './paths.js';
 import { readAndWrite } from './read-write.js';
@@ -45,5 +46,6 @@ export function describeWorkspaceCompliance(name: string, harness: ComplianceHar
     symlinkRules(harness);
     watchEvents(harness);
     longCallRules(harness);
+    forkSemantics(harness);
   });
 }

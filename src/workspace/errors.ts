@@ -21,6 +21,7 @@ export const WORKSPACE_ERROR_CODES = [
   'EPERM',
   'EDQUOT',
   'ECONFLICT',
+  'ENOTSUP',
 ] as const;
 
 export type WorkspaceErrorCode = (typeof WORKSPACE_ERROR_CODES)[number];
@@ -164,6 +165,13 @@ export class QuotaExceededError extends WorkspaceError {
 export class ConflictError extends WorkspaceError {
   constructor(message: string, path?: string) {
     super('ECONFLICT', message, path);
+  }
+}
+
+/** The workspace's backend does not offer the operation (for example `fork` on an overlay or a composition). */
+export class NotSupportedError extends WorkspaceError {
+  constructor(message: string) {
+    super('ENOTSUP', message);
   }
 }
 

@@ -29,6 +29,8 @@ export class HostGitSnapshotter implements Snapshotter {
   readonly #store: GitStore;
   readonly #state: SnapshotState;
   readonly #changes: ChangeTracker;
+  /** A fork's ancestors' git dirs: their records restore here when this repository holds their ref (copied at the fork). */
+  readonly #inherited: readonly string[];
 
   constructor(
     root: string,
@@ -36,8 +38,10 @@ export class HostGitSnapshotter implements Snapshotter {
     changeDetection: ChangeDetection,
     changes: ChangeTracker,
     excluded: ((rel: string) => boolean) | undefined,
+    inherited: readonly string[] = [],
   ) {
     this.#root = root;
+    this.#inherited = inherited;
     this.#gitDir = gitDir;
     this.#changeDetection = changeDetection;
     this.#changes = changes;
@@ -110,7 +114,7 @@ export class HostGitSnapshotter implements Snapshotter {
       throw new SnapshotRestoreError(`not a snapshot of this workspace's git directory: ${why}`);
     };
     if (record.backend !== 'host') refuse('it belongs to another backend');
-    if (record.gitDir === undefined || !this.#sameGitDir(record.gitDir)) refuse('it was taken with another git directory');
+    if (record.gitDir === undefined || !this.#ownOrInherited(record.gitDir)) refuse('it was taken with another git directory');
     if (!UUID.test(record.id) || record.ref !== `${REF_PREFIX}${record.id}`) refuse('unknown ref');
     const commit = await this.#store.resolveRef(record.ref);
     if (commit === undefined) return refuse('the ref does not exist');
@@ -120,10 +124,15 @@ export class HostGitSnapshotter implements Snapshotter {
     return info.tree;
   }
 
-  #sameGitDir(candidate: string): boolean {
-    if (candidate === this.#gitDir) return true;
+  /**
+   * Whether a record's git dir is this one or one a fork inherited its history from. An ancestor's record
+   * taken after the fork names a ref this repository does not hold, so it is still refused.
+   */
+  #ownOrInherited(candidate: string): boolean {
+    const known = (dir: string): boolean => dir === this.#gitDir || this.#inherited.includes(dir);
+    if (known(candidate)) return true;
     try {
-      return fs.realpathSync(candidate) === this.#gitDir;
+      return known(fs.realpathSync(candidate));
     } catch {
       return false;
     }

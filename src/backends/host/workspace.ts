@@ -4,12 +4,13 @@ import { execa, type Options as ExecaOptions, type Result as ExecaResult } from 
 import { validatePolicy } from '../../governance/policy.js';
 import { GitStore } from './git/store.js';
 import { DriverWorkspace, type CreateWorkspaceOptions } from '../../workspace/create-workspace.js';
-import { InvalidArgumentError, WorkspaceError } from '../../workspace/errors.js';
+import { InvalidArgumentError, SnapshotError, WorkspaceError } from '../../workspace/errors.js';
 import { resolveLimits } from '../../workspace/limits.js';
 import { ChangeTracker } from './changes.js';
 import { HostDriver } from './driver.js';
 import { HostGitSnapshotter, type ChangeDetection } from './git-snapshotter.js';
 import { excludeMatcher } from './names.js';
+import { borrowGitDirs, copyRoot, removeOwnedGitDir, returnGitDirs, shareSnapshots } from './fork.js';
 import { createOwnedTemp, removeOwnedTemp } from './owned-temp.js';
 import { Sandbox } from './sandbox.js';
 
@@ -44,13 +45,26 @@ export class HostWorkspace extends DriverWorkspace {
   readonly #changes: ChangeTracker;
   readonly #snapshotter: HostGitSnapshotter;
 
-  constructor(options: HostWorkspaceOptions = {}) {
-    const host = openHost(options);
+  /** The git dirs whose snapshot objects this workspace borrows (a fork's parent's, and what that one borrows). */
+  readonly #borrowed: readonly string[];
+
+  /** `forked` is how {@link fork} hands over the root and git dir it made; callers leave it out. */
+  constructor(options: HostWorkspaceOptions = {}, forked?: ForkedLocations) {
+    const host = forked === undefined ? openHost(options) : forkedHost(options, forked);
+    const borrowed = forked?.borrowed ?? [];
     const changes = new ChangeTracker();
-    const snapshotter = new HostGitSnapshotter(host.root, host.gitDir, host.changeDetection, changes, excludeMatcher(host.exclude));
+    const snapshotter = new HostGitSnapshotter(
+      host.root,
+      host.gitDir,
+      host.changeDetection,
+      changes,
+      excludeMatcher(host.exclude),
+      borrowed,
+    );
     const driver = new HostDriver(new Sandbox(host.root), changes, snapshotter, async () => {
       if (host.ownsRoot) removeOwnedTemp(host.root);
-      if (host.ownsGitDir) removeOwnedTemp(host.gitDir);
+      if (host.ownsGitDir) removeOwnedGitDir(host.gitDir);
+      returnGitDirs(borrowed);
     });
     super(driver, options);
     this.gitDir = host.gitDir;
@@ -58,6 +72,43 @@ export class HostWorkspace extends DriverWorkspace {
     this.exclude = host.exclude;
     this.#changes = changes;
     this.#snapshotter = snapshotter;
+    this.#borrowed = borrowed;
+  }
+
+  /**
+   * An independent workspace with the same content and history: a new root (a temp directory it owns)
+   * holding a copy of this one (reflinked where the filesystem can), and a new git dir that borrows this
+   * one's snapshot objects through git alternates, so every snapshot this workspace took before the fork
+   * restores, diffs and patches in the fork too. Snapshots taken afterwards belong to the side that took them.
+   * Same limits, policy, exclude, change detection and read-only state. Costs one copy of the root (no
+   * object is copied); the fork's first snapshot hashes its files once. Writes made while the copy runs
+   * may or may not be in the fork (run it between operations, as `session.fork()` does).
+   */
+  async fork(): Promise<HostWorkspace> {
+    this.admit('read');
+    const root = createOwnedTemp('root');
+    let gitDir: string | undefined;
+    try {
+      await copyRoot(this.root, root);
+      gitDir = createOwnedTemp('git');
+      GitStore.initSync(gitDir);
+      shareSnapshots(this.gitDir, gitDir);
+    } catch (error) {
+      removeOwnedTemp(root);
+      if (gitDir !== undefined) removeOwnedTemp(gitDir);
+      if (error instanceof WorkspaceError) throw error;
+      throw new SnapshotError(`cannot fork the workspace (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+    }
+    const borrowed = [this.gitDir, ...this.#borrowed];
+    borrowGitDirs(borrowed);
+    const options: HostWorkspaceOptions = {
+      exclude: [...this.exclude],
+      changeDetection: this.changeDetection,
+      limits: this.limits,
+      readOnly: this.readOnly,
+      ...(this.policy === undefined ? {} : { policy: this.policy }),
+    };
+    return new HostWorkspace(options, { root, gitDir, borrowed });
   }
 
   /**
@@ -87,6 +138,24 @@ export class HostWorkspace extends DriverWorkspace {
   get lastHashedCount(): number {
     return this.#snapshotter.lastHashedCount;
   }
+}
+
+/** What {@link HostWorkspace.fork} made: an owned root and git dir, and the git dirs the fork borrows objects from. */
+interface ForkedLocations {
+  root: string;
+  gitDir: string;
+  borrowed: readonly string[];
+}
+
+function forkedHost(options: HostWorkspaceOptions, forked: ForkedLocations): HostLocations {
+  return {
+    root: forked.root,
+    gitDir: forked.gitDir,
+    ownsRoot: true,
+    ownsGitDir: true,
+    changeDetection: options.changeDetection ?? 'scan',
+    exclude: Object.freeze([...(options.exclude ?? [])]),
+  };
 }
 
 interface HostLocations {

@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { deflateSync, inflateSync } from 'node:zlib';
 import git from 'isomorphic-git';
 import { PACK_FLUSH_BYTES, PackBatch, PackIndex } from './pack.js';
@@ -48,6 +48,7 @@ export class GitStore {
   readonly #gitCache: object = {};
   #batch: PackBatch | undefined;
   readonly #packs = new Map<string, PackIndex>();
+  #alternates: GitStore[] | undefined;
 
   constructor(gitDir: string) {
     this.gitDir = gitDir;
@@ -195,6 +196,43 @@ export class GitStore {
   // ---- reading ----------------------------------------------------------------------------------------
 
   async readObject(oid: string): Promise<{ type: string; content: Buffer }> {
+    const local = this.#readLocal(oid);
+    if (local !== undefined) return local;
+    // A fork's repository borrows its parent's objects (git alternates): look there before giving up.
+    for (const alternate of this.#alternateStores()) {
+      try {
+        return await alternate.readObject(oid);
+      } catch {
+        // not there either
+      }
+    }
+    // Packs written by git itself (deltas, after a `git gc`): isomorphic-git reads those.
+    const result = await git.readObject({ fs, gitdir: this.gitDir, oid, format: 'content', cache: this.#gitCache });
+    return { type: result.type, content: Buffer.from(result.object as Uint8Array) };
+  }
+
+  /**
+   * The stores of the repositories `objects/info/alternates` names (absolute `<gitDir>/objects` lines, as a
+   * fork writes them), read once: a fork is made with its alternates and they never change.
+   */
+  #alternateStores(): GitStore[] {
+    if (this.#alternates === undefined) {
+      let lines: string[] = [];
+      try {
+        lines = fs.readFileSync(join(this.#objects, 'info', 'alternates'), 'utf8').split('\n');
+      } catch {
+        // no alternates
+      }
+      this.#alternates = lines
+        .map((line) => line.trim())
+        .filter((line) => line.startsWith('/') && basename(line) === 'objects')
+        .map((line) => new GitStore(dirname(line)));
+    }
+    return this.#alternates;
+  }
+
+  /** An object stored loose or in a pack of this repository itself (not its alternates, not git's delta packs). */
+  #readLocal(oid: string): { type: string; content: Buffer } | undefined {
     let raw: Buffer | undefined;
     try {
       // Synchronous: a loose object is one small read, cheaper than a thread-pool round trip.
@@ -207,11 +245,7 @@ export class GitStore {
       const header = raw.subarray(0, nul).toString('latin1');
       return { type: header.slice(0, header.indexOf(' ')), content: raw.subarray(nul + 1) };
     }
-    const packed = this.#readPacked(oid);
-    if (packed !== undefined) return packed;
-    // Packs written by git itself (deltas, after a `git gc`): isomorphic-git reads those.
-    const result = await git.readObject({ fs, gitdir: this.gitDir, oid, format: 'content', cache: this.#gitCache });
-    return { type: result.type, content: Buffer.from(result.object as Uint8Array) };
+    return this.#readPacked(oid);
   }
 
   async readBlob(oid: string): Promise<Buffer> {

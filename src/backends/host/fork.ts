@@ -1,0 +1,144 @@
+import * as fs from 'node:fs';
+import { join } from 'node:path';
+import { joinPath, type NormalizedPath } from '../../workspace/paths.js';
+import { READ_FLAGS } from './copy.js';
+import { isVisibleName } from './names.js';
+import { removeOwnedTemp } from './owned-temp.js';
+import { pinChildAsync, pinDirectory, PIN_DIRECTORIES, Sandbox, type PinnedDir } from './sandbox.js';
+
+/**
+ * What a host fork is made of: a copy of the root (reflinked where the filesystem can share extents), and
+ * a new git dir that borrows the parent's snapshot objects through git alternates and holds copies of the
+ * parent's snapshot refs, so every snapshot taken before the fork restores in the fork.
+ */
+
+const SNAPSHOT_REFS = 'refs/sessionfs';
+
+/** Files copied at once: enough to keep the thread pool busy, few enough to stay under descriptor limits. */
+const COPY_CONCURRENCY = 32;
+
+/**
+ * Copies the visible tree of `sourceRoot` (files with their permission bits, links as links, empty
+ * directories) into the empty directory `targetRoot`. Each source directory is pinned and each file opened
+ * without following links before it is copied, so nothing outside the source root is ever read, even if a
+ * program swaps a path for a link meanwhile. A file is copied with `COPYFILE_FICLONE`: a reflink (shared
+ * extents, O(1) per file) on filesystems that have them (btrfs, XFS, APFS), a plain copy elsewhere.
+ */
+export async function copyRoot(sourceRoot: string, targetRoot: string): Promise<void> {
+  const root = pinDirectory(new Sandbox(sourceRoot), '' as NormalizedPath, '' as NormalizedPath);
+  try {
+    await copyDir(root, targetRoot, '' as NormalizedPath);
+  } finally {
+    root.release();
+  }
+}
+
+async function copyDir(source: PinnedDir, target: string, rel: NormalizedPath): Promise<void> {
+  const dirents = await fs.promises.readdir(source.path, { withFileTypes: true });
+  const subdirs: string[] = [];
+  const leaves: fs.Dirent[] = [];
+  for (const dirent of dirents) {
+    if (!isVisibleName(dirent.name)) continue;
+    if (dirent.isDirectory()) subdirs.push(dirent.name);
+    else leaves.push(dirent);
+  }
+  for (let i = 0; i < leaves.length; i += COPY_CONCURRENCY) {
+    await Promise.all(leaves.slice(i, i + COPY_CONCURRENCY).map((dirent) => copyEntry(source, dirent, join(target, dirent.name))));
+  }
+  for (const name of subdirs) {
+    const childRel = joinPath(rel, name);
+    await fs.promises.mkdir(join(target, name));
+    const child = await pinChildAsync(source, name, childRel);
+    try {
+      await copyDir(child, join(target, name), childRel);
+    } finally {
+      child.release();
+    }
+  }
+  const mode = (await fs.promises.stat(source.path)).mode & 0o7777;
+  await fs.promises.chmod(target, mode);
+}
+
+async function copyEntry(source: PinnedDir, dirent: fs.Dirent, target: string): Promise<void> {
+  const path = source.at(dirent.name);
+  if (dirent.isSymbolicLink()) {
+    await fs.promises.symlink(await fs.promises.readlink(path, { encoding: 'buffer' }), target);
+    return;
+  }
+  if (!dirent.isFile()) return; // FIFOs, sockets and devices are not workspace content
+  const handle = await fs.promises.open(path, READ_FLAGS);
+  try {
+    const st = await handle.stat();
+    if (!st.isFile()) return; // swapped for something else since it was listed
+    if (PIN_DIRECTORIES) {
+      // The open descriptor, by its /proc name: the file we opened without following a link, not the path.
+      await fs.promises.copyFile(`/proc/self/fd/${handle.fd}`, target, fs.constants.COPYFILE_EXCL | fs.constants.COPYFILE_FICLONE);
+    } else {
+      await fs.promises.writeFile(target, await handle.readFile(), { flag: 'wx' });
+    }
+    await fs.promises.chmod(target, st.mode & 0o7777);
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * Makes `gitDir` (a new, initialised repository) borrow the objects of `parentGitDir` (alternates, which the
+ * parent's own alternates extend) and copies the parent's snapshot refs, loose and packed.
+ */
+export function shareSnapshots(parentGitDir: string, gitDir: string): void {
+  fs.writeFileSync(join(gitDir, 'objects', 'info', 'alternates'), `${join(parentGitDir, 'objects')}\n`);
+  copyRefs(join(parentGitDir, SNAPSHOT_REFS), join(gitDir, SNAPSHOT_REFS));
+  let packed: string;
+  try {
+    packed = fs.readFileSync(join(parentGitDir, 'packed-refs'), 'utf8');
+  } catch {
+    return;
+  }
+  const kept = packed.split('\n').filter((line) => line.startsWith('#') || line.includes(` ${SNAPSHOT_REFS}/`));
+  fs.writeFileSync(join(gitDir, 'packed-refs'), `${kept.join('\n')}\n`);
+}
+
+function copyRefs(from: string, to: string): void {
+  let dirents: fs.Dirent[];
+  try {
+    dirents = fs.readdirSync(from, { withFileTypes: true });
+  } catch {
+    return;
+  }
+  fs.mkdirSync(to, { recursive: true });
+  for (const dirent of dirents) {
+    if (dirent.isDirectory()) copyRefs(join(from, dirent.name), join(to, dirent.name));
+    else if (dirent.isFile() && !dirent.name.endsWith('.lock')) fs.copyFileSync(join(from, dirent.name), join(to, dirent.name));
+  }
+}
+
+/**
+ * Git dirs whose objects live forks borrow: a workspace that owns one removes it on dispose only once no
+ * fork borrows it any more (else the fork's history would lose its objects). A fork borrows its parent's
+ * git dir and everything the parent borrows, since alternates chain. At exit every owned temp goes anyway.
+ */
+const borrowers = new Map<string, number>();
+const removeWhenReturned = new Set<string>();
+
+export function borrowGitDirs(gitDirs: readonly string[]): void {
+  for (const dir of gitDirs) borrowers.set(dir, (borrowers.get(dir) ?? 0) + 1);
+}
+
+export function returnGitDirs(gitDirs: readonly string[]): void {
+  for (const dir of gitDirs) {
+    const left = (borrowers.get(dir) ?? 1) - 1;
+    if (left > 0) {
+      borrowers.set(dir, left);
+      continue;
+    }
+    borrowers.delete(dir);
+    if (removeWhenReturned.delete(dir)) removeOwnedTemp(dir);
+  }
+}
+
+/** Removes an owned git dir now, or when the last fork borrowing it is disposed. */
+export function removeOwnedGitDir(gitDir: string): void {
+  if ((borrowers.get(gitDir) ?? 0) > 0) removeWhenReturned.add(gitDir);
+  else removeOwnedTemp(gitDir);
+}
