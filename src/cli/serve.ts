@@ -56,6 +56,8 @@ export async function serveMcp(options: ServeOptions): Promise<void> {
       mounts: options.mounts.map((mount) => ({ ...mount })),
       allowedHostRoots: [...options.allow],
       readOnly: options.readOnly,
+      // A memory snapshot is O(1); a host root's (and an overlay's) costs a walk, so a call records what it changes instead.
+      rollback: options.backend === 'memory' ? 'snapshot' : 'journal',
       ...(options.searchTimeoutMs === undefined ? {} : { limits: { searchTimeoutMs: options.searchTimeoutMs } }),
       signal: starting.signal,
       onProgress: progress.onProgress,

@@ -1,6 +1,8 @@
 import { InvalidArgumentError, ReadOnlyError } from '../workspace/errors.js';
 import type { SnapshotableWorkspace } from '../workspace/types.js';
 import { forwardingView } from './forwarding-view.js';
+import { WORKSPACE_OPERATIONS } from './queue.js';
+import { journalRefusal, type UndoJournal } from './undo-journal.js';
 
 /**
  * A call-scoped view of the session's workspace, handed to a handler as `context.filesystem`.
@@ -11,6 +13,8 @@ import { forwardingView } from './forwarding-view.js';
  * - once the call is over (`revoke`), every method rejects, so a handler that leaves work running in the
  *   background cannot touch the workspace after its call, nor interleave with the next one;
  * - `dispose` and `seal` are refused: the session owns the workspace's lifetime;
+ * - with an undo journal (the session's `rollback: 'journal'`), each changing method runs after the journal
+ *   recorded what it changes, one at a time;
  * - for a tool annotated `readOnlyHint` (which runs without a snapshot before it), only the methods in
  *   {@link READ_METHODS} work: anything else is `ReadOnlyError`, so a tool that says it only looks cannot
  *   change what no snapshot could roll back.
@@ -40,7 +44,14 @@ export const READ_METHODS: ReadonlySet<PropertyKey> = new Set([
   'watch',
 ]);
 
-export function guardWorkspace(target: SnapshotableWorkspace, toolName: string, options: { readOnly?: boolean } = {}): WorkspaceGuard {
+/** The changing methods that return a promise, so that a journal can record before they run. */
+const AWAITABLE_METHODS: ReadonlySet<PropertyKey> = new Set([...WORKSPACE_OPERATIONS, 'writeFiles', 'exec']);
+
+export function guardWorkspace(
+  target: SnapshotableWorkspace,
+  toolName: string,
+  options: { readOnly?: boolean; journal?: UndoJournal } = {},
+): WorkspaceGuard {
   let revoked = false;
   const pending = new Set<Promise<void>>();
 
@@ -66,9 +77,12 @@ export function guardWorkspace(target: SnapshotableWorkspace, toolName: string, 
             ),
           );
       }
+      const journal = READ_METHODS.has(property) ? undefined : options.journal;
+      if (journal !== undefined && !AWAITABLE_METHODS.has(property)) return () => Promise.reject(journalRefusal(toolName, property));
       return (...args: unknown[]): unknown => {
         if (revoked) return closed();
-        const result = method.apply(target, args);
+        const result =
+          journal === undefined ? method.apply(target, args) : journal.change(property, args, async () => method.apply(target, args));
         if (result instanceof Promise) {
           const settled = result.then(
             () => undefined,

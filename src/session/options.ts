@@ -35,6 +35,14 @@ export interface CreateSessionOptions {
   allowedHostRoots?: string[];
   /** Hydrate, then seal: every mutation raises `ReadOnlyError`, and calls take no snapshot. */
   readOnly?: boolean;
+  /**
+   * How a failed tool call is undone. `'snapshot'` (default): a snapshot before every changing call, kept
+   * in `session.snapshots` for `rollbackTo`. `'journal'`: the former state of each path the call changes is
+   * recorded as it goes (a write costs what it touches, not a scan of a host root); a call takes a
+   * snapshot only for changes the journal cannot record (delete, rename, copy, restore, commands), so
+   * `session.snapshots` holds only those. See docs/sessions-and-rollback.md.
+   */
+  rollback?: 'snapshot' | 'journal';
   /** Hydration progress (creation and `reset()`). */
   onProgress?: (progress: HydrateProgress) => void;
   /** Aborts the hydration at creation. */
@@ -77,6 +85,7 @@ export interface SessionSettings {
   mounts: HostMount[];
   allowedHostRoots: string[];
   readOnly: boolean;
+  rollback: 'snapshot' | 'journal';
   onProgress: ((progress: HydrateProgress) => void) | undefined;
   signal: AbortSignal | undefined;
 }
@@ -107,9 +116,16 @@ export function validateSessionOptions(options: CreateSessionOptions): SessionSe
     mounts: options.mounts === undefined ? [] : [...options.mounts],
     allowedHostRoots: options.allowedHostRoots === undefined ? [] : [...options.allowedHostRoots],
     readOnly: options.readOnly === true,
+    rollback: rollbackOf(options.rollback),
     onProgress: options.onProgress,
     signal: options.signal,
   };
+}
+
+function rollbackOf(rollback: unknown): 'snapshot' | 'journal' {
+  if (rollback === undefined) return 'snapshot';
+  if (rollback === 'snapshot' || rollback === 'journal') return rollback;
+  throw new InvalidArgumentError(`rollback must be 'snapshot' or 'journal', got ${JSON.stringify(rollback)}`);
 }
 
 function namespaceSource(options: CreateSessionOptions): SessionSettings['source'] {

@@ -182,6 +182,7 @@ class WorkspaceSession implements HydratedSession {
           workspace: this.#current(),
           scrub: (message, allAbsolute) => this.#scrub(message, allAbsolute),
           addSnapshot: (snapshot) => this.#snapshots.push(snapshot),
+          rollback: this.#settings.rollback,
         },
         tool as ToolDefinition,
         rawParams,

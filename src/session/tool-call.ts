@@ -7,6 +7,7 @@ import type { SnapshotableWorkspace, WorkspaceSnapshot } from '../workspace/type
 import { prepareArguments } from './arguments.js';
 import { unguardedWorkspace } from './forwarding-view.js';
 import { guardWorkspace } from './guard.js';
+import { UndoJournal } from './undo-journal.js';
 import type { Session, ToolCallRecord, ToolCallResult, ToolContext, ToolDefinition, ToolResult } from './types.js';
 
 /** The codes a tool result may carry: a workspace error's, `EABORT` (older aborts) and `ETOOL`. */
@@ -27,6 +28,8 @@ export interface CallHost {
   scrub(message: string, allAbsolute: boolean): string;
   /** The snapshot taken before the call, as soon as it exists (a handler may look for it in `session.snapshots`). */
   addSnapshot(snapshot: WorkspaceSnapshot): void;
+  /** How a failed call is undone: a snapshot before it, or an undo journal of what it changes. */
+  rollback: 'snapshot' | 'journal';
 }
 
 type Outcome = { kind: 'result'; value: unknown } | { kind: 'error'; error: unknown } | { kind: 'aborted' };
@@ -92,8 +95,14 @@ async function runCall(
   // A read-only tool changes nothing, so there is nothing to roll back: no snapshot (the cost of every call on
   // the host backend). Its view refuses every method but reads, so the annotation cannot lie.
   const readOnlyTool = tool.annotations?.readOnlyHint === true;
+  const changing = !workspace.readOnly && !readOnlyTool;
+  // A policy's `confirm` would be asked again for the journal's own undo writes: such workspaces keep snapshots.
+  const journal =
+    changing && host.rollback === 'journal' && (workspace as { policy?: { confirm?: unknown } }).policy?.confirm === undefined
+      ? new UndoJournal(workspace, `before ${tool.name}`)
+      : undefined;
   let snapshot: WorkspaceSnapshot | undefined;
-  if (!workspace.readOnly && !readOnlyTool) {
+  if (changing && journal === undefined) {
     try {
       snapshot = await workspace.snapshot({ tag: `before ${tool.name}` });
     } catch (error) {
@@ -108,13 +117,17 @@ async function runCall(
   // Aborted while the snapshot was taken: the handler must not start (its effects may reach beyond the workspace).
   if (signal?.aborted) return record(params, snapshot, failed('EABORT', notStarted));
 
-  const guard = guardWorkspace(workspace, tool.name, { readOnly: readOnlyTool });
+  const guard = guardWorkspace(workspace, tool.name, { readOnly: readOnlyTool, ...(journal === undefined ? {} : { journal }) });
   const context: ToolContext = { filesystem: guard.workspace, session: host.session };
   if (signal !== undefined) context.signal = signal;
   const outcome = await runHandler(host.session, tool, params, context, signal);
   guard.revoke();
   // After an abort the handler may still be running: wait for the operations it started, so none lands after the restore.
   await guard.idle();
+  if (journal?.snapshot !== undefined) {
+    snapshot = journal.snapshot;
+    host.addSnapshot(snapshot);
+  }
 
   let failure: ToolCallResult | undefined;
   try {
@@ -127,9 +140,10 @@ async function runCall(
     // A result whose getters throw: the call failed, and is rolled back like any other (it escaped the rollback).
     failure = failed('ETOOL', `${tool.name} returned an invalid result (expected { success, message, value? })`);
   }
-  if (snapshot === undefined) return record(params, snapshot, failure);
+  if (journal === undefined && snapshot === undefined) return record(params, snapshot, failure);
   try {
-    await workspace.restore(snapshot);
+    if (journal === undefined) await workspace.restore(snapshot as WorkspaceSnapshot);
+    else await journal.rollback();
   } catch (error) {
     const message = `${failure.message} (rolling back failed too: ${errorMessage(error)})`;
     return record(params, snapshot, { ...failure, message, rolledBack: false, code: 'ESNAPSHOT' });
