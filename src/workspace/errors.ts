@@ -1,3 +1,5 @@
+import type { RestoreRetry } from './types.js';
+
 /**
  * One error class per failure, each with a stable Node-style `code` and the normalised workspace path it
  * concerns (`/` for the root). Messages and `cause` never contain a host path: backends build these from
@@ -128,8 +130,12 @@ export class SnapshotError extends WorkspaceError {
 }
 
 export class SnapshotRestoreError extends WorkspaceError {
-  constructor(message: string, options?: { cause?: unknown }) {
+  /** The failed attempts of a restore that gave up (host backend), oldest first; empty otherwise. */
+  readonly attempts: readonly RestoreRetry[];
+
+  constructor(message: string, options?: { cause?: unknown; attempts?: readonly RestoreRetry[] }) {
     super('ESNAPSHOT', message, undefined, options);
+    this.attempts = options?.attempts ?? [];
   }
 }
 

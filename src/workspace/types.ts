@@ -242,6 +242,19 @@ export interface SkippedPath {
 export interface RestoreResult {
   /** Entries restore left alone, e.g. a snapshot file where an excluded directory still stands (host). */
   skipped: SkippedPath[];
+  /**
+   * Attempts that failed because something else changed the root meanwhile (host: another process wrote
+   * into a directory being removed, say), each retried; absent when the first attempt succeeded.
+   */
+  retries?: RestoreRetry[];
+}
+
+/** Why one attempt of a restore failed and was retried. */
+export interface RestoreRetry {
+  /** The error code, e.g. `ENOTEMPTY` (a directory being removed was written into meanwhile). */
+  code: string;
+  /** Where the attempt stopped, workspace-relative (`''` is the root). */
+  path: string;
 }
 
 export type DiffStatus = 'added' | 'modified' | 'deleted';

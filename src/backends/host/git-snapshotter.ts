@@ -5,7 +5,7 @@ import { diffTrees } from './git/tree-diff.js';
 import type { Snapshotter, SnapshotTree } from '../../workspace/driver.js';
 import { gitSnapshotTree } from '../../workout/backend-trees.js';
 import { SnapshotError, SnapshotRestoreError } from '../../workspace/errors.js';
-import type { DiffEntry, RestoreResult, SnapshotOptions, WorkspaceSnapshot } from '../../workspace/types.js';
+import type { DiffEntry, RestoreResult, RestoreRetry, SnapshotOptions, WorkspaceSnapshot } from '../../workspace/types.js';
 import type { ChangeTracker } from './changes.js';
 import { TreeApplier } from './restore.js';
 import { SnapshotState } from './state.js';
@@ -14,6 +14,11 @@ export type ChangeDetection = 'scan' | 'tracked';
 
 const SNAPSHOT_TRAILER = 'sessionfs-snapshot';
 const REF_PREFIX = 'refs/sessionfs/';
+/** Failures another writer causes (a name filled, emptied or taken meanwhile): worth another attempt. */
+const RACE_CODES = new Set(['ENOTEMPTY', 'EEXIST', 'EISDIR', 'ENOTDIR', 'ENOENT', 'EBUSY', 'ELOOP']);
+const RESTORE_ATTEMPTS = 8;
+const FIRST_RETRY_PAUSE_MS = 5;
+const MAX_RETRY_PAUSE_MS = 200;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /**
@@ -61,6 +66,15 @@ export class HostGitSnapshotter implements Snapshotter {
    * adds objects (the commit) to the same pack; the caller moves a ref only after this returns.
    */
   #capture<T>(extra: (tree: string) => T): T {
+    try {
+      return this.#captureOrThrow(extra);
+    } catch (error) {
+      throw new SnapshotError(`cannot read the workspace or write its snapshot (${errorCode(error)})`);
+    }
+  }
+
+  /** `#capture`, throwing the host error itself (restore tells a race from a real failure by its code). */
+  #captureOrThrow<T>(extra: (tree: string) => T): T {
     const { dirty, fullScan } = this.#changes.take();
     this.#store.beginBatch();
     let result: T;
@@ -78,7 +92,7 @@ export class HostGitSnapshotter implements Snapshotter {
       }
       this.#state.tree = undefined;
       this.#changes.giveBack(dirty);
-      throw new SnapshotError(`cannot read the workspace or write its snapshot (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+      throw error;
     }
     return result;
   }
@@ -138,20 +152,38 @@ export class HostGitSnapshotter implements Snapshotter {
     }
   }
 
+  /**
+   * Makes the root hold exactly `snapshot`. Another process writing into the root can make an attempt fail
+   * (`ENOTEMPTY`: a directory being removed was written into); the stat cache is then rescanned and the
+   * apply retried, up to RESTORE_ATTEMPTS times with a growing pause. Other failures, or the last attempt's,
+   * end as `SnapshotRestoreError` listing every attempt. Whatever happened, the cache is left so that the
+   * next snapshot rescans the root and the next restore is exact (see `TreeApplier`).
+   */
   async restore(snapshot: WorkspaceSnapshot): Promise<RestoreResult> {
     const tree = await this.#treeOf(snapshot);
-    this.#capture(() => undefined);
-    const applier = new TreeApplier(this.#root, this.#store, this.#state);
-    try {
-      await applier.apply(tree);
-    } catch (error) {
-      this.#changes.mark();
-      throw new SnapshotRestoreError(
-        `restore failed part way (${(error as NodeJS.ErrnoException).code ?? 'error'}); the next snapshot rescans the root`,
-      );
+    const retries: RestoreRetry[] = [];
+    for (let attempt = 1; ; attempt += 1) {
+      const applier = new TreeApplier(this.#root, this.#store, this.#state);
+      let stage = 'scan';
+      try {
+        this.#captureOrThrow(() => undefined);
+        stage = 'apply';
+        await applier.apply(tree);
+        if (applier.incomplete) this.#changes.mark();
+        return retries.length === 0 ? { skipped: applier.skipped } : { skipped: applier.skipped, retries };
+      } catch (error) {
+        this.#changes.mark();
+        retries.push({ code: errorCode(error), path: stage === 'scan' ? '' : applier.at });
+        if (!RACE_CODES.has(errorCode(error)) || attempt === RESTORE_ATTEMPTS) {
+          const tried = retries.map((r) => `${r.code} at ${r.path === '' ? 'the root' : `'${r.path}'`}`).join(', ');
+          throw new SnapshotRestoreError(
+            `restore failed after ${attempt} attempt${attempt === 1 ? '' : 's'} (${tried}); the root may be part way, the next snapshot rescans it and the next restore is exact`,
+            { attempts: retries },
+          );
+        }
+        await new Promise((resolve) => setTimeout(resolve, Math.min(MAX_RETRY_PAUSE_MS, FIRST_RETRY_PAUSE_MS * 2 ** (attempt - 1))));
+      }
     }
-    if (applier.incomplete) this.#changes.mark();
-    return { skipped: applier.skipped };
   }
 
   async open(snapshot?: WorkspaceSnapshot): Promise<SnapshotTree> {
@@ -164,4 +196,9 @@ export class HostGitSnapshotter implements Snapshotter {
     const right = to === undefined ? this.#capture((tree) => tree) : await this.#treeOf(to);
     return diffTrees(this.#store, left, right);
   }
+}
+
+function errorCode(error: unknown): string {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  return typeof code === 'string' ? code : 'error';
 }

@@ -21,6 +21,8 @@ export class TreeApplier {
   readonly skipped: SkippedPath[] = [];
   /** Set when some directory could not be made exact (the stat cache then needs a full scan). */
   incomplete = false;
+  /** The directory being applied (workspace-relative), to say where a failed apply stopped. */
+  at = '';
   readonly #sandbox: Sandbox;
   readonly #store: GitStore;
   readonly #state: SnapshotState;
@@ -63,6 +65,11 @@ export class TreeApplier {
   }
 
   async #applyPinned(rel: string, targetOid: string, node: DirNode, dir: PinnedDir): Promise<boolean> {
+    // Forget the directory's tree id before touching anything below it: if the apply fails part way, the
+    // cache must not keep claiming the old tree for a directory that now holds something else (the next
+    // scan would find every entry matching the cache and reuse the stale id; the next restore would skip it).
+    node.oid = undefined;
+    this.at = rel;
     const target = new Map<string, TreeEntry>();
     for (const entry of await this.#store.readTree(targetOid)) {
       if (entry.name === EMPTY_DIR_MARKER) continue;
@@ -136,6 +143,7 @@ export class TreeApplier {
 
   /** Returns false when a directory holding excluded content stands at `rel` and was kept (reported). */
   #writeLeaf(dir: PinnedDir, name: string, rel: string, entry: TreeEntry, content: Buffer): boolean {
+    this.at = rel;
     const abs = dir.at(name);
     const write = (): void => {
       if (entry.mode === '120000') replaceSymlinkSync(dir.path, abs, content);
@@ -171,6 +179,7 @@ export class TreeApplier {
 
   /** Removes a directory from disk except excluded and unexpressible entries; true when it is gone. */
   #removeTree(parent: PinnedDir, name: string, rel: string): boolean {
+    this.at = rel;
     const abs = parent.at(name);
     const st = lstatOrUndefined(abs);
     if (st === undefined) return true;
