@@ -21,7 +21,7 @@ export {
   type HydrateProgress,
   type HydrateResult,
 } from './host-mounts/index.js';
-export { createSession, defineTool, type CreateSessionOptions, type HydratedSession } from './session/index.js';
+export { createSession, defineTool, type CreateSessionOptions, type HydratedSession, type RetentionOptions } from './session/index.js';
 export type * from './session/types.js';
 export { createMcpServer, type McpServerOptions } from './cli/mcp-server.js';
 export * from './shell/index.js';

@@ -2,3 +2,4 @@ export { createSession, type CreateSessionOptions, type HydratedSession } from '
 export { defineTool } from './define-tool.js';
 export { scrubHostPaths, type ScrubOptions } from './scrub.js';
 export type * from './types.js';
+export type { RetentionOptions } from './retention.js';

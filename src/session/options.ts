@@ -5,6 +5,7 @@ import type { AuditSink } from '../governance/audit.js';
 import { InvalidArgumentError } from '../workspace/errors.js';
 import type { WorkspaceLimits } from '../workspace/limits.js';
 import type { BackendKind, SnapshotableWorkspace } from '../workspace/types.js';
+import { validateRetention, type Retention, type RetentionOptions } from './retention.js';
 
 /**
  * Where the workspace comes from: exactly one of `backend` (the session creates its workspace, a fresh
@@ -62,6 +63,8 @@ export interface CreateSessionOptions {
   exclude?: string[];
   /** Created host workspace: default `tracked` for the temp root the session creates, `scan` for a given `root`. */
   changeDetection?: 'scan' | 'tracked';
+  /** How much history and how many snapshots the session keeps (default 1000 and 100; the oldest go first). */
+  retention?: RetentionOptions;
 }
 
 /** Built-in backend settings, validated. */
@@ -88,6 +91,7 @@ export interface SessionSettings {
   rollback: 'snapshot' | 'journal';
   onProgress: ((progress: HydrateProgress) => void) | undefined;
   signal: AbortSignal | undefined;
+  retention: Retention;
 }
 
 const BACKENDS = ['memory', 'host', 'overlay'] as const;
@@ -119,6 +123,7 @@ export function validateSessionOptions(options: CreateSessionOptions): SessionSe
     rollback: rollbackOf(options.rollback),
     onProgress: options.onProgress,
     signal: options.signal,
+    retention: validateRetention(options.retention),
   };
 }
 

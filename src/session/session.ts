@@ -11,6 +11,8 @@ import type { ExportResult } from '../workout/export-plan.js';
 import { writeBackMounts, type WriteBackOptions } from '../workout/write-back.js';
 import { Outbox, registerOutbox, type SessionOutput } from './outbox.js';
 import { outsideView, SessionQueue } from './queue.js';
+import { dropOldest } from './retention.js';
+import { releaseSnapshots } from '../workspace/snapshot-queue.js';
 import { scrubHostPaths } from './scrub.js';
 import { callScope, runToolCall } from './tool-call.js';
 import type { RunToolOptions, Session, ToolCallRecord, ToolCallResult, ToolDefinition } from './types.js';
@@ -191,8 +193,20 @@ class WorkspaceSession implements HydratedSession {
       // A failed call is taken as not done: a file it sent is not sent.
       if (!entry.result.success) this.#outbox.dropAfter(sent);
       this.#history.push(entry);
+      await this.#retain();
       return entry.result;
     }) as Promise<ToolCallResult<T>>;
+  }
+
+  /**
+   * Drops the oldest history entries and snapshots beyond `retention`, and has the backend free what only
+   * the dropped snapshots held. A release that fails costs storage, not correctness: the call's result stands.
+   */
+  async #retain(): Promise<void> {
+    const { maxHistory, maxSnapshots } = this.#settings.retention;
+    dropOldest(this.#history, maxHistory);
+    const released = dropOldest(this.#snapshots, maxSnapshots);
+    if (released.length > 0 && this.#workspace !== undefined) await releaseSnapshots(this.#workspace, released).catch(() => undefined);
   }
 
   #scrub(message: string, allAbsolute: boolean): string {

@@ -32,9 +32,29 @@ export class HeldSnapshots<T> {
     if (record.backend !== this.#backend)
       throw new SnapshotRestoreError(`snapshot ${record.id} belongs to a ${record.backend} workspace, not this ${this.#backend} workspace`);
     const held = this.#held.get(record.ref);
-    if (held === undefined || held.id !== record.id)
-      throw new SnapshotRestoreError(`snapshot ${record.id} was not taken by this workspace (or the workspace was disposed)`);
+    if (held === undefined || held.id !== record.id) {
+      const why = this.#released(record.ref)
+        ? 'it was released (a session keeps only its newest snapshots: `retention.maxSnapshots`), or the workspace was disposed'
+        : 'it was not taken by this workspace';
+      throw new SnapshotRestoreError(`snapshot ${record.id} cannot be restored: ${why}`);
+    }
     return held.value;
+  }
+
+  /** Forgets these records (what they held becomes garbage unless something else holds it); others are ignored. */
+  release(records: readonly WorkspaceSnapshot[]): void {
+    for (const record of records) {
+      const held = this.#held.get(record.ref);
+      if (held !== undefined && held.id === record.id) this.#held.delete(record.ref);
+    }
+  }
+
+  /** Whether `ref` names a record this instance took and no longer holds (told from the ref alone: nothing is kept per release). */
+  #released(ref: string): boolean {
+    const prefix = `${this.#backend}:${this.#instanceId}:`;
+    if (!ref.startsWith(prefix)) return false;
+    const count = Number(ref.slice(prefix.length));
+    return Number.isInteger(count) && count >= 1 && count <= this.#count;
   }
 
   /** Also holds every record `parent` holds now (a fork's history); later records of either stay apart. */

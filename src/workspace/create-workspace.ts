@@ -107,7 +107,8 @@ export class DriverWorkspace implements SnapshotableWorkspace {
     this.#governance = new Governance(driver, options.policy);
     this.policy = this.#governance.policy;
     this.#probe = new DriverProbe(this.#governance.view(driver));
-    this.#snapshots = new SnapshotQueue(driver.snapshots ?? new BlobSnapshotter(driver, options.blobs), this.#governance, this.backend);
+    const snapshotter = driver.snapshots ?? new BlobSnapshotter(driver, options.blobs);
+    this.#snapshots = new SnapshotQueue(snapshotter, this.#governance, this.backend, this);
     governWorkspace(this, options);
   }
 

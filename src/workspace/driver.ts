@@ -140,6 +140,12 @@ export interface Snapshotter {
   open?(snapshot?: WorkspaceSnapshot, options?: LongCallOptions): Promise<SnapshotTree>;
   /** Told after every protocol mutation which paths it touched (written, created, removed, moved). */
   changed?(paths: readonly string[]): void;
+  /**
+   * Forgets these snapshots and frees what only they hold (a session's retention calls it); a later restore
+   * of one is a `SnapshotRestoreError` naming it. Records it does not know are ignored. Optional: without
+   * it, released records simply leave the session's lists.
+   */
+  release?(snapshots: readonly WorkspaceSnapshot[]): Promise<void>;
   dispose?(): Promise<void>;
 }
 

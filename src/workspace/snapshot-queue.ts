@@ -7,6 +7,19 @@ import { LongCall, type LongCallOptions } from './progress.js';
 import type { DiffEntry, RestoreResult, SnapshotOptions, WorkspaceSnapshot } from './types.js';
 
 /**
+ * How a session lets go of snapshots it no longer keeps (`retention`), without a protocol method that every
+ * workspace implementation (views, compositions, users' own) would have to grow: a workspace built on the
+ * driver API names itself as its queue's owner, and `releaseSnapshots` finds the queue. For any other
+ * workspace releasing does nothing (the records just leave the session's lists).
+ */
+const queues = new WeakMap<object, SnapshotQueue>();
+
+/** Frees what only these records hold in `workspace`, when its backend can (see `Snapshotter.release`). */
+export async function releaseSnapshots(workspace: object, records: readonly WorkspaceSnapshot[]): Promise<void> {
+  await queues.get(workspace)?.release(records);
+}
+
+/**
  * A workspace's snapshot calls: records validated (zod) before the snapshotter sees them, run one at a time
  * (snapshot, restore, diff and tree reads never interleave), and seen through the policy (denied paths are
  * absent from diffs and trees). Each long call's `signal` and `onProgress` are handled here once, for every
@@ -16,11 +29,15 @@ import type { DiffEntry, RestoreResult, SnapshotOptions, WorkspaceSnapshot } fro
 export class SnapshotQueue {
   #queue: Promise<unknown> = Promise.resolve();
 
+  /** `owner`: the workspace whose snapshots `releaseSnapshots` then releases through this queue. */
   constructor(
     private readonly snapshots: Snapshotter,
     private readonly governance: Governance,
     private readonly backend: string,
-  ) {}
+    owner?: object,
+  ) {
+    if (owner !== undefined) queues.set(owner, this);
+  }
 
   async snapshot(options: SnapshotOptions): Promise<WorkspaceSnapshot> {
     const tag = options?.tag;
@@ -62,6 +79,14 @@ export class SnapshotQueue {
       const after = await this.tree(to, { signal: call.forward.signal });
       return createGitPatch(before, after, call.forward);
     });
+  }
+
+  /** Lets the snapshotter forget these records and free their storage (after the calls under way). */
+  async release(records: readonly WorkspaceSnapshot[]): Promise<void> {
+    const snapshots = this.snapshots;
+    if (snapshots.release === undefined || records.length === 0) return;
+    const release = snapshots.release.bind(snapshots);
+    await this.#exclusive(LongCall.start(undefined, 'release'), () => release(records));
   }
 
   /** Told after every mutation which paths it touched. */

@@ -5,6 +5,7 @@ import { READ_FLAGS } from './copy.js';
 import { isVisibleName } from './names.js';
 import { removeOwnedTemp } from './owned-temp.js';
 import { pinChildAsync, pinDirectory, PIN_DIRECTORIES, Sandbox, type PinnedDir } from './sandbox.js';
+import { markBorrowed } from './git/prune.js';
 
 /**
  * What a host fork is made of: a copy of the root (reflinked where the filesystem can share extents), and
@@ -87,6 +88,7 @@ async function copyEntry(source: PinnedDir, dirent: fs.Dirent, target: string): 
  * parent's own alternates extend) and copies the parent's snapshot refs, loose and packed.
  */
 export function shareSnapshots(parentGitDir: string, gitDir: string): void {
+  markBorrowed(parentGitDir);
   fs.writeFileSync(join(gitDir, 'objects', 'info', 'alternates'), `${join(parentGitDir, 'objects')}\n`);
   copyRefs(join(parentGitDir, SNAPSHOT_REFS), join(gitDir, SNAPSHOT_REFS));
   let packed: string;

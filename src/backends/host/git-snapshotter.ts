@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
 import { GitStore } from './git/store.js';
+import { pruneUnreachable, type PruneResult } from './git/prune.js';
 import { diffTrees } from './git/tree-diff.js';
 import type { Snapshotter, SnapshotTree } from '../../workspace/driver.js';
 import { gitSnapshotTree } from '../../workout/backend-trees.js';
@@ -19,6 +20,8 @@ const RACE_CODES = new Set(['ENOTEMPTY', 'EEXIST', 'EISDIR', 'ENOTDIR', 'ENOENT'
 const RESTORE_ATTEMPTS = 8;
 const FIRST_RETRY_PAUSE_MS = 5;
 const MAX_RETRY_PAUSE_MS = 200;
+/** Snapshots released between two prunes (a prune walks every remaining snapshot's trees). */
+const PRUNE_EVERY = 10;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /**
@@ -36,6 +39,7 @@ export class HostGitSnapshotter implements Snapshotter {
   readonly #changes: ChangeTracker;
   /** A fork's ancestors' git dirs: their records restore here when this repository holds their ref (copied at the fork). */
   readonly #inherited: readonly string[];
+  #releasedSincePrune = 0;
 
   constructor(
     root: string,
@@ -75,6 +79,8 @@ export class HostGitSnapshotter implements Snapshotter {
 
   /** `#capture`, throwing the host error itself (restore tells a race from a real failure by its code). */
   #captureOrThrow<T>(extra: (tree: string) => T): T {
+    // Another workspace pruned this git dir: objects the cache names may be gone, so hash (and write) all again.
+    if (this.#store.prunedSince()) this.#state.tree = undefined;
     const { dirty, fullScan } = this.#changes.take();
     this.#store.beginBatch();
     let result: T;
@@ -125,13 +131,16 @@ export class HostGitSnapshotter implements Snapshotter {
   /** The snapshot tree a record names, after checking that it is a snapshot commit of this git dir. */
   async #treeOf(record: WorkspaceSnapshot): Promise<string> {
     const refuse = (why: string): never => {
-      throw new SnapshotRestoreError(`not a snapshot of this workspace's git directory: ${why}`);
+      throw new SnapshotRestoreError(`snapshot ${String(record.id)} is not a snapshot of this workspace's git directory: ${why}`);
     };
     if (record.backend !== 'host') refuse('it belongs to another backend');
     if (record.gitDir === undefined || !this.#ownOrInherited(record.gitDir)) refuse('it was taken with another git directory');
     if (!UUID.test(record.id) || record.ref !== `${REF_PREFIX}${record.id}`) refuse('unknown ref');
     const commit = await this.#store.resolveRef(record.ref);
-    if (commit === undefined) return refuse('the ref does not exist');
+    if (commit === undefined)
+      return refuse(
+        'its ref does not exist (released: a session keeps only its newest snapshots, `retention.maxSnapshots`; or never taken here)',
+      );
     const info = await this.#store.readCommit(commit);
     if (info === undefined || !info.message.includes(`\n${SNAPSHOT_TRAILER}: ${record.id}\n`))
       return refuse('the ref is not a snapshot commit');
@@ -184,6 +193,27 @@ export class HostGitSnapshotter implements Snapshotter {
         await new Promise((resolve) => setTimeout(resolve, Math.min(MAX_RETRY_PAUSE_MS, FIRST_RETRY_PAUSE_MS * 2 ** (attempt - 1))));
       }
     }
+  }
+
+  /**
+   * Drops the refs of these snapshots (records of other git dirs, or not snapshots, are ignored) and, once
+   * PRUNE_EVERY were dropped since the last prune, removes the objects nothing reaches any more (see
+   * `pruneUnreachable`: it walks every remaining snapshot's trees, so it runs in batches, not per release).
+   */
+  async release(snapshots: readonly WorkspaceSnapshot[]): Promise<void> {
+    for (const record of snapshots) {
+      if (record.backend !== 'host' || record.gitDir === undefined || !this.#sameGitDir(record.gitDir)) continue;
+      if (!UUID.test(record.id) || record.ref !== `${REF_PREFIX}${record.id}`) continue;
+      this.#store.deleteRef(record.ref);
+      this.#releasedSincePrune += 1;
+    }
+    if (this.#releasedSincePrune >= PRUNE_EVERY) await this.prune();
+  }
+
+  /** Removes every object no snapshot ref reaches and the stat cache does not name. */
+  async prune(): Promise<PruneResult> {
+    this.#releasedSincePrune = 0;
+    return pruneUnreachable(this.#store, this.#state.objectIds());
   }
 
   async open(snapshot?: WorkspaceSnapshot): Promise<SnapshotTree> {

@@ -314,6 +314,20 @@ export class SnapshotState {
     }
   }
 
+  /** Every object id the cache names (blobs, and tree ids still current): a prune must keep them all. */
+  objectIds(): Set<string> {
+    const ids = new Set<string>([this.emptyBlob()]);
+    const visit = (node: DirNode): void => {
+      if (node.oid !== undefined) ids.add(node.oid);
+      for (const child of node.children.values()) {
+        if (child.kind === 'dir') visit(child);
+        else ids.add(child.oid);
+      }
+    };
+    if (this.tree !== undefined) visit(this.tree);
+    return ids;
+  }
+
   /** Writes every tree whose id was cleared and returns the root tree id. */
   buildTree(): string {
     if (this.tree === undefined) this.tree = newDir();

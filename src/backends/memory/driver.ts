@@ -216,6 +216,10 @@ export class MemorySnapshotter implements Snapshotter {
     return memorySnapshotTree(snapshot === undefined ? this.#driver.tree : this.#treeOf(snapshot));
   }
 
+  async release(snapshots: readonly WorkspaceSnapshot[]): Promise<void> {
+    this.#held.release(snapshots);
+  }
+
   /** The workspace's old records restore nothing afterwards. */
   async dispose(): Promise<void> {
     this.#held.clear();

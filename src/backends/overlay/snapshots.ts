@@ -48,6 +48,10 @@ export class OverlaySnapshotter implements Snapshotter {
     return this.#tree(snapshot === undefined ? this.#driver.upper : this.#upperOf(snapshot));
   }
 
+  async release(snapshots: readonly WorkspaceSnapshot[]): Promise<void> {
+    this.#held.release(snapshots);
+  }
+
   async dispose(): Promise<void> {
     this.#held.clear();
   }

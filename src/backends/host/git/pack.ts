@@ -146,6 +146,11 @@ export class PackIndex {
     return undefined;
   }
 
+  /** Every object id the pack holds (hex). */
+  *oids(): Iterable<string> {
+    for (let i = 0; i < this.#count; i += 1) yield this.#ids.subarray(i * 20, i * 20 + 20).toString('hex');
+  }
+
   /** The object, `'delta'` when it is stored as a delta (not handled here), undefined when absent. */
   read(oid: Buffer): { type: string; content: Buffer } | 'delta' | undefined {
     const index = this.#find(oid);

@@ -37,6 +37,9 @@ export interface CommitInfo {
   message: string;
 }
 
+/** A file in the git dir that every prune rewrites (see `GitStore.prunedSince`). */
+const PRUNE_TOKEN = 'sessionfs-pruned';
+
 export const AUTHOR = 'sessionfs <sessionfs@localhost>';
 
 export class GitStore {
@@ -47,6 +50,8 @@ export class GitStore {
   /** isomorphic-git's pack cache, kept across reads so a packfile is parsed once. */
   readonly #gitCache: object = {};
   #batch: PackBatch | undefined;
+  /** The prune token last seen (see `prunedSince`); undefined before the first look. */
+  #pruneToken: string | undefined;
   readonly #packs = new Map<string, PackIndex>();
   #alternates: GitStore[] | undefined;
 
@@ -116,8 +121,15 @@ export class GitStore {
   #readPacked(oid: string): { type: string; content: Buffer } | undefined {
     const wanted = Buffer.from(oid, 'hex');
     for (let attempt = 0; attempt < 2; attempt += 1) {
-      for (const pack of this.#packs.values()) {
-        const object = pack.read(wanted);
+      for (const [path, pack] of this.#packs) {
+        let object: ReturnType<PackIndex['read']>;
+        try {
+          object = pack.read(wanted);
+        } catch {
+          // Removed by a prune (ours or another workspace's on this git dir): its live objects are elsewhere now.
+          this.#packs.delete(path);
+          continue;
+        }
         if (object !== undefined) return object === 'delta' ? undefined : object;
       }
       // Not found: pick up packs written since (by git, or another workspace on this git dir), once.
@@ -290,6 +302,54 @@ export class GitStore {
     const temp = `${path}.${randomBytes(6).toString('hex')}.lock`;
     fs.writeFileSync(temp, `${oid}\n`);
     fs.renameSync(temp, path);
+  }
+
+  /** Removes `ref` (its loose file, and its line in `packed-refs` when a `git gc` packed it). */
+  deleteRef(ref: string): void {
+    fs.rmSync(join(this.gitDir, ...ref.split('/')), { force: true });
+    const packedPath = join(this.gitDir, 'packed-refs');
+    let packed: string;
+    try {
+      packed = fs.readFileSync(packedPath, 'utf8');
+    } catch {
+      return;
+    }
+    const lines = packed.split('\n');
+    const kept = lines.filter((line) => !line.endsWith(` ${ref}`));
+    if (kept.length === lines.length) return;
+    const temp = `${packedPath}.${randomBytes(6).toString('hex')}.lock`;
+    fs.writeFileSync(temp, kept.join('\n'));
+    fs.renameSync(temp, packedPath);
+  }
+
+  /**
+   * Whether a prune ran on this git dir (here or in another workspace or process) since this store last
+   * looked: the objects a stat cache names may then be gone, and the cache must hash everything again.
+   */
+  prunedSince(): boolean {
+    let token = '';
+    try {
+      token = fs.readFileSync(join(this.gitDir, PRUNE_TOKEN), 'utf8');
+    } catch {
+      // never pruned
+    }
+    const changed = this.#pruneToken !== undefined && token !== this.#pruneToken;
+    this.#pruneToken = token;
+    return changed;
+  }
+
+  /** Records that a prune is about to run (before anything is removed), and that this store knows of it. */
+  announcePrune(): void {
+    const token = randomBytes(8).toString('hex');
+    const temp = join(this.gitDir, `${PRUNE_TOKEN}.${token}.lock`);
+    fs.writeFileSync(temp, token);
+    fs.renameSync(temp, join(this.gitDir, PRUNE_TOKEN));
+    this.#pruneToken = token;
+  }
+
+  /** The repository's `objects` directory (for the prune). */
+  get objectsDir(): string {
+    return this.#objects;
   }
 
   /** The object a ref points to, from its loose file or `packed-refs`; `undefined` when it does not exist. */
