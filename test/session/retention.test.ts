@@ -159,4 +159,19 @@ describe('host retention releases storage', () => {
       await other.dispose();
     }
   });
+
+  it('never prunes a git dir a fork borrows from: the fork still restores what it inherited', async () => {
+    const { session } = await run(3);
+    const inherited = session.snapshots[0]!;
+    const fork = await (session.filesystem as unknown as HostWorkspace).fork();
+    try {
+      // The parent releases (and would prune) the snapshot the fork still holds a ref to.
+      for (let i = 0; i < 12; i += 1) await session.runTool(writeTool, { path: 'x.txt', content: `x${i}` });
+      await expect(session.rollbackTo(inherited)).rejects.toBeInstanceOf(SnapshotRestoreError);
+      await fork.restore(inherited);
+      expect(Object.keys(await contentsOf(fork))).toEqual(['big0.bin', 'big1.bin', 'big2.bin', 'stable.txt']);
+    } finally {
+      await fork.dispose();
+    }
+  });
 });

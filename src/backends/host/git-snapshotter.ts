@@ -202,7 +202,7 @@ export class HostGitSnapshotter implements Snapshotter {
    */
   async release(snapshots: readonly WorkspaceSnapshot[]): Promise<void> {
     for (const record of snapshots) {
-      if (record.backend !== 'host' || record.gitDir === undefined || !this.#sameGitDir(record.gitDir)) continue;
+      if (record.backend !== 'host' || record.gitDir === undefined || !this.#ownOrInherited(record.gitDir)) continue;
       if (!UUID.test(record.id) || record.ref !== `${REF_PREFIX}${record.id}`) continue;
       this.#store.deleteRef(record.ref);
       this.#releasedSincePrune += 1;
