@@ -54,10 +54,14 @@ const INITIAL = 'initial';
  * for any other caller.
  */
 export async function createMcpServer(session: Session, options: McpServerOptions = {}): Promise<Server> {
+  // The starting state is snapshotted while the first calls are answered: on a big host root that walk
+  // takes seconds, and reads need not wait for it. Every call that may change the workspace waits for it.
+  const initial = session.filesystem.snapshot({ tag: INITIAL });
+  initial.catch(() => undefined); // reported to the calls that need it
   const records = new Map<string, WorkspaceSnapshot>();
-  records.set(INITIAL, await session.filesystem.snapshot({ tag: INITIAL }));
 
-  const lookup = (id: string): WorkspaceSnapshot => {
+  const lookup = async (id: string): Promise<WorkspaceSnapshot> => {
+    if (id === INITIAL && !records.has(INITIAL)) records.set(INITIAL, await initial);
     const record = records.get(id);
     if (record === undefined) {
       const known = [...records.keys()];
@@ -98,7 +102,7 @@ export async function createMcpServer(session: Session, options: McpServerOption
     parameters: z.object({ id: z.string().min(1).describe('Snapshot id.') }),
     handler: async ({ id }, { filesystem }): Promise<ToolResult> => {
       try {
-        const result = await filesystem.restore(lookup(id));
+        const result = await filesystem.restore(await lookup(id));
         const skipped =
           result.skipped.length === 0
             ? ''
@@ -121,7 +125,7 @@ export async function createMcpServer(session: Session, options: McpServerOption
     handler: async ({ from, to }, { filesystem }): Promise<ToolResult> => {
       try {
         const fromId = from ?? INITIAL;
-        const entries = await filesystem.diff(lookup(fromId), to === undefined ? undefined : lookup(to));
+        const entries = await filesystem.diff(await lookup(fromId), to === undefined ? undefined : await lookup(to));
         const against = to === undefined ? 'now' : to;
         if (entries.length === 0) return { success: true, message: `No changes between ${fromId} and ${against}.`, value: { changes: [] } };
         const lines = entries.map((e) => `${e.status === 'added' ? 'A' : e.status === 'deleted' ? 'D' : 'M'} ${e.path}`);
@@ -203,6 +207,7 @@ export async function createMcpServer(session: Session, options: McpServerOption
           };
     let result: ToolCallResult;
     try {
+      if (tool.annotations?.readOnlyHint !== true) await initial;
       // A call the client cancels is aborted, so rolled back: the client takes it as not done.
       result = await session.runTool(tool, request.params.arguments ?? {}, { signal: extra.signal });
     } catch (error) {
