@@ -8,7 +8,7 @@ const GENERAL = `General:
   -v, --version        Show the version.
 
 Exit status: 0 done (mcp: the client disconnected or the process was told to stop); 1 the session could not
-start or the command failed; 2 a usage error (unknown command or flag, a bad or missing value).
+start or the command failed (mcp: a write-back conflict left, a patch not written); 2 a usage error (unknown command or flag, a bad or missing value).
 `;
 
 export const MCP_USAGE = `Usage: sessionfs mcp [options]
@@ -37,6 +37,10 @@ Options:
   --shell              Add the bash tool: a bash interpreter over the workspace (no host program, no network).
   --shell-host         Add the bash tool running real programs (an allow-list) in the root of a host
                        workspace. Not a security boundary: see docs/shell.md.
+  --patch-out <file>   When the server stops (client gone, SIGINT, SIGTERM), write the session's git patch
+                       (from the state it started in; \`git apply --binary\` applies it) to this file.
+  --write-back         When the server stops, write the changes back to the mounts (not :ro ones). A host file
+                       changed meanwhile is never overwritten: it is left and reported on stderr (status 1).
 
 ${GENERAL}`;
 
@@ -75,6 +79,10 @@ export interface McpCommand {
   searchTimeoutMs?: number;
   /** Adds the `bash` tool (`'host'`: real programs in a host workspace's root). */
   shell?: true | 'host';
+  /** Where to write the session's patch when the server stops. */
+  patchOut?: string;
+  /** Write the changes back to the mounts when the server stops. */
+  writeBack?: boolean;
 }
 
 export type Command = { command: 'help'; usage: string } | { command: 'version' } | { command: 'demo' } | McpCommand;
@@ -96,6 +104,8 @@ const MCP_ONLY = [
   'search-timeout',
   'shell',
   'shell-host',
+  'patch-out',
+  'write-back',
 ] as const;
 const PER_MOUNT = new Set(['include', 'exclude', 'max-bytes']);
 
@@ -171,6 +181,12 @@ function mcpCommand(values: Parsed['values'], tokens: Parsed['tokens']): McpComm
   if (values['shell-host'] === true && backend !== 'host')
     throw new UsageError('--shell-host runs programs in a host directory: use it with --backend host or --root');
   const shell = values['shell-host'] === true ? 'host' : values.shell === true ? true : undefined;
+  const patchOut = values['patch-out'];
+  if (patchOut !== undefined && patchOut.trim() === '') throw new UsageError('--patch-out needs a non-empty file path');
+  const writeBack = values['write-back'] === true;
+  if (writeBack && mounts.length === 0)
+    throw new UsageError('--write-back writes the changes back to the mounts: give at least one --mount');
+  if (writeBack && values['read-only'] === true) throw new UsageError('--write-back with --read-only has nothing to write back');
   return {
     command: 'mcp',
     backend,
@@ -182,6 +198,8 @@ function mcpCommand(values: Parsed['values'], tokens: Parsed['tokens']): McpComm
     quiet: values.quiet === true,
     ...(searchTimeout === undefined ? {} : { searchTimeoutMs: Number(searchTimeout) }),
     ...(shell === undefined ? {} : { shell }),
+    ...(patchOut === undefined ? {} : { patchOut }),
+    ...(writeBack ? { writeBack } : {}),
   };
 }
 
@@ -237,6 +255,8 @@ function parse(argv: readonly string[]) {
       'search-timeout': { type: 'string' },
       shell: { type: 'boolean' },
       'shell-host': { type: 'boolean' },
+      'patch-out': { type: 'string' },
+      'write-back': { type: 'boolean' },
     },
   });
 }

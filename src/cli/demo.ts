@@ -8,7 +8,7 @@ import { workspaceTools, type WorkspaceToolName } from '../tools/index.js';
 import { redactHostPaths } from '../tools/failure.js';
 
 /** The tiny project the demo generates on the host, then mounts. */
-const PROJECT: Record<string, string> = {
+export const PROJECT: Readonly<Record<string, string>> = {
   'package.json': '{\n  "name": "acme-greeter",\n  "version": "1.0.0",\n  "type": "module"\n}\n',
   'README.md': '# acme-greeter\n\nCall `greet(name)` to build a greeting.\n',
   'src/greet.ts': 'export function greet(name: string): string {\n  return `Hello, ${name}!`;\n}\n',
@@ -19,11 +19,15 @@ const PROJECT: Record<string, string> = {
 
 type Print = (line?: string) => void;
 
+/** The lines that frame the patch in the demo's output (a test cuts it out between them and applies it). */
+export const PATCH_START = '----- patch -----';
+export const PATCH_END = '----- end of patch -----';
+
 /**
  * `sessionfs demo`: a scripted agent session on the in-memory backend, narrated. It hydrates a small
  * project from a temporary host directory (allow-listed), runs tool calls as a model would, shows one
- * multi-file call that fails half way and is rolled back, snapshots, and prints the final diff. No host
- * path is ever printed.
+ * multi-file call that fails half way and is rolled back, snapshots, prints the final diff and ends with the
+ * session's git patch (deterministic: the same every run). No host path is ever printed.
  */
 export async function runDemo(out: Print = (line = '') => process.stdout.write(`${line}\n`)): Promise<void> {
   const hostDir = await realpath(await mkdtemp(join(tmpdir(), 'sessionfs-demo-')));
@@ -115,7 +119,8 @@ export async function runDemo(out: Print = (line = '') => process.stdout.write(`
     });
     print('   The first edit had already changed README.md; the rollback undid it:');
     await call('grep', { pattern: 'greet|welcome', path: 'app/README.md' });
-    print('   The agent fixes its patch and retries:');
+    print('   The agent reads the file again (the rollback changed it back) and retries with a fixed patch:');
+    await call('read_file', { path: 'app/README.md' }, 1);
     await call(applyPatch, {
       edits: [
         { path: 'app/README.md', old_string: '`greet(name)`', new_string: '`welcome(name)`' },
@@ -146,7 +151,15 @@ export async function runDemo(out: Print = (line = '') => process.stdout.write(`
     print(
       `Session summary: ${session.history.length} tool calls, ${failed} failed, ${rolledBack} rolled back, ${session.snapshots.length} pre-call snapshots kept.`,
     );
-    print('The host project is unchanged; every change lives in the session workspace until you export it.');
+    print();
+
+    print('6. The work as a git patch: patch(hydrated), what `git apply --binary` applies to the project');
+    print(PATCH_START);
+    for (const line of (await session.filesystem.patch(baseline)).trimEnd().split('\n')) print(line);
+    print(PATCH_END);
+    print();
+    print('The host project is unchanged: session.writeBack() writes the work back to it, exportTo() to another');
+    print('directory, or apply this patch (`sessionfs mcp --patch-out FILE --write-back` does both when it stops).');
   } finally {
     await session?.dispose();
     await rm(hostDir, { recursive: true, force: true });

@@ -29,8 +29,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       await runDemo();
       return 0;
     case 'mcp':
-      await serveMcp({ ...command, version: packageVersion() });
-      return 0;
+      return (await serveMcp({ ...command, version: packageVersion() })) ? 0 : 1;
   }
 }
 

@@ -2,10 +2,11 @@ import { realpath } from 'node:fs/promises';
 import { basename, resolve } from 'node:path';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { createSession } from '../session/index.js';
-import type { Session } from '../session/types.js';
+import type { HydratedSession } from '../session/index.js';
 import type { WorkspaceToolsOptions } from '../tools/index.js';
 import { redactHostPaths } from '../tools/failure.js';
 import type { MountArgument } from './args.js';
+import { prepareExitWork } from './exit-work.js';
 import { createMcpServer } from './mcp-server.js';
 import { hydrationProgress } from './progress.js';
 
@@ -26,6 +27,10 @@ export interface ServeOptions {
   searchTimeoutMs?: number;
   /** Adds the `bash` tool (`'host'`: real programs in a host workspace's root). */
   shell?: true | 'host';
+  /** Write the session's git patch (from the state it started in) to this file when the server stops. */
+  patchOut?: string;
+  /** Write the changes back to the mounts when the server stops; conflicts are left and reported on stderr. */
+  writeBack?: boolean;
   /** Further options of the tool suite (limits), for embedders and benches; the command line sets none. */
   tools?: WorkspaceToolsOptions;
   version?: string;
@@ -34,9 +39,10 @@ export interface ServeOptions {
 /**
  * `sessionfs mcp`: one session for the life of the process, served over stdio. Resolves when the client
  * closes the connection (stdin ends) or the process is told to stop, after disposing the session (a host
- * backend's temp directory and git dir are removed).
+ * backend's temp directory and git dir are removed). With `patchOut` or `writeBack`, that work is done
+ * first; resolves to false when it did not all go through (a conflict left, a patch not written).
  */
-export async function serveMcp(options: ServeOptions): Promise<void> {
+export async function serveMcp(options: ServeOptions): Promise<boolean> {
   const hostPaths = await hostPathsToHide([
     ...options.mounts.map((m) => m.hostPath),
     ...options.allow,
@@ -48,7 +54,7 @@ export async function serveMcp(options: ServeOptions): Promise<void> {
   const starting = new AbortController();
   const stopStarting = () => starting.abort();
   for (const signal of STOP_SIGNALS) process.once(signal, stopStarting);
-  let session: Session;
+  let session: HydratedSession;
   try {
     session = await createSession({
       backend: options.backend,
@@ -64,7 +70,7 @@ export async function serveMcp(options: ServeOptions): Promise<void> {
     });
     progress.done();
   } catch (error) {
-    if (starting.signal.aborted) return;
+    if (starting.signal.aborted) return true;
     const message = error instanceof Error ? error.message : String(error);
     throw new Error(`could not start the session: ${redactHostPaths(message, undefined, hostPaths)}`);
   } finally {
@@ -72,10 +78,16 @@ export async function serveMcp(options: ServeOptions): Promise<void> {
   }
   if (starting.signal.aborted) {
     await session.dispose();
-    return;
+    return true;
   }
   let server: Awaited<ReturnType<typeof createMcpServer>>;
+  let finish: () => Promise<boolean>;
   try {
+    finish = await prepareExitWork(session, {
+      ...(options.patchOut === undefined ? {} : { patchOut: options.patchOut }),
+      writeBack: options.writeBack === true,
+      redact: hostPaths,
+    });
     server = await createMcpServer(session, {
       tools: {
         ...options.tools,
@@ -100,17 +112,19 @@ export async function serveMcp(options: ServeOptions): Promise<void> {
   }
   const transport = new StdioServerTransport();
 
-  await new Promise<void>((done) => {
+  return new Promise<boolean>((done) => {
     let closing = false;
+    let finished = true;
     const shutdown = () => {
       if (closing) return;
       closing = true;
       void server
         .close()
         .catch(() => undefined)
+        .then(async () => (finished = await finish()))
         .then(() => session.dispose())
         .catch(() => undefined)
-        .then(() => done());
+        .then(() => done(finished));
     };
     server.onclose = shutdown;
     // stdin ends when the client closes its side; `close` also covers a client that died (EPIPE, no `end`).

@@ -1,8 +1,10 @@
-import { mkdtemp, realpath, rm, mkdir, writeFile } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { mkdtemp, readFile, realpath, rm, mkdir, writeFile } from 'node:fs/promises';
 import { tmpdir, homedir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseCommandLine, UsageError } from '../../src/cli/args.js';
+import { PATCH_END, PATCH_START, PROJECT } from '../../src/cli/demo.js';
 import { assertBuilt, REPO, runCli } from './support.js';
 
 describe('command line parsing', () => {
@@ -89,5 +91,35 @@ describe('the sessionfs binary', () => {
     expect(out).toMatch(/added\s+app\/test\/unicode\.test\.ts/);
     expect(out).toMatch(/modified\s+app\/src\/greet\.ts/);
     for (const hostPath of [tmpdir(), REPO.replace(/\/$/, ''), homedir()]) expect(out).not.toContain(hostPath);
+  });
+
+  it('ends the demo with the session patch: the same every run, and git apply turns the project into the result', async () => {
+    const patchOf = (out: string): string => {
+      const start = out.indexOf(`${PATCH_START}\n`);
+      const end = out.indexOf(`${PATCH_END}\n`);
+      expect(start).toBeGreaterThan(-1);
+      expect(end).toBeGreaterThan(start);
+      return out.slice(start + PATCH_START.length + 1, end);
+    };
+    const [first, second] = await Promise.all([runCli(['demo']), runCli(['demo'])]);
+    const patch = patchOf(first!.stdout);
+    expect(patchOf(second!.stdout)).toBe(patch);
+    expect(patch.match(/^diff --git /gm)).toHaveLength(6);
+    expect(patch).toContain('-export function greet(name: string): string {\n+export function welcome(name: string): string {\n');
+
+    const dir = await realpath(await mkdtemp(join(tmpdir(), 'sessionfs-demo-patch-')));
+    try {
+      for (const [path, content] of Object.entries(PROJECT)) {
+        await mkdir(dirname(join(dir, 'app', path)), { recursive: true });
+        await writeFile(join(dir, 'app', path), content);
+      }
+      await writeFile(join(dir, 'demo.patch'), patch);
+      execFileSync('git', ['apply', '--binary', 'demo.patch'], { cwd: dir });
+      expect(await readFile(join(dir, 'app/src/greet.ts'), 'utf8')).toContain('export function welcome(');
+      expect(await readFile(join(dir, 'app/test/welcome.test.ts'), 'utf8')).toContain('welcome("Ada")');
+      await expect(readFile(join(dir, 'app/test/greet.test.ts'))).rejects.toMatchObject({ code: 'ENOENT' });
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });

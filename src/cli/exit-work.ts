@@ -1,0 +1,73 @@
+import { randomBytes } from 'node:crypto';
+import { rename, rm, writeFile } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
+import type { HydratedSession } from '../session/index.js';
+import type { WorkspaceSnapshot } from '../workspace/types.js';
+import { redactHostPaths } from '../tools/failure.js';
+
+export interface ExitWorkOptions {
+  /** Where to write the session's git patch (from the state it started in to the state at exit). */
+  patchOut?: string;
+  /** Write the changes back to the mounts' host paths at exit, leaving conflicting files alone. */
+  writeBack?: boolean;
+  /** Host paths no message may show (mounts, allowed roots). */
+  redact: readonly string[];
+}
+
+/**
+ * What `sessionfs mcp --patch-out FILE --write-back` does when the server stops (stdin closed, SIGINT,
+ * SIGTERM, SIGHUP): the patch first (a record of the work, whatever write-back then finds), then the
+ * write-back with `onConflict: 'skip'`: a host file changed since hydration is never overwritten and is
+ * reported on stderr by its workspace path. Returns `finish`, which says whether everything went through
+ * (false when a conflict was left or a step failed: the process then exits with status 1).
+ */
+export async function prepareExitWork(
+  session: HydratedSession,
+  options: ExitWorkOptions,
+  stderr: NodeJS.WritableStream = process.stderr,
+): Promise<() => Promise<boolean>> {
+  const start: WorkspaceSnapshot | undefined =
+    options.patchOut === undefined ? undefined : await session.filesystem.snapshot({ tag: 'sessionfs mcp start' });
+  const say = (line: string): void => {
+    stderr.write(`sessionfs: ${redactHostPaths(line, undefined, options.redact)}\n`);
+  };
+  return async () => {
+    let ok = true;
+    if (options.patchOut !== undefined && start !== undefined) {
+      try {
+        const patch = await session.filesystem.patch(start);
+        await writeAtomically(resolve(options.patchOut), patch);
+        const files = patch.match(/^diff --git /gm)?.length ?? 0;
+        say(`wrote the session's patch (${files} ${files === 1 ? 'file' : 'files'} changed) to ${options.patchOut}`);
+      } catch (error) {
+        ok = false;
+        say(`could not write the patch: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    }
+    if (options.writeBack === true) {
+      try {
+        const result = await session.writeBack({ onConflict: 'skip' });
+        say(`wrote back ${result.written.length} changed and deleted ${result.deleted.length} files in the mounts`);
+        for (const conflict of result.conflicts)
+          say(`write-back conflict, left as it is on the host: ${conflict.path} (${conflict.reason})`);
+        if (result.conflicts.length > 0) ok = false;
+      } catch (error) {
+        ok = false;
+        say(`write-back failed, nothing more was written: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    }
+    return ok;
+  };
+}
+
+/** Temp file beside the target, then rename: a reader never sees half a patch. */
+async function writeAtomically(path: string, content: string): Promise<void> {
+  const temp = join(dirname(path), `.${randomBytes(6).toString('hex')}.sessionfs-patch.tmp`);
+  try {
+    await writeFile(temp, content, { flag: 'wx' });
+    await rename(temp, path);
+  } catch (error) {
+    await rm(temp, { force: true });
+    throw error;
+  }
+}
