@@ -44,6 +44,13 @@ export async function planTransfer(
       displayPath(target),
     );
   }
+  if (isSameOrInside(source, target)) {
+    // Replacing a directory by something it holds: rename(2) refuses it, and so do we on every backend.
+    throw new InvalidArgumentError(
+      `cannot ${verb} a path onto a directory that holds it: ${displayPath(source)} -> ${displayPath(target)}`,
+      displayPath(target),
+    );
+  }
   const targetKind = await checks.kind(target);
   if (targetKind !== undefined) {
     if (!overwrite)
