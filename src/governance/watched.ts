@@ -1,4 +1,5 @@
 import type { BackendDriver, DriverEntryKind } from '../workspace/driver.js';
+import { driverWith } from '../workspace/driver-proxy.js';
 import { normalizePath, parentPath, type NormalizedPath } from '../workspace/paths.js';
 import type { LongCallOptions } from '../workspace/progress.js';
 import type { DiffEntry, RestoreResult, WorkspaceSnapshot } from '../workspace/types.js';
@@ -102,17 +103,7 @@ function watchedDriver(driver: BackendDriver, feed: ChangeFeed): BackendDriver {
   if (driver.move !== undefined) overrides.move = transfer('move', driver.move.bind(driver));
   if (driver.copy !== undefined) overrides.copy = transfer('copy', driver.copy.bind(driver));
 
-  const bound = new WeakMap<object, unknown>();
-  return new Proxy(driver, {
-    get(target, property) {
-      if (Object.hasOwn(overrides, property)) return overrides[property as keyof BackendDriver];
-      const value: unknown = Reflect.get(target, property);
-      if (typeof value !== 'function') return value;
-      let method = bound.get(value);
-      if (method === undefined) bound.set(value, (method = (value as (...args: unknown[]) => unknown).bind(target)));
-      return method;
-    },
-  });
+  return driverWith(driver, overrides);
 }
 
 /** The path and, for a directory, everything below it, each directory before what it holds; empty when absent. */

@@ -64,6 +64,8 @@ export class BlobTreeDriver implements BackendDriver {
   readonly blobs: BlobStore;
   #tree: LazyDir;
   #unpublished = new Map<string, Uint8Array>();
+  /** The last file version handed out: one clock, so no number ever names two contents (see `DriverStat.version`). */
+  #clock = 0;
 
   readonly #trackUnpublished: boolean;
 
@@ -100,7 +102,7 @@ export class BlobTreeDriver implements BackendDriver {
       content.set(bytes, before.byteLength);
     }
     const mimeType = options.mimeType ?? existing?.mimeType ?? guessMimeType(path);
-    const version = (existing?.version ?? 0) + 1;
+    const version = ++this.#clock;
     const file: LazyFile = {
       kind: 'file',
       hash: undefined,
@@ -183,7 +185,10 @@ export class BlobTreeDriver implements BackendDriver {
     const toNames = splitPath(to);
     const toName = toNames.pop() as string;
     const target = await this.#directory(toNames, true);
-    (target.children as Map<string, LazyNode>).set(toName, cloneNode(node));
+    (target.children as Map<string, LazyNode>).set(
+      toName,
+      cloneNode(node, () => ++this.#clock),
+    );
   }
 
   async dispose(): Promise<void> {
@@ -252,7 +257,7 @@ export class BlobTreeDriver implements BackendDriver {
         name,
         kind === 'd'
           ? unloadedDir(hash, now)
-          : { kind: 'file', hash, bytes: undefined, size, version: 1, modifiedAt: now, mimeType: guessMimeType(name) },
+          : { kind: 'file', hash, bytes: undefined, size, version: ++this.#clock, modifiedAt: now, mimeType: guessMimeType(name) },
       ]),
     );
     return directory.children;
@@ -369,9 +374,9 @@ function touch(directory: LazyDir, now: number): void {
   directory.modifiedAt = now;
 }
 
-function cloneNode(node: LazyNode): LazyNode {
-  if (node.kind === 'file') return { ...node, version: 1, modifiedAt: Date.now() };
+function cloneNode(node: LazyNode, nextVersion: () => number): LazyNode {
+  if (node.kind === 'file') return { ...node, version: nextVersion(), modifiedAt: Date.now() };
   if (node.hash !== undefined) return unloadedDir(node.hash);
-  const children = new Map([...(node.children as Map<string, LazyNode>)].map(([name, child]) => [name, cloneNode(child)]));
+  const children = new Map([...(node.children as Map<string, LazyNode>)].map(([name, child]) => [name, cloneNode(child, nextVersion)]));
   return { kind: 'dir', hash: undefined, children, modifiedAt: Date.now() };
 }

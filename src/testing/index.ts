@@ -25,6 +25,7 @@ import { searchText } from './search-text.js';
 import { searchGitignore } from './search-gitignore.js';
 import { snapshotSemantics } from './snapshots.js';
 import { symlinkRules } from './symlinks.js';
+import { fileVersions } from './versions.js';
 import { watchEvents } from './watch.js';
 
 export type { ComplianceHarness, CreateOptions } from './harness.js';
@@ -34,6 +35,7 @@ export function describeWorkspaceCompliance(name: string, harness: ComplianceHar
     pathRules(harness);
     readAndWrite(harness);
     compareAndSwap(harness);
+    fileVersions(harness);
     listingAndSearch(harness);
     searchBounds(harness);
     searchText(harness);

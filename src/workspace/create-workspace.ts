@@ -24,6 +24,7 @@ import { decodeUtf8, encodeUtf8, lineWindow } from './text.js';
 import { DriverProbe } from './probe.js';
 import type { LongCallOptions } from './progress.js';
 import { SnapshotQueue } from './snapshot-queue.js';
+import { withFallbackVersions } from './versions.js';
 import { planTransfer, transfer } from './transfer.js';
 import { assertWriteFits, checkBulkEntries, runBulk } from './write-files.js';
 import type {
@@ -99,6 +100,7 @@ export class DriverWorkspace implements SnapshotableWorkspace {
   constructor(driver: BackendDriver, options: CreateWorkspaceOptions = {}) {
     if (options === null || typeof options !== 'object') throw new InvalidArgumentError('options must be an object');
     assertDriver(driver);
+    driver = withFallbackVersions(driver);
     this.limits = resolveLimits(options.limits);
     this.#readOnly = options.readOnly === true;
     this.driver = driver;

@@ -103,7 +103,13 @@ export interface DriverStat {
   createdAt?: Date;
   modifiedAt?: Date;
   mimeType?: string;
-  /** How many times the file has been written, for drivers that count it. */
+  /**
+   * Files: a whole number (below 2^53) that changes on every change of the file, made through the driver
+   * or, once detected, behind its back (a write, an append, a rename or copy onto it, a restore) and never
+   * comes back for different contents (a restore may bring back the version those very contents had).
+   * Per-file write counters do not qualify (a restore followed by a write repeats a number): use one clock
+   * for the whole driver. Omit it to let the shared layer derive one (see `withFallbackVersions`).
+   */
   version?: number;
 }
 

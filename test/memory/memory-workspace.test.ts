@@ -12,7 +12,7 @@ const file = (text: string): FileNode => ({
 });
 
 describe('MemoryWorkspace metadata', () => {
-  it('keeps createdAt on overwrite, moves modifiedAt and counts writes in version', async () => {
+  it('keeps createdAt on overwrite, moves modifiedAt and takes a new version from one clock on each write', async () => {
     const ws = new MemoryWorkspace();
     await ws.write('a.txt', 'one');
     const first = await ws.stat('a.txt');
@@ -45,7 +45,8 @@ describe('MemoryWorkspace metadata', () => {
     await ws.write('a.txt', 'a');
     await ws.write('a.txt', 'a2');
     await ws.copy('a.txt', 'b.txt');
-    expect((await ws.stat('b.txt')).version).toBe(1);
+    // A copy is a new file: the next version of the workspace's clock, never the source's.
+    expect((await ws.stat('b.txt')).version).toBe(3);
     expect((await ws.stat('a.txt')).version).toBe(2);
   });
 

@@ -21,7 +21,7 @@ import { baseName, displayPath, joinPath, parentPath, type NormalizedPath } from
 import type { WriteMode } from '../../workspace/types.js';
 import { createFileExclusive, isTempName, replaceFile } from './atomic.js';
 import { writeEntries } from './bulk-write.js';
-import type { ChangeTracker } from './changes.js';
+import { hostFileVersion, type ChangeTracker } from './changes.js';
 import { copyDirectory, copyLeaf, READ_FLAGS } from './copy.js';
 import { isVisibleName } from './names.js';
 import { hostError, pinChild, pinDirectory, removeAt, type PinnedDir, type Resolved, type Sandbox } from './sandbox.js';
@@ -244,7 +244,10 @@ export class HostDriver implements BackendDriver {
       createdAt: st.birthtime,
       modifiedAt: st.mtime,
     };
-    if (isFile) result.mimeType = guessMimeType(path);
+    if (isFile) {
+      result.mimeType = guessMimeType(path);
+      result.version = hostFileVersion(st, this.#changes.stamps.latest(target.rel));
+    }
     return result;
   }
 

@@ -19,8 +19,10 @@ import { diffTrees, emptyDirectory, lookup, updateEntry, type DirectoryNode, typ
 /**
  * The memory backend's driver: a persistent tree (see tree.ts). Every primitive runs synchronously once
  * called, so concurrent calls never interleave inside one another. Files carry metadata: `createdAt` (kept
- * on overwrite), `modifiedAt`, a `version` counting writes, and a `mimeType` taken from the write or
- * guessed from the extension. A copied file is a new file (version 1, fresh times); a copied directory
+ * on overwrite), `modifiedAt`, a `version` from one clock for the whole driver (each write or copy takes the
+ * next number, so a restore brings back a file's version with its contents and no number ever names two
+ * contents), and a `mimeType` taken from the write or guessed from the extension. A copied file is a new
+ * file (a new version, fresh times); a copied directory
  * shares its subtree, metadata included, in O(1). There are no symlinks and no permission bits.
  */
 export class MemoryDriver implements BackendDriver {
@@ -28,6 +30,8 @@ export class MemoryDriver implements BackendDriver {
   readonly root = '/';
   tree: DirectoryNode = emptyDirectory(Date.now());
   readonly snapshots: MemorySnapshotter = new MemorySnapshotter(this);
+  /** The last version handed out. */
+  #clock = 0;
 
   /**
    * An independent driver with the same tree and the same snapshots (every record taken here so far
@@ -36,6 +40,8 @@ export class MemoryDriver implements BackendDriver {
   fork(): MemoryDriver {
     const fork = new MemoryDriver();
     fork.tree = this.tree;
+    // Versions go on from here: a record restored in the fork never shares a number with a later write.
+    fork.#clock = this.#clock;
     fork.snapshots.inherit(this.snapshots);
     return fork;
   }
@@ -57,7 +63,7 @@ export class MemoryDriver implements BackendDriver {
         if (existing?.type === 'directory') throw new IsADirectoryError(displayPath(path));
         if (existing === undefined) {
           const mimeType = request.mimeType ?? guessMimeType(path);
-          return { type: 'file', content: incoming, createdAt: now, modifiedAt: now, version: 1, mimeType };
+          return { type: 'file', content: incoming, createdAt: now, modifiedAt: now, version: ++this.#clock, mimeType };
         }
         if (request.mode === 'create')
           throw new FileExistsError(displayPath(path), `already exists: ${displayPath(path)} (mode 'create' never replaces a file)`);
@@ -71,7 +77,7 @@ export class MemoryDriver implements BackendDriver {
           ...existing,
           content: bytes,
           modifiedAt: now,
-          version: existing.version + 1,
+          version: ++this.#clock,
           mimeType: request.mimeType ?? existing.mimeType,
         };
       },
@@ -147,7 +153,7 @@ export class MemoryDriver implements BackendDriver {
   async copy(from: NormalizedPath, to: NormalizedPath): Promise<void> {
     const node = this.#node(from);
     const now = Date.now();
-    const copy: TreeNode = node.type === 'file' ? { ...node, createdAt: now, modifiedAt: now, version: 1 } : node;
+    const copy: TreeNode = node.type === 'file' ? { ...node, createdAt: now, modifiedAt: now, version: ++this.#clock } : node;
     this.tree = updateEntry(this.tree, splitPath(to), () => copy, true, now);
   }
 

@@ -22,6 +22,12 @@ export class OverlayDriver implements BackendDriver {
   readonly lower: LowerLayer;
   readonly snapshots: OverlaySnapshotter;
   upper: UpperDirectory = upperDirectory(false, Date.now());
+  /**
+   * The last version handed out: upper files take the next number on each write, copy or move of a lower
+   * file, so a restore brings a version back with its contents and no number names two contents. Lower
+   * files are version 0: one that changes on disk is refused (`ConflictError`), never shown changed.
+   */
+  #clock = 0;
 
   constructor(lower: LowerLayer) {
     this.lower = lower;
@@ -114,7 +120,7 @@ export class OverlayDriver implements BackendDriver {
     };
     if (isFile) {
       result.mimeType = guessMimeType(path);
-      result.version = 1;
+      result.version = 0;
     }
     return result;
   }
@@ -185,7 +191,7 @@ export class OverlayDriver implements BackendDriver {
     if (entry?.kind === 'directory') throw new IsADirectoryError(shown);
     if (entry !== undefined && options.mode === 'create') throw new FileExistsError(shown);
     const incoming = bytes.slice();
-    let existing: Pick<UpperFile, 'content' | 'executable' | 'createdAt' | 'version' | 'mimeType'> | undefined;
+    let existing: Pick<UpperFile, 'content' | 'executable' | 'createdAt' | 'mimeType'> | undefined;
     if (entry?.upper?.type === 'file') existing = entry.upper;
     else if (entry !== undefined) {
       const lower = this.lower.entry(rel, splitPath(rel).length - 1);
@@ -197,7 +203,6 @@ export class OverlayDriver implements BackendDriver {
         content,
         executable: (lower.stat.mode & 0o111) !== 0,
         createdAt: lower.stat.birthtimeMs,
-        version: 1,
         mimeType: guessMimeType(rel),
       };
     }
@@ -214,7 +219,7 @@ export class OverlayDriver implements BackendDriver {
         executable: existing?.executable ?? false,
         createdAt: existing?.createdAt ?? now,
         modifiedAt: now,
-        version: (existing?.version ?? 0) + 1,
+        version: ++this.#clock,
         mimeType: options.mimeType ?? existing?.mimeType ?? guessMimeType(rel),
       };
       return this.#set(upper, view, rel, file, now);
@@ -262,7 +267,7 @@ export class OverlayDriver implements BackendDriver {
     const node = await this.#materialize(view, source.rel, source.stat);
     this.#apply((upper, current, now) => {
       // A copied file is a new file; a copied directory shares its subtree, metadata included.
-      const copy = node.type === 'file' ? { ...node, createdAt: now, modifiedAt: now, version: 1 } : node;
+      const copy = node.type === 'file' ? { ...node, createdAt: now, modifiedAt: now, version: ++this.#clock } : node;
       return this.#set(upper, current, target.rel, copy, now);
     });
   }
@@ -292,7 +297,7 @@ export class OverlayDriver implements BackendDriver {
       executable: (lower.stat.mode & 0o111) !== 0,
       createdAt: lower.stat.birthtimeMs,
       modifiedAt: lower.stat.mtimeMs,
-      version: 1,
+      version: ++this.#clock,
       mimeType: guessMimeType(rel),
     };
   }
