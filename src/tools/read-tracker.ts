@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { unguardedWorkspace } from '../session/guard.js';
 import type { ToolContext, ToolResult } from '../session/types.js';
-import type { Workspace } from '../workspace/types.js';
+import { ConflictError } from '../workspace/errors.js';
+import type { Workspace, WriteOptions, WriteResult } from '../workspace/types.js';
 import { failure, type ToolFailure } from './failure.js';
 
 /** A file as the model last saw it: enough to tell that it changed, and to say how. */
@@ -20,10 +21,13 @@ export function trackingKey(context: ToolContext): Workspace {
 }
 
 /**
- * Which files a model has seen, and their content then, per workspace object. The content digest (not a
- * backend's version counter) is what tells a stale write: it sees every change, by the orchestrator, a
- * shell command, another program on the host or another session, on every backend, and a file changed
- * back to what the model saw is not stale.
+ * Which files a model has seen, and their content then, per workspace object. The content digest is what
+ * tells a stale write, not `stat().version` alone: it sees every change (by the orchestrator, a shell
+ * command, another program on the host within one timestamp tick, another session) on every backend,
+ * and a file whose bytes are what the model saw is not stale even when its version moved (a rollback
+ * restores the bytes of a file a failed call had changed, with a new host version). The version closes
+ * the gap between that check and the write instead: it is taken before the bytes are read and passed as
+ * `ifVersion`, so a change landing between the check and the write is refused under the write's lock.
  */
 export class ReadTracker {
   readonly #seen = new WeakMap<Workspace, Map<string, Seen>>();
@@ -89,12 +93,36 @@ export class ReadTracker {
     if (now.sizeBytes !== seen.sizeBytes) changes.push(`size ${seen.sizeBytes} → ${now.sizeBytes} bytes`);
     if (now.lines !== seen.lines) changes.push(`lines ${seen.lines} → ${now.lines}`);
     const what = changes.length === 0 ? 'its content changed (same size and line count)' : changes.join(', ');
-    return failure(
-      'ECONFLICT',
-      `${path} changed since you last read it (${what}), by someone else, so ${tool} would overwrite work you have not seen. ` +
-        'Nothing was written. Read it again with read_file, then redo the change on what it holds now.',
-      { path, reason: 'stale' },
-    );
+    return staleFailure(path, what, tool);
+  }
+
+  /**
+   * The `ifVersion` for a write that `refuseStale` is about to judge: `path`'s version taken before its bytes
+   * are read. Undefined when the guard is off or the model never saw the file (nothing to protect).
+   */
+  async versionBeforeRead(workspace: Workspace, filesystem: Workspace, path: string): Promise<number | undefined> {
+    if (!this.staleWriteGuard || !this.has(workspace, path)) return undefined;
+    return (await filesystem.stat(path)).version;
+  }
+
+  /**
+   * `writeBytes` with the version `versionBeforeRead` gave: a change that landed after the check is the
+   * same stale failure, nothing written.
+   */
+  async writeUnchanged(
+    filesystem: Workspace,
+    path: string,
+    bytes: Uint8Array,
+    options: WriteOptions,
+    version: number | undefined,
+    tool: string,
+  ): Promise<WriteResult | ToolResult<ToolFailure>> {
+    try {
+      return await filesystem.writeBytes(path, bytes, version === undefined ? options : { ...options, ifVersion: version });
+    } catch (error) {
+      if (version === undefined || !(error instanceof ConflictError)) throw error;
+      return staleFailure(path, 'it changed while this call ran', tool);
+    }
   }
 
   #map(workspace: Workspace): Map<string, Seen> {
@@ -105,6 +133,20 @@ export class ReadTracker {
     }
     return map;
   }
+}
+
+function staleFailure(path: string, what: string, tool: string): ToolResult<ToolFailure> {
+  return failure(
+    'ECONFLICT',
+    `${path} changed since you last read it (${what}), by someone else, so ${tool} would overwrite work you have not seen. ` +
+      'Nothing was written. Read it again with read_file, then redo the change on what it holds now.',
+    { path, reason: 'stale' },
+  );
+}
+
+/** Whether a write helper returned a refusal rather than the write's result. */
+export function isRefusal(result: WriteResult | ToolResult<ToolFailure>): result is ToolResult<ToolFailure> {
+  return 'success' in result;
 }
 
 function describe(bytes: Uint8Array): Seen {

@@ -12,6 +12,11 @@ const backends = [
   { name: 'host', create: (): SnapshotableWorkspace => new HostWorkspace() },
 ];
 const encode = (text: string, encoding: string, addBOM = false): Uint8Array => new Uint8Array(iconv.encode(text, encoding, { addBOM }));
+/** A member of `target`, methods bound to it (its private fields need the real receiver). */
+const bound = (target: object, key: string | symbol): unknown => {
+  const value: unknown = Reflect.get(target, key);
+  return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+};
 const bytesOf = async (ws: SnapshotableWorkspace, path: string): Promise<Buffer> => Buffer.from((await ws.readBytes(path)).content);
 
 for (const backend of backends) {
@@ -126,6 +131,37 @@ for (const backend of backends) {
       // Its own writes count as seen: a second edit goes through.
       expect((await call('edit_file', { path: 'shared.md', old_string: 'v2', new_string: 'v3' })).success).toBe(true);
       expect((await call('write_file', { path: 'shared.md', content: 'final\n' })).success).toBe(true);
+    });
+
+    it('refuses a write when the file changes after the stale check read it (the write carries ifVersion)', async () => {
+      const ws = open();
+      await ws.write('race.md', 'v1\n');
+      // The other writer lands between the tool's read of the current bytes and its write.
+      let interfere = false;
+      const readBytes: SnapshotableWorkspace['readBytes'] = async (...args) => {
+        const result = await ws.readBytes(...args);
+        if (interfere) await ws.write('race.md', 'v1\nother writer\n');
+        return result;
+      };
+      const racing = new Proxy(ws, {
+        get: (target, key) => (key === 'readBytes' ? readBytes : bound(target, key)),
+      });
+      const call = toolCaller(racing);
+      await call('read_file', { path: 'race.md' });
+      interfere = true;
+      for (const attempt of [
+        () => call('edit_file', { path: 'race.md', old_string: 'v1', new_string: 'v2' }),
+        () => call('write_file', { path: 'race.md', content: 'model\n' }),
+      ]) {
+        const result = await attempt();
+        expect(codeOf(result)).toBe('ECONFLICT');
+        expect(result.value).toMatchObject({ reason: 'stale' });
+        expect(result.message).toContain('changed while this call ran');
+        expect((await bytesOf(ws, 'race.md')).toString()).toBe('v1\nother writer\n');
+        interfere = false;
+        await call('read_file', { path: 'race.md' });
+        interfere = true;
+      }
     });
 
     it('staleWriteGuard: false lets a stale write through', async () => {

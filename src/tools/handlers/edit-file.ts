@@ -5,7 +5,7 @@ import { describeNearMiss, type NearMiss } from '../../text/near-miss.js';
 import { defineTool } from '../../session/define-tool.js';
 import type { ToolResult } from '../../session/types.js';
 import { failure, type ToolFailure } from '../failure.js';
-import { trackingKey } from '../read-tracker.js';
+import { isRefusal, trackingKey } from '../read-tracker.js';
 import { encodeForWrite, keptFormat, readTextFile } from '../text-file.js';
 import { editDiff } from './edit-diff.js';
 import { changes, count, encodingParam, guard, ok, pathParam, type ToolDeps } from './shared.js';
@@ -65,8 +65,9 @@ export function editFileTool({ limits, tracker }: ToolDeps) {
           { path: target, reason: 'too_large' },
         );
 
-      const file = await readTextFile(filesystem, params.path, params.encoding);
       const key = trackingKey(context);
+      const version = await tracker.versionBeforeRead(key, filesystem, target);
+      const file = await readTextFile(filesystem, params.path, params.encoding);
       const refused = tracker.refuseUnread(key, file.path, 'edit_file') ?? tracker.refuseStale(key, file.path, file.bytes, 'edit_file');
       if (refused !== undefined) return refused;
 
@@ -82,7 +83,8 @@ export function editFileTool({ limits, tracker }: ToolDeps) {
           { ...summary, dryRun: true, diff: diff.exact },
         );
       }
-      await filesystem.writeBytes(params.path, bytes, { mode: 'overwrite' });
+      const written = await tracker.writeUnchanged(filesystem, file.path, bytes, { mode: 'overwrite' }, version, 'edit_file');
+      if (isRefusal(written)) return written;
       tracker.markSeen(key, file.path, bytes);
       const kept = keptFormat(file, bytes);
       let message: string;

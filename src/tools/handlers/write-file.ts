@@ -3,7 +3,7 @@ import { normalizePath, displayPath } from '../../workspace/paths.js';
 import type { WriteMode } from '../../workspace/types.js';
 import { defineTool } from '../../session/define-tool.js';
 import { failure } from '../failure.js';
-import { trackingKey } from '../read-tracker.js';
+import { isRefusal, trackingKey } from '../read-tracker.js';
 import { asTextFile, encodeForWrite, keptFormat, type TextFile } from '../text-file.js';
 import { changes, count, encodingParam, guard, ok, pathParam, type ToolDeps } from './shared.js';
 
@@ -35,16 +35,19 @@ export function writeFileTool({ limits, tracker }: ToolDeps) {
       const existed = await filesystem.exists(path);
       let before: Uint8Array | undefined;
       let existing: TextFile | undefined;
+      let version: number | undefined;
       if (existed && writeMode !== 'create') {
         const refused = tracker.refuseUnread(trackingKey(context), target, 'write_file');
         if (refused !== undefined) return refused;
+        version = await tracker.versionBeforeRead(trackingKey(context), filesystem, target);
         before = (await filesystem.readBytes(path)).content;
         const stale = tracker.refuseStale(trackingKey(context), target, before, 'write_file');
         if (stale !== undefined) return stale;
         existing = asTextFile(target, before, encoding);
       }
       const bytes = encodeForWrite(content, existing, { mode: writeMode, preserve: limits.preserveLineEndings, encoding, path: target });
-      const result = await filesystem.writeBytes(path, bytes, { mode: writeMode });
+      const result = await tracker.writeUnchanged(filesystem, target, bytes, { mode: writeMode }, version, 'write_file');
+      if (isRefusal(result)) return result;
       tracker.markSeen(trackingKey(context), result.path, writeMode === 'append' && before !== undefined ? concat(before, bytes) : bytes);
       const size = count(result.bytesWritten, 'byte');
       const kept = keptFormat(existing, bytes);
