@@ -10,7 +10,10 @@ const DETAILS: Record<string, (args: unknown[]) => AuditDetail> = {
   read: ([path]) => ({ path }),
   readBytes: ([path]) => ({ path }),
   write: ([path, content]) => ({ path, bytes: typeof content === 'string' ? Buffer.byteLength(content) : undefined }),
-  writeBytes: ([path, content]) => ({ path, bytes: content instanceof Uint8Array ? content.byteLength : undefined }),
+  // A write stream commits with writeBytes: its staged content has a byteLength too.
+  writeBytes: ([path, content]) => ({ path, bytes: (content as { byteLength?: unknown } | undefined)?.byteLength as number | undefined }),
+  createReadStream: ([path]) => ({ path }),
+  createWriteStream: ([path]) => ({ path }),
   exists: ([path]) => ({ path }),
   stat: ([path]) => ({ path }),
   list: ([path]) => ({ path: path ?? '.' }),

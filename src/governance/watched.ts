@@ -1,4 +1,4 @@
-import type { BackendDriver, DriverEntryKind } from '../workspace/driver.js';
+import type { BackendDriver, DriverEntryKind, DriverStagedFile } from '../workspace/driver.js';
 import { driverWith } from '../workspace/driver-proxy.js';
 import { normalizePath, parentPath, type NormalizedPath } from '../workspace/paths.js';
 import type { LongCallOptions } from '../workspace/progress.js';
@@ -67,13 +67,16 @@ export function watchWorkspace(workspace: WatchTarget): void {
 
 /** The driver with its mutations reporting to the feed; every other member forwarded (bound to the driver). */
 function watchedDriver(driver: BackendDriver, feed: ChangeFeed): BackendDriver {
+  /** A file stored at `path` (a write, or a write stream's commit): created or modified. */
+  const stored = async (path: NormalizedPath, store: () => Promise<void>): Promise<void> => {
+    if (!feed.active) return store();
+    const before = await driver.kind(path);
+    await store();
+    feed.emit(before === undefined ? 'created' : 'modified', path);
+  };
   const overrides: Partial<Record<keyof BackendDriver, unknown>> = {
-    writeFile: async (path: NormalizedPath, bytes: Uint8Array, options: Parameters<BackendDriver['writeFile']>[2]) => {
-      if (!feed.active) return driver.writeFile(path, bytes, options);
-      const before = await driver.kind(path);
-      await driver.writeFile(path, bytes, options);
-      feed.emit(before === undefined ? 'created' : 'modified', path);
-    },
+    writeFile: (path: NormalizedPath, bytes: Uint8Array, options: Parameters<BackendDriver['writeFile']>[2]) =>
+      stored(path, () => driver.writeFile(path, bytes, options)),
     mkdir: async (path: NormalizedPath) => {
       if (!feed.active) return driver.mkdir(path);
       const missing: NormalizedPath[] = [];
@@ -100,6 +103,10 @@ function watchedDriver(driver: BackendDriver, feed: ChangeFeed): BackendDriver {
       for (const removed of [...replaced].reverse()) if (!kept.has(removed)) feed.emit('deleted', removed);
       for (const path of arrived) feed.emit(replaced.has(path) ? 'modified' : 'created', path);
     };
+  const commitStaged = driver.commitStaged?.bind(driver);
+  if (commitStaged !== undefined)
+    overrides.commitStaged = (path: NormalizedPath, staged: DriverStagedFile, options: Parameters<BackendDriver['writeFile']>[2]) =>
+      stored(path, () => commitStaged(path, staged, options));
   if (driver.move !== undefined) overrides.move = transfer('move', driver.move.bind(driver));
   if (driver.copy !== undefined) overrides.copy = transfer('copy', driver.copy.bind(driver));
 

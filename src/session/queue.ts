@@ -64,6 +64,8 @@ export const WORKSPACE_OPERATIONS = [
   'snapshot',
   'restore',
   'diff',
+  'createReadStream',
+  'createWriteStream',
 ] as const;
 
 /** Protocol methods that return a promise: queued even when a workspace implements them without `async`. */

@@ -24,6 +24,7 @@ import { searchBounds } from './search-bounds.js';
 import { searchText } from './search-text.js';
 import { searchGitignore } from './search-gitignore.js';
 import { snapshotSemantics } from './snapshots.js';
+import { streams } from './streams.js';
 import { symlinkRules } from './symlinks.js';
 import { fileVersions } from './versions.js';
 import { watchEvents } from './watch.js';
@@ -49,5 +50,6 @@ export function describeWorkspaceCompliance(name: string, harness: ComplianceHar
     watchEvents(harness);
     longCallRules(harness);
     forkSemantics(harness);
+    streams(harness);
   });
 }

@@ -12,18 +12,18 @@ import {
   InvalidContentError,
   IsADirectoryError,
   NotADirectoryError,
-  PathEscapeError,
   ReadOnlyError,
 } from './errors.js';
 import { globFiles, grepFiles, type SearchEntry, type SearchSource } from './glob-grep.js';
-import { optionsObject } from './arguments.js';
+import { optionsObject, writeOptions } from './arguments.js';
 import { nonNegativeInteger, resolveLimits, type WorkspaceLimits } from './limits.js';
 import { KeyedMutex, runLocked } from './locks.js';
-import { assertCreatable, displayInput, displayPath, normalizePath, parentPath, type NormalizedPath } from './paths.js';
+import { assertCreatable, displayInput, displayPath, normalizeInside, parentPath, type NormalizedPath } from './paths.js';
 import { decodeUtf8, encodeUtf8, lineWindow } from './text.js';
 import { DriverProbe } from './probe.js';
 import type { LongCallOptions } from './progress.js';
 import { SnapshotQueue } from './snapshot-queue.js';
+import { isWriteContent, openReadStream, openWriteStream, storeContent, type WriteContent } from './streams.js';
 import { withFallbackVersions } from './versions.js';
 import { planTransfer, transfer } from './transfer.js';
 import { assertWriteFits, checkBulkEntries, runBulk } from './write-files.js';
@@ -41,6 +41,7 @@ import type {
   ReadBytesResult,
   ReadOptions,
   ReadResult,
+  ReadStreamOptions,
   RenameOptions,
   RestoreResult,
   SnapshotableWorkspace,
@@ -49,9 +50,9 @@ import type {
   WorkspaceSnapshot,
   WriteFilesEntry,
   WriteFilesResult,
-  WriteMode,
   WriteOptions,
   WriteResult,
+  WriteStreamOptions,
 } from './types.js';
 
 export interface CreateWorkspaceOptions {
@@ -72,7 +73,6 @@ export function createWorkspace(driver: BackendDriver, options: CreateWorkspaceO
 /** What an operation is about to do, as the one admission point sees it. */
 type Operation = 'read' | 'write' | 'mkdir' | 'delete' | 'rename' | 'copy' | 'restore';
 const MUTATIONS: ReadonlySet<Operation> = new Set(['write', 'mkdir', 'delete', 'rename', 'copy', 'restore']);
-const WRITE_MODES: readonly WriteMode[] = ['create', 'overwrite', 'append'];
 
 /**
  * The shared layer every backend runs behind: argument and path validation, read-only mode (checked
@@ -166,22 +166,13 @@ export class DriverWorkspace implements SnapshotableWorkspace {
 
   async #readFile(target: NormalizedPath, range: { offset: number; length?: number }): Promise<{ content: Uint8Array; sizeBytes: number }> {
     if (target === '') throw new IsADirectoryError('/');
-    try {
-      return await this.driver.readFile(target, range);
-    } catch (error) {
-      throw await this.#probe.explain(error, target);
-    }
+    return this.#probe.call(target, () => this.driver.readFile(target, range));
   }
 
   async exists(path: string): Promise<boolean> {
     this.admit('read', path);
-    let target: NormalizedPath;
-    try {
-      target = normalizePath(path);
-    } catch (error) {
-      if (error instanceof PathEscapeError) return false;
-      throw error;
-    }
+    const target = normalizeInside(path);
+    if (target === undefined) return false;
     await this.#governance.checkAccess(target, 'any');
     return this.#probe.exists(target);
   }
@@ -226,20 +217,15 @@ export class DriverWorkspace implements SnapshotableWorkspace {
 
   async writeBytes(path: string, content: Uint8Array, given?: WriteOptions): Promise<WriteResult> {
     const options = this.admit('write', path, given);
-    if (!(content instanceof Uint8Array)) throw new InvalidArgumentError('writeBytes content must be a Uint8Array', displayInput(path));
+    if (!isWriteContent(content)) throw new InvalidArgumentError('writeBytes content must be a Uint8Array', displayInput(path));
     return this.#write(path, content, options);
   }
 
-  async #write(path: string, content: Uint8Array, options: WriteOptions): Promise<WriteResult> {
+  async #write(path: string, content: WriteContent, options: WriteOptions): Promise<WriteResult> {
     const target = await this.#governance.admit(path, 'file');
     const shown = displayPath(target);
-    const mode = options.mode ?? 'overwrite';
-    if (!WRITE_MODES.includes(mode))
-      throw new InvalidArgumentError(`mode must be one of ${WRITE_MODES.join(', ')}, got ${String(mode)}`, shown);
-    const mimeType = options.mimeType;
-    if (mimeType !== undefined && typeof mimeType !== 'string') throw new InvalidArgumentError('mimeType must be a string', shown);
-    const ifVersion = options.ifVersion === undefined ? undefined : nonNegativeInteger(options.ifVersion, 'ifVersion');
-    assertWriteFits(target, content.byteLength, this.limits);
+    const { mode, mimeType, ifVersion } = writeOptions(options, shown);
+    assertWriteFits(target, content, this.limits);
     await runLocked(this.#locks, [target], async () => {
       const state = await this.#probe.writeTarget(target);
       if (ifVersion !== undefined) await this.#probe.assertVersion(target, state, ifVersion);
@@ -248,11 +234,24 @@ export class DriverWorkspace implements SnapshotableWorkspace {
       const release = await this.#governance.beforeWrite(target, state, mode, content.byteLength);
       const write = async (): Promise<void> => {
         if (state === 'missing') await this.#prepareParent(target, options.createParents !== false);
-        await this.driver.writeFile(target, content, mimeType === undefined ? { mode } : { mode, mimeType });
+        await storeContent(this.driver, target, content, mimeType === undefined ? { mode } : { mode, mimeType });
       };
       await this.#mutate([target], write, target, release);
     });
     return { path: shown, bytesWritten: content.byteLength, mode };
+  }
+
+  /** See {@link Workspace.createReadStream}; docs/governance.md, "Streaming large files". */
+  async createReadStream(path: string, given?: ReadStreamOptions): Promise<ReadableStream<Uint8Array>> {
+    const options = this.admit('read', path, given);
+    return openReadStream(this.driver, this.#probe, await this.#governance.admit(path, 'file'), options);
+  }
+
+  /** See {@link Workspace.createWriteStream}: the close commits through `writeBytes`, so every rule of a write applies. */
+  async createWriteStream(path: string, given?: WriteStreamOptions): Promise<WritableStream<Uint8Array>> {
+    const options = this.admit('write', path, given);
+    const target = await this.#governance.admit(path, 'file');
+    return openWriteStream(this.driver, this.#probe, target, options, this.policy, (staged, opts) => this.writeBytes(path, staged, opts));
   }
 
   async mkdir(path: string, given?: MkdirOptions): Promise<void> {

@@ -76,6 +76,20 @@ export interface BackendDriver {
    * symbolic links implement it, so that a policy judges what an access really reaches, not the link's name.
    */
   resolve?(path: string): Promise<string>;
+  /**
+   * Optional, for read streams in constant memory: opens a file (links followed, as `readFile`) and keeps
+   * reading that very file, whatever replaces the path meanwhile. Without it a stream reads ranges with
+   * `readFile` and fails with `ConflictError` when the file's version changes in between.
+   */
+  openFile?(path: string): Promise<DriverFileHandle>;
+  /**
+   * Optional, with `commitStaged`, for write streams in constant memory: somewhere to put a file's bytes
+   * as they arrive, invisible to every other call until committed. Without them a stream buffers in memory
+   * and commits with `writeFile`.
+   */
+  stageFile?(path: string): Promise<DriverStagedFile>;
+  /** Puts staged bytes at `path` as `writeFile` would put them (same preconditions, same modes), atomically. */
+  commitStaged?(path: string, staged: DriverStagedFile, options: { mode: WriteMode; mimeType?: string }): Promise<void>;
   /** The driver's own snapshots. Without it the shared layer keeps content-addressed snapshots of its own. */
   readonly snapshots?: Snapshotter;
   /** Releases what the driver holds; called once by `workspace.dispose()`. */
@@ -83,6 +97,21 @@ export interface BackendDriver {
 }
 
 export type DriverEntryKind = 'file' | 'directory' | 'symlink';
+
+/** An open file of {@link BackendDriver.openFile}. */
+export interface DriverFileHandle {
+  readonly sizeBytes: number;
+  /** Up to `length` bytes from `offset` (fewer at the end). */
+  read(offset: number, length: number): Promise<Uint8Array>;
+  close(): Promise<void>;
+}
+
+/** Bytes staged by {@link BackendDriver.stageFile}: appended in order, then committed or discarded once. */
+export interface DriverStagedFile {
+  write(chunk: Uint8Array): Promise<void>;
+  /** Removes what was staged (nothing after a commit); safe to call more than once. */
+  discard(): Promise<void>;
+}
 
 /** An entry of {@link BackendDriver.writeFiles}, its path normalised like every driver path. */
 export type DriverBulkEntry =

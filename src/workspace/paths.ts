@@ -131,3 +131,13 @@ export function fitsLimits(path: NormalizedPath, limits: Readonly<WorkspaceLimit
   const segments = splitPath(path);
   return segments.length <= limits.maxPathDepth && segments.every((s) => [...s].length <= limits.maxSegmentLength);
 }
+
+/** `normalizePath`, with `undefined` for a path that leaves the root (what `exists` answers `false` for). */
+export function normalizeInside(path: string): NormalizedPath | undefined {
+  try {
+    return normalizePath(path);
+  } catch (error) {
+    if (error instanceof PathEscapeError) return undefined;
+    throw error;
+  }
+}

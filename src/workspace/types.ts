@@ -63,6 +63,25 @@ export interface WriteOptions {
   ifVersion?: number;
 }
 
+/** `createReadStream`: a byte range like Node's `fs.createReadStream` (`end` inclusive), and a way to stop. */
+export interface ReadStreamOptions {
+  /** First byte. Default 0. */
+  start?: number;
+  /** Last byte, inclusive. Default: the end of the file. */
+  end?: number;
+  /** Aborting errors the stream with `AbortError` and closes the file. */
+  signal?: AbortSignal;
+}
+
+/**
+ * `createWriteStream`: the options of `writeBytes`, applied when the stream closes (the commit). Not
+ * bounded by `maxWriteBytes`; the policy's `maxFileBytes` and quotas apply (see docs/governance.md, "Streaming large files").
+ */
+export interface WriteStreamOptions extends WriteOptions {
+  /** Aborting errors the stream with `AbortError` and discards what was staged (unless the commit began). */
+  signal?: AbortSignal;
+}
+
 export interface WriteResult {
   path: string;
   /** Bytes this call wrote. */
@@ -212,6 +231,17 @@ export interface Workspace {
    * back, as `hydrate` does). Every workspace built by `createWorkspace` has it.
    */
   writeFiles?(entries: readonly WriteFilesEntry[]): Promise<WriteFilesResult>;
+  /**
+   * The file's bytes (from `start` to `end`, inclusive) as a web stream, read in chunks. The file is opened
+   * (and every check made) before the promise resolves: a missing file rejects with `FileNotFoundError`.
+   */
+  createReadStream(path: string, options?: ReadStreamOptions): Promise<ReadableStream<Uint8Array>>;
+  /**
+   * A web stream whose bytes become the file when it closes, atomically, as one `writeBytes` with these
+   * options (policy, quota, `confirm`, `ifVersion`, audit, watch and locking as for a write). Before the
+   * close the file is unchanged (or absent); an abort or an error leaves nothing behind.
+   */
+  createWriteStream(path: string, options?: WriteStreamOptions): Promise<WritableStream<Uint8Array>>;
 }
 
 /** `signal` and `onProgress`: see {@link LongCallOptions}. */

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { BackendDriver, DriverBulkEntry, DriverStat } from './driver.js';
+import type { BackendDriver, DriverBulkEntry, DriverStagedFile, DriverStat } from './driver.js';
 import { driverWith } from './driver-proxy.js';
 import { parentPath, type NormalizedPath } from './paths.js';
 
@@ -78,6 +78,10 @@ export function withFallbackVersions(driver: BackendDriver): BackendDriver {
       }
     },
   };
+  const commitStaged = driver.commitStaged?.bind(driver);
+  if (commitStaged !== undefined)
+    overrides.commitStaged = (path: NormalizedPath, staged: DriverStagedFile, options: Parameters<BackendDriver['writeFile']>[2]) =>
+      commitStaged(path, staged, options).finally(() => touch(path));
   if (driver.move !== undefined) {
     const move = driver.move.bind(driver);
     overrides.move = (from: NormalizedPath, to: NormalizedPath) => move(from, to).finally(() => touch(from, to));

@@ -40,7 +40,7 @@ export async function checkBulkEntries(
       checked.push({ kind: 'directory', path });
       continue;
     }
-    assertWriteFits(path, shaped.content.byteLength, limits);
+    assertWriteFits(path, shaped.content, limits);
     checked.push({ kind: 'file', path, content: shaped.content, executable: shaped.executable });
     bytes += shaped.content.byteLength;
   }
@@ -49,8 +49,10 @@ export async function checkBulkEntries(
 }
 
 /** What every file write checks before its lock: not the root, within the size limit, a creatable path. */
-export function assertWriteFits(path: NormalizedPath, byteLength: number, limits: Readonly<WorkspaceLimits>): void {
+export function assertWriteFits(path: NormalizedPath, content: { byteLength: number }, limits: Readonly<WorkspaceLimits>): void {
   if (path === '') throw new IsADirectoryError('/');
+  // A write stream's content is not held in memory at once: maxWriteBytes does not bound it (docs/governance.md, "Streaming large files").
+  const byteLength = content instanceof Uint8Array ? content.byteLength : 0;
   if (byteLength > limits.maxWriteBytes) {
     const shown = displayPath(path);
     throw new LimitExceededError(`write of ${byteLength} bytes is over the limit of ${limits.maxWriteBytes} bytes: ${shown}`, shown);

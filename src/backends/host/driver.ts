@@ -3,7 +3,9 @@ import type {
   BackendDriver,
   DriverBulkEntry,
   DriverEntryKind,
+  DriverFileHandle,
   DriverListEntry,
+  DriverStagedFile,
   DriverStat,
   DriverWalkEntry,
   Snapshotter,
@@ -22,11 +24,14 @@ import type { WriteMode } from '../../workspace/types.js';
 import { createFileExclusive, isTempName, replaceFile } from './atomic.js';
 import { writeEntries } from './bulk-write.js';
 import { hostFileVersion, type ChangeTracker } from './changes.js';
-import { copyDirectory, copyLeaf, READ_FLAGS } from './copy.js';
-import { isVisibleName } from './names.js';
+import { copyDirectory, copyLeaf } from './copy.js';
+import { listPinned } from './list.js';
 import { hostError, pinChild, pinDirectory, removeAt, type PinnedDir, type Resolved, type Sandbox } from './sandbox.js';
 import { pinSearchDirectory, walkTree } from './walk.js';
+
+export { listPinned } from './list.js';
 import { readRange } from './read-range.js';
+import { fileHandle, HostStagedFile, openVerified } from './streams.js';
 
 const NEW_FILE_MODE = 0o644;
 
@@ -44,6 +49,7 @@ export class HostDriver implements BackendDriver {
   readonly #sandbox: Sandbox;
   readonly #changes: ChangeTracker;
   readonly #release: () => Promise<void>;
+  readonly #staged = new Set<HostStagedFile>();
 
   /** `release` removes what the workspace created (its temp root and git dir), on dispose. */
   constructor(sandbox: Sandbox, changes: ChangeTracker, snapshots: Snapshotter | undefined, release: () => Promise<void>) {
@@ -54,7 +60,9 @@ export class HostDriver implements BackendDriver {
     this.#release = release;
   }
 
-  dispose(): Promise<void> {
+  /** Discards write streams left open (their staged files), then releases what the workspace created. */
+  async dispose(): Promise<void> {
+    await Promise.all([...this.#staged].map((staged) => staged.discard()));
     return this.#release();
   }
 
@@ -96,22 +104,9 @@ export class HostDriver implements BackendDriver {
   }
 
   async readFile(path: NormalizedPath, range: { offset: number; length?: number }): Promise<{ content: Uint8Array; sizeBytes: number }> {
-    const shown = displayPath(path);
-    const target = await this.#resolve(path, true);
-    if (target.stat === undefined) throw new FileNotFoundError(shown);
-    if (target.stat.isDirectory()) throw new IsADirectoryError(shown);
-    if (!target.stat.isFile()) throw new InvalidArgumentError(`not a regular file: ${shown}`, shown);
-    let handle: fs.promises.FileHandle;
+    const { handle, size } = await openVerified(this.#sandbox, await this.#resolve(path, true), path);
     try {
-      handle = await fs.promises.open(target.abs, READ_FLAGS);
-    } catch (error) {
-      throw hostError(error, path);
-    }
-    try {
-      await this.#sandbox.verifyDescriptor(handle.fd, target.abs, shown);
-      const st = await handle.stat();
-      if (!st.isFile()) throw new IsADirectoryError(shown);
-      return await readRange(handle, st.size, range);
+      return await readRange(handle, size, range);
     } catch (error) {
       throw hostError(error, path);
     } finally {
@@ -119,51 +114,77 @@ export class HostDriver implements BackendDriver {
     }
   }
 
-  async writeFile(path: NormalizedPath, content: Uint8Array, request: { mode: WriteMode; mimeType?: string }): Promise<void> {
+  /** A read stream's file: the very inode opened now, whatever replaces the path meanwhile. */
+  async openFile(path: NormalizedPath): Promise<DriverFileHandle> {
+    const { handle, size } = await openVerified(this.#sandbox, await this.#resolve(path, true), path);
+    return fileHandle(handle, size);
+  }
+
+  /** A write stream's staging file, in the root (see `HostStagedFile`). */
+  async stageFile(path: NormalizedPath): Promise<DriverStagedFile> {
     this.#assertNotReserved(path);
-    {
-      const shown = displayPath(path);
-      const target = await this.#resolve(path, true);
-      const parent = parentPath(target.rel);
-      // The shared layer made the parent; made again here in case it was removed since (never through a link).
-      if (target.stat === undefined) await this.#makeDirectories(parent, path);
-      else if (target.stat.isDirectory()) {
-        throw new IsADirectoryError(shown);
-      } else if (!target.stat.isFile()) {
-        throw new InvalidArgumentError(`not a regular file: ${shown}`, shown);
-      }
-      let pin: PinnedDir | undefined;
-      try {
-        // The temp file and the rename go through the pinned parent: a parent swapped for a link since the
-        // resolution cannot redirect them outside the root.
-        pin = pinDirectory(this.#sandbox, parent, path);
-        const dirAbs = pin.path;
-        const targetAbs = pin.at(baseName(target.rel));
-        if (request.mode === 'create') {
-          if (target.stat !== undefined) throw new FileExistsError(shown);
-          await createFileExclusive(dirAbs, targetAbs, content, NEW_FILE_MODE);
-        } else if (request.mode === 'append' && target.stat !== undefined) {
-          const handle = await fs.promises.open(
-            target.abs,
-            fs.constants.O_WRONLY | fs.constants.O_APPEND | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK,
-          );
-          try {
-            await this.#sandbox.verifyDescriptor(handle.fd, target.abs, shown);
-            if (!(await handle.stat()).isFile()) throw new InvalidArgumentError(`not a regular file: ${shown}`, shown);
-            await handle.writeFile(content);
-          } finally {
-            await handle.close();
-          }
-        } else {
-          // Overwrite keeps the permission bits of the file it replaces (an executable stays executable).
-          await replaceFile(dirAbs, targetAbs, content, target.stat === undefined ? NEW_FILE_MODE : target.stat.mode & 0o7777);
+    return HostStagedFile.create(pinDirectory(this.#sandbox, '', path), this.#staged);
+  }
+
+  async commitStaged(path: NormalizedPath, staged: DriverStagedFile, request: { mode: WriteMode }): Promise<void> {
+    if (!(staged instanceof HostStagedFile)) throw new InvalidArgumentError('not staged by this workspace', displayPath(path));
+    await this.#store(path, request.mode, (dirAbs, targetAbs, existing) => staged.placeAt(dirAbs, targetAbs, request.mode, existing));
+  }
+
+  async writeFile(path: NormalizedPath, content: Uint8Array, request: { mode: WriteMode; mimeType?: string }): Promise<void> {
+    const shown = displayPath(path);
+    await this.#store(path, request.mode, async (dirAbs, targetAbs, existing, abs) => {
+      if (request.mode === 'create') {
+        if (existing !== undefined) throw new FileExistsError(shown);
+        await createFileExclusive(dirAbs, targetAbs, content, NEW_FILE_MODE);
+      } else if (request.mode === 'append' && existing !== undefined) {
+        const handle = await fs.promises.open(
+          abs,
+          fs.constants.O_WRONLY | fs.constants.O_APPEND | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK,
+        );
+        try {
+          await this.#sandbox.verifyDescriptor(handle.fd, abs, shown);
+          if (!(await handle.stat()).isFile()) throw new InvalidArgumentError(`not a regular file: ${shown}`, shown);
+          await handle.writeFile(content);
+        } finally {
+          await handle.close();
         }
-      } catch (error) {
-        throw hostError(error, path);
-      } finally {
-        pin?.release();
-        this.#changes.touched(target.rel);
+      } else {
+        // Overwrite keeps the permission bits of the file it replaces (an executable stays executable).
+        await replaceFile(dirAbs, targetAbs, content, existing === undefined ? NEW_FILE_MODE : existing.mode & 0o7777);
       }
+    });
+  }
+
+  /**
+   * Stores a file at `path` (a link followed inside the root) with `put`, which gets the pinned parent
+   * directory, the target's path in it, what stands there now, and the target's resolved path.
+   */
+  async #store(
+    path: NormalizedPath,
+    mode: WriteMode,
+    put: (dirAbs: string, targetAbs: string, existing: fs.Stats | undefined, abs: string) => Promise<void>,
+  ): Promise<void> {
+    this.#assertNotReserved(path);
+    const shown = displayPath(path);
+    const target = await this.#resolve(path, true);
+    const parent = parentPath(target.rel);
+    // The shared layer made the parent; made again here in case it was removed since (never through a link).
+    if (target.stat === undefined) await this.#makeDirectories(parent, path);
+    else if (target.stat.isDirectory()) throw new IsADirectoryError(shown);
+    else if (!target.stat.isFile()) throw new InvalidArgumentError(`not a regular file: ${shown}`, shown);
+    if (mode === 'create' && target.stat !== undefined) throw new FileExistsError(shown);
+    let pin: PinnedDir | undefined;
+    try {
+      // The temp file and the rename go through the pinned parent: a parent swapped for a link since the
+      // resolution cannot redirect them outside the root.
+      pin = pinDirectory(this.#sandbox, parent, path);
+      await put(pin.path, pin.at(baseName(target.rel)), target.stat, target.abs);
+    } catch (error) {
+      throw hostError(error, path);
+    } finally {
+      pin?.release();
+      this.#changes.touched(target.rel);
     }
   }
 
@@ -360,21 +381,4 @@ export class HostDriver implements BackendDriver {
       this.#changes.touched(target.rel);
     }
   }
-}
-
-/** Children of a pinned directory with their kinds (special files count as files; never followed). */
-export async function listPinned(pin: PinnedDir): Promise<DriverListEntry[]> {
-  const entries: DriverListEntry[] = [];
-  for (const dirent of await fs.promises.readdir(pin.path, { withFileTypes: true })) {
-    const name = dirent.name;
-    if (!isVisibleName(name)) continue;
-    let st: fs.Stats;
-    try {
-      st = await fs.promises.lstat(pin.at(name));
-    } catch {
-      continue;
-    }
-    entries.push({ name, kind: st.isSymbolicLink() ? 'symlink' : st.isDirectory() ? 'directory' : 'file' });
-  }
-  return entries;
 }
