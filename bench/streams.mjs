@@ -9,7 +9,7 @@ import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { Readable, Writable } from 'node:stream';
+import { Readable } from 'node:stream';
 import { HostWorkspace } from '../dist/src/index.js';
 import { round } from './_timing.mjs';
 
@@ -70,7 +70,9 @@ try {
   const out = join(scratch, 'out.bin');
   const read = await measure(async () => {
     const stream = await workspace.createReadStream('big.bin');
-    await stream.pipeTo(Writable.toWeb(fs.createWriteStream(out)));
+    // A sink that writes each chunk before taking the next (Node's Writable.toWeb adapter buffers ahead).
+    const handle = await fs.promises.open(out, 'w');
+    await stream.pipeTo(new WritableStream({ write: async (chunk) => void (await handle.write(chunk)), close: () => handle.close() }));
   });
   const readExact = sameFile(source, out);
   fs.rmSync(out);
