@@ -10,6 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Readable } from 'node:stream';
+import { WritableStream } from 'node:stream/web';
+import { clearInterval, setInterval } from 'node:timers';
 import { HostWorkspace } from '../dist/src/index.js';
 import { round } from './_timing.mjs';
 
