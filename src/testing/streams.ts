@@ -72,6 +72,23 @@ export function streams(harness: ComplianceHarness): void {
       await expectError(rejection(reader.read()), 'AbortError', 'ABORT_ERR');
     });
 
+    it('never mixes two versions of a file: a read stream keeps what it opened, or fails with ConflictError', async () => {
+      const ws = await create();
+      const data = pattern(3 * 1024 * 1024);
+      await ws.writeBytes('big.bin', data);
+      const reader = (await ws.createReadStream('big.bin')).getReader();
+      const first = await reader.read();
+      await ws.write('big.bin', 'replaced');
+      const chunks = [first.value as Uint8Array];
+      try {
+        for (let next = await reader.read(); !next.done; next = await reader.read()) chunks.push(next.value);
+      } catch (error) {
+        expect((error as { code?: string }).code).toBe('ECONFLICT');
+        return;
+      }
+      expectBytes(new Uint8Array(Buffer.concat(chunks)), data);
+    });
+
     it('commits a write stream on close, atomically: before the close the file is unchanged or absent', async () => {
       const ws = await create();
       await ws.write('keep.txt', 'old');

@@ -1,6 +1,7 @@
 import type {
   BackendDriver,
   DriverEntryKind,
+  DriverFileHandle,
   DriverListEntry,
   DriverStat,
   DriverWalkEntry,
@@ -51,6 +52,12 @@ export class MemoryDriver implements BackendDriver {
     const end = range.length === undefined ? file.content.byteLength : range.offset + range.length;
     // `slice` copies: handing out the stored bytes would let a caller rewrite every snapshot sharing them.
     return { content: file.content.slice(range.offset, end), sizeBytes: file.content.byteLength };
+  }
+
+  /** A read stream's file: its contents as they are now (never changed in place), whatever is written meanwhile. */
+  async openFile(path: NormalizedPath): Promise<DriverFileHandle> {
+    const content = this.#file(path).content;
+    return { sizeBytes: content.byteLength, read: async (offset, length) => content.slice(offset, offset + length), close: async () => {} };
   }
 
   async writeFile(path: NormalizedPath, content: Uint8Array, request: { mode: WriteMode; mimeType?: string }): Promise<void> {
