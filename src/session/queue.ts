@@ -85,7 +85,23 @@ export function outsideView(target: SnapshotableWorkspace, queue: SessionQueue):
     wrap(method, property) {
       const isAsync = ASYNC_METHODS.has(property) || isAsyncFunction(method);
       if (!isAsync) return (...args: unknown[]): unknown => method.apply(target, args);
+      if (property === 'createWriteStream')
+        return (...args: unknown[]): Promise<unknown> =>
+          queue.outside(async () => commitInOrder((await method.apply(target, args)) as WritableStream<Uint8Array>, queue));
       return (...args: unknown[]): Promise<unknown> => queue.outside(async () => method.apply(target, args));
     },
+  });
+}
+
+/**
+ * A write stream opened from outside: its bytes go straight to the staged file, and its commit (the close)
+ * waits for a running call like any outside write, so that call's rollback never undoes it.
+ */
+function commitInOrder(stream: WritableStream<Uint8Array>, queue: SessionQueue): WritableStream<Uint8Array> {
+  const writer = stream.getWriter();
+  return new WritableStream<Uint8Array>({
+    write: (chunk) => writer.write(chunk),
+    close: () => queue.outside(() => writer.close()),
+    abort: (reason) => writer.abort(reason),
   });
 }

@@ -60,6 +60,26 @@ describe.each(BACKENDS)('outside operations during a call on $name', ({ name: ba
     expect(await contentsOf(session.filesystem)).toEqual({ 'outside.txt': 'from the orchestrator' });
   });
 
+  it('a write stream opened outside commits after a running call, so its rollback never undoes it', async () => {
+    const session = await open();
+    const writer = (await session.filesystem.createWriteStream('streamed.txt')).getWriter();
+    await writer.write(new TextEncoder().encode('from a stream'));
+    const running = gate();
+    const release = gate();
+    const call = session.runTool(blockedFailingTool(running.open, release.opened), {});
+    await running.opened;
+    let committed = false;
+    const closing = writer.close().then(() => {
+      committed = true;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(committed).toBe(false); // the commit waits for the call
+    release.open();
+    expect(await call).toMatchObject({ success: false, rolledBack: true });
+    await closing;
+    expect(await contentsOf(session.filesystem)).toEqual({ 'streamed.txt': 'from a stream' });
+  });
+
   it('a read from outside never sees a call half done', async () => {
     const session = await open();
     const running = gate();
