@@ -1,4 +1,5 @@
 import type { SnapshotEntry, SnapshotTree } from '../workspace/driver.js';
+import type { LongCall } from '../workspace/progress.js';
 import { ConflictError, IsADirectoryError, NotADirectoryError, WorkspaceError } from '../workspace/errors.js';
 import { fromDriverError } from '../workspace/driver-errors.js';
 import { compareStrings } from '../workspace/glob-grep.js';
@@ -94,12 +95,14 @@ export async function planExport(
   to: SnapshotTree,
   targets: ExportTarget[],
   policy: ConflictPolicy,
+  call?: LongCall,
 ): Promise<ExportPlan> {
   const plan: ExportPlan = { writes: [], deletes: [], makeDirectories: [], removeDirectories: [], conflicts: [] };
   const changes = await changedPaths(from, to, { directories: true });
   for (const target of targets) {
     const pending: { path: string; rel: string; state: DestinationState; directory: boolean; want?: Leaf; base?: Leaf }[] = [];
     for (const change of changes) {
+      call?.step('plan', change.path);
       const rel = target.place(change.path);
       if (rel === undefined) continue;
       const state = await target.destination.state(rel);
@@ -223,9 +226,15 @@ async function holds(state: DestinationState, entry: Leaf | undefined, bytes: Ui
 
 /**
  * Carries out a plan (or, in a dry run, only reports it): deletions first (deepest first), then directories
- * the workspace removed (when left empty), then directories it added, then writes, each atomic.
+ * the workspace removed (when left empty), then directories it added, then writes, each atomic. `call`
+ * reports each entry (phase `write`) and is checked before each: an abort before the first change throws
+ * `AbortError` with nothing changed, a later one `ExportIncompleteError` (`ABORT_ERR`) saying exactly what
+ * was done.
  */
-export async function applyExport(plan: ExportPlan, options: { dryRun: boolean; policy: ConflictPolicy }): Promise<ExportResult> {
+export async function applyExport(
+  plan: ExportPlan,
+  options: { dryRun: boolean; policy: ConflictPolicy; call?: LongCall },
+): Promise<ExportResult> {
   const byPath = (a: { path: string }, b: { path: string }) => compareStrings(a.path, b.path);
   const result: ExportResult = { written: [], deleted: [], conflicts: [...plan.conflicts].sort(byPath), dryRun: options.dryRun };
   if (options.dryRun) {
@@ -235,27 +244,44 @@ export async function applyExport(plan: ExportPlan, options: { dryRun: boolean; 
   }
   if (options.policy === 'fail' && plan.conflicts.length > 0) throw new ExportConflictError(result.conflicts);
   const deepestFirst = (a: Removal, b: Removal) => compareStrings(b.rel, a.rel);
+  const call = options.call;
+  const total = plan.deletes.length + plan.removeDirectories.length + plan.makeDirectories.length + plan.writes.length;
+  call?.report({ phase: 'write', done: call.done, total: call.done + total });
   let current = '';
+  let changed = 0;
+  const next = (path: string): void => {
+    call?.check();
+    current = path;
+  };
+  const did = (path: string): void => {
+    changed += 1;
+    call?.tick('write', path);
+  };
   try {
     for (const removal of [...plan.deletes].sort(deepestFirst)) {
-      current = removal.path;
+      next(removal.path);
       await removal.target.destination.remove(removal.rel);
       result.deleted.push(removal.path);
+      did(removal.path);
     }
     for (const removal of [...plan.removeDirectories].sort(deepestFirst)) {
-      current = removal.path;
+      next(removal.path);
       await removal.target.destination.removeEmptyDirectory(removal.rel);
+      did(removal.path);
     }
     for (const directory of [...plan.makeDirectories].sort(byPath)) {
-      current = directory.path;
+      next(directory.path);
       await directory.target.destination.makeDirectory(directory.rel);
+      did(directory.path);
     }
     for (const write of [...plan.writes].sort(byPath)) {
-      current = write.path;
+      next(write.path);
       await write.target.destination.put(write.rel, write.entry);
       result.written.push(write.path);
+      did(write.path);
     }
   } catch (error) {
+    if (changed === 0 && call?.signal?.aborted === true) throw error;
     throw new ExportIncompleteError(fromDriverError(error, current), result);
   }
   result.written.sort(compareStrings);

@@ -2,13 +2,15 @@ import * as fs from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import { AllowedRoots } from '../host-mounts/allow-list.js';
 import type { SnapshotTree } from '../workspace/driver.js';
+import { LongCall, type LongCallOptions } from '../workspace/progress.js';
 import { InvalidArgumentError, NotADirectoryError, PathEscapeError } from '../workspace/errors.js';
 import type { SnapshotableWorkspace, WorkspaceSnapshot } from '../workspace/types.js';
 import { Destination } from './destination.js';
 import { applyExport, planExport, type ConflictPolicy, type ExportResult } from './export-plan.js';
 import { snapshotTree } from './snapshot-tree.js';
 
-export interface ExportOptions {
+/** `signal` and `onProgress` (phases `plan`, then `write`): see `LongCallOptions` and `applyExport`. */
+export interface ExportOptions extends LongCallOptions {
   /** Host directories the destination must lie in (after resolving links). Required. */
   allowedHostRoots: readonly string[];
   /** Export the changes since this snapshot. Default: the whole tree (against an empty destination baseline). */
@@ -30,11 +32,14 @@ export async function exportTo(workspace: SnapshotableWorkspace, hostDir: string
   if (typeof hostDir !== 'string' || hostDir === '' || hostDir.includes('\0'))
     throw new InvalidArgumentError('hostDir must be a host path');
   const allowed = await AllowedRoots.resolve(options.allowedHostRoots, 'export');
-  const from = options.from === undefined ? EMPTY_TREE : await workspace.snapshotTree(options.from);
-  const to = await workspace.snapshotTree();
-  const root = await resolveDestination(hostDir, allowed, dryRun);
-  const plan = await planExport(from, to, [{ destination: new Destination(root), place: (path) => path }], policy);
-  return applyExport(plan, { dryRun, policy });
+  return LongCall.start(options, 'export').run(async (call) => {
+    const read = { signal: call.forward.signal };
+    const from = options.from === undefined ? EMPTY_TREE : await workspace.snapshotTree(options.from, read);
+    const to = await workspace.snapshotTree(undefined, read);
+    const root = await resolveDestination(hostDir, allowed, dryRun);
+    const plan = await planExport(from, to, [{ destination: new Destination(root), place: (path) => path }], policy, call);
+    return applyExport(plan, { dryRun, policy, call });
+  });
 }
 
 /** Validated `dryRun` and `onConflict`, shared with `session.writeBack`. */

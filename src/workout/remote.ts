@@ -4,7 +4,15 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { GitStore } from '../backends/host/git/store.js';
 import type { SnapshotTree } from '../workspace/driver.js';
-import { ConflictError, InvalidArgumentError, ReadOnlyError, SnapshotError, SnapshotRestoreError } from '../workspace/errors.js';
+import { LongCall, type LongCallOptions } from '../workspace/progress.js';
+import {
+  AbortError,
+  ConflictError,
+  InvalidArgumentError,
+  ReadOnlyError,
+  SnapshotError,
+  SnapshotRestoreError,
+} from '../workspace/errors.js';
 import type { SnapshotableWorkspace, WorkspaceSnapshot } from '../workspace/types.js';
 import { gitSnapshotTree } from './backend-trees.js';
 import { Destination, type ExportDestination } from './destination.js';
@@ -12,7 +20,8 @@ import { applyExport, planExport } from './export-plan.js';
 import { checkRemoteTree, writeSnapshotTree } from './remote-tree.js';
 import { WorkspaceDestination } from './workspace-destination.js';
 
-export interface PushOptions {
+/** `signal` and `onProgress`: see `LongCallOptions`. A push is honoured until `git push` starts. */
+export interface PushOptions extends LongCallOptions {
   /** A bare repository path or any URL native git accepts. */
   remote: string;
   /**
@@ -35,7 +44,8 @@ export interface PushResult {
   commit: string;
 }
 
-export interface PullOptions {
+/** `signal` and `onProgress` (phases `plan`, `write`): an abort leaves the workspace as it was. */
+export interface PullOptions extends LongCallOptions {
   remote: string;
   ref: string;
 }
@@ -53,21 +63,25 @@ export async function pushSnapshot(
 ): Promise<PushResult> {
   const remote = checkRemote(options?.remote);
   const ref = checkRef(options.ref ?? defaultRef(snapshot, options.session));
-  const tree = await workspace.snapshotTree(snapshot);
-  return withTempRepository(async (gitDir) => {
-    const store = new GitStore(gitDir);
-    store.beginBatch();
-    const root = await writeSnapshotTree(store, tree);
-    const trailer = `sessionfs-snapshot: ${snapshot.id}\n${snapshot.tag === undefined ? '' : `sessionfs-tag: ${JSON.stringify(snapshot.tag)}\n`}`;
-    const commit = store.writeCommit(root, `sessionfs snapshot\n\n${trailer}`, new Date(snapshot.createdAt));
-    store.endBatch();
-    const result = await git(gitDir, ['push', '--quiet', '--porcelain', remote, `${options.force === true ? '+' : ''}${commit}:${ref}`]);
-    if (result.exitCode !== 0) {
-      if (/\[rejected\]|non-fast-forward|already exists|fetch first/.test(result.stdout + result.stderr))
-        throw new ConflictError(`the remote already has ${ref} (pass force: true to replace it)`);
-      throw new SnapshotError(`git push failed: ${lastLine(result.stderr, remote)}`);
-    }
-    return { remote, ref, commit };
+  const call = LongCall.start(options, 'pushSnapshot');
+  return call.run(async () => {
+    const tree = await workspace.snapshotTree(snapshot, { signal: call.forward.signal });
+    return withTempRepository(async (gitDir) => {
+      const store = new GitStore(gitDir);
+      store.beginBatch();
+      const root = await writeSnapshotTree(store, tree);
+      const trailer = `sessionfs-snapshot: ${snapshot.id}\n${snapshot.tag === undefined ? '' : `sessionfs-tag: ${JSON.stringify(snapshot.tag)}\n`}`;
+      const commit = store.writeCommit(root, `sessionfs snapshot\n\n${trailer}`, new Date(snapshot.createdAt));
+      store.endBatch();
+      call.check(); // the last point where nothing has reached the remote
+      const result = await git(gitDir, ['push', '--quiet', '--porcelain', remote, `${options.force === true ? '+' : ''}${commit}:${ref}`]);
+      if (result.exitCode !== 0) {
+        if (/\[rejected\]|non-fast-forward|already exists|fetch first/.test(result.stdout + result.stderr))
+          throw new ConflictError(`the remote already has ${ref} (pass force: true to replace it)`);
+        throw new SnapshotError(`git push failed: ${lastLine(result.stderr, remote)}`);
+      }
+      return { remote, ref, commit };
+    });
   });
 }
 
@@ -81,31 +95,43 @@ export async function pullSnapshot(workspace: SnapshotableWorkspace, options: Pu
   const remote = checkRemote(options?.remote);
   const ref = checkRef(options.ref);
   if (workspace.readOnly) throw new ReadOnlyError(undefined, 'the workspace is read-only: nothing can be pulled into it');
-  return withTempRepository(async (gitDir) => {
-    const fetched = await git(gitDir, ['fetch', '--quiet', '--no-tags', remote, `+${ref}:refs/sessionfs/pulled`]);
-    if (fetched.exitCode !== 0) throw new SnapshotRestoreError(`git fetch of ${ref} failed: ${lastLine(fetched.stderr, remote)}`);
-    const store = new GitStore(gitDir);
-    const commit = (await store.resolveRef('refs/sessionfs/pulled')) as string;
-    const info = await store.readCommit(commit);
-    if (info === undefined) throw new SnapshotRestoreError(`${ref} is not a commit`);
-    await checkRemoteTree(store, info.tree);
-    const pulled = gitSnapshotTree(store, info.tree);
-    const host = isHost(workspace);
-    if (!host) await refuseSymlinks(pulled, workspace.backend);
-    const before = await workspace.snapshot({ tag: 'before pull' });
-    try {
-      const destination: ExportDestination = host ? new Destination(workspace.root) : new WorkspaceDestination(workspace);
-      const plan = await planExport(await workspace.snapshotTree(before), pulled, [{ destination, place: (path) => path }], 'overwrite');
-      await applyExport(plan, { dryRun: false, policy: 'overwrite' });
-    } catch (error) {
-      if (host) workspace.markChanged();
-      await workspace.restore(before);
-      throw error;
-    } finally {
-      if (host) workspace.markChanged();
-    }
-    return workspace.snapshot({ tag: `pulled ${ref}` });
-  });
+  const call = LongCall.start(options, 'pullSnapshot');
+  return call.run(() =>
+    withTempRepository(async (gitDir) => {
+      const fetched = await git(gitDir, ['fetch', '--quiet', '--no-tags', remote, `+${ref}:refs/sessionfs/pulled`]);
+      if (fetched.exitCode !== 0) throw new SnapshotRestoreError(`git fetch of ${ref} failed: ${lastLine(fetched.stderr, remote)}`);
+      call.check();
+      const store = new GitStore(gitDir);
+      const commit = (await store.resolveRef('refs/sessionfs/pulled')) as string;
+      const info = await store.readCommit(commit);
+      if (info === undefined) throw new SnapshotRestoreError(`${ref} is not a commit`);
+      await checkRemoteTree(store, info.tree);
+      const pulled = gitSnapshotTree(store, info.tree);
+      const host = isHost(workspace);
+      if (!host) await refuseSymlinks(pulled, workspace.backend);
+      const before = await workspace.snapshot({ tag: 'before pull', signal: call.forward.signal });
+      try {
+        const destination: ExportDestination = host ? new Destination(workspace.root) : new WorkspaceDestination(workspace);
+        const plan = await planExport(
+          await workspace.snapshotTree(before),
+          pulled,
+          [{ destination, place: (path) => path }],
+          'overwrite',
+          call,
+        );
+        await applyExport(plan, { dryRun: false, policy: 'overwrite', call });
+      } catch (error) {
+        if (host) workspace.markChanged();
+        await workspace.restore(before);
+        // Restored: nothing of the pull is left, so an abort part way is a plain abort.
+        if (call.signal?.aborted === true) throw new AbortError('pullSnapshot was aborted');
+        throw error;
+      } finally {
+        if (host) workspace.markChanged();
+      }
+      return workspace.snapshot({ tag: `pulled ${ref}` });
+    }),
+  );
 }
 
 /** A host workspace: its root is written directly (links and exec bits), then told what changed. */

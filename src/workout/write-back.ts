@@ -6,12 +6,14 @@ import { defaultMountPath } from '../host-mounts/hydrate.js';
 import type { HostMount } from '../host-mounts/schema.js';
 import { FileNotFoundError, PathEscapeError, SnapshotRestoreError } from '../workspace/errors.js';
 import { displayPath, isSameOrInside, normalizePath, relativeTo } from '../workspace/paths.js';
+import { LongCall, type LongCallOptions } from '../workspace/progress.js';
 import type { SnapshotableWorkspace, WorkspaceSnapshot } from '../workspace/types.js';
 import { Destination } from './destination.js';
 import { exportSettings } from './export.js';
 import { applyExport, planExport, type ConflictPolicy, type ExportResult, type ExportTarget } from './export-plan.js';
 
-export interface WriteBackOptions {
+/** `signal` and `onProgress` (phases `plan`, then `write`): see `LongCallOptions` and `applyExport`. */
+export interface WriteBackOptions extends LongCallOptions {
   /** Write nothing; report what would be written, deleted and in conflict. */
   dryRun?: boolean;
   /** A host file changed since hydration: `fail` (default) writes nothing, `skip` leaves it, `overwrite` replaces it. */
@@ -38,12 +40,15 @@ export async function writeBackMounts(
   const allowed = writable.length === 0 ? undefined : await AllowedRoots.resolve(allowedHostRoots, 'write-back');
   const targets: ExportTarget[] = [];
   for (const mount of writable) targets.push(await mountTarget(mount, allowed as AllowedRoots));
-  const from = await workspace.snapshotTree(baseline);
-  const state = await workspace.snapshot({ tag: 'write-back' });
-  const plan = await planExport(from, await workspace.snapshotTree(state), targets, policy);
-  const result = await applyExport(plan, { dryRun, policy });
-  const keepsConflicts = policy === 'skip' && result.conflicts.length > 0;
-  return { result, baseline: dryRun || keepsConflicts ? undefined : state };
+  return LongCall.start(options, 'writeBack').run(async (call) => {
+    const read = { signal: call.forward.signal };
+    const from = await workspace.snapshotTree(baseline, read);
+    const state = await workspace.snapshot({ tag: 'write-back', ...read });
+    const plan = await planExport(from, await workspace.snapshotTree(state, read), targets, policy, call);
+    const result = await applyExport(plan, { dryRun, policy, call });
+    const keepsConflicts = policy === 'skip' && result.conflicts.length > 0;
+    return { result, baseline: dryRun || keepsConflicts ? undefined : state };
+  });
 }
 
 /** Where a mount's workspace paths go on the host: its (real) host path, `include`/`exclude` applied. */

@@ -1,4 +1,4 @@
-import { AbortError, InvalidArgumentError } from './errors.js';
+import { AbortError, InvalidArgumentError, isWorkspaceError } from './errors.js';
 
 /**
  * One progress event, the same for every long call (snapshot, restore, diff, patch, grep, glob, hydrate,
@@ -153,11 +153,16 @@ export class LongCall {
     this.#final = true;
   }
 
-  /** The listener's error, or `AbortError` for what an abort caused (a DOMException, a wrapped abort), else the error. */
+  /**
+   * What the call rejects with once it was stopped: a typed error reporting what was done (an export's
+   * `ExportIncompleteError`) stands; otherwise the listener's error, or `AbortError` for what an abort caused
+   * (the signal's DOMException, a wrapped abort).
+   */
   #reason(error: unknown): unknown {
-    if (this.#failure !== undefined) return this.#failure.error;
     const signal = this.#controller?.signal;
     if (signal?.aborted !== true) return error;
+    if (isWorkspaceError(error) && !(error instanceof AbortError)) return error;
+    if (this.#failure !== undefined) return this.#failure.error;
     if (error === signal.reason || error instanceof AbortError) return error;
     if (error instanceof Error && error.name === 'AbortError') return signal.reason;
     return error;
