@@ -32,47 +32,26 @@ export function scopedWorkspace(target: SnapshotableWorkspace, scope: readonly N
   const visible = (path: string): boolean => standing(normalizePath(path)) !== 'outside';
   const within = (path: string): boolean => standing(normalizePath(path)) === 'inside';
 
+  /** Methods whose first argument is the one path they touch. */
+  const onePath =
+    (m: Method): Method =>
+    (path, ...rest) =>
+      m(check(path), ...rest);
+  const twoPaths =
+    (m: Method): Method =>
+    (from, to, ...rest) =>
+      m(check(from), check(to), ...rest);
   const scoped: Record<string, (method: Method) => Method> = {
-    read:
-      (m) =>
-      (path, ...rest) =>
-        m(check(path), ...rest),
-    readBytes:
-      (m) =>
-      (path, ...rest) =>
-        m(check(path), ...rest),
-    createReadStream:
-      (m) =>
-      (path, ...rest) =>
-        m(check(path), ...rest),
-    write:
-      (m) =>
-      (path, ...rest) =>
-        m(check(path), ...rest),
-    writeBytes:
-      (m) =>
-      (path, ...rest) =>
-        m(check(path), ...rest),
-    createWriteStream:
-      (m) =>
-      (path, ...rest) =>
-        m(check(path), ...rest),
-    mkdir:
-      (m) =>
-      (path, ...rest) =>
-        m(check(path), ...rest),
-    delete:
-      (m) =>
-      (path, ...rest) =>
-        m(check(path), ...rest),
-    rename:
-      (m) =>
-      (from, to, ...rest) =>
-        m(check(from), check(to), ...rest),
-    copy:
-      (m) =>
-      (from, to, ...rest) =>
-        m(check(from), check(to), ...rest),
+    read: onePath,
+    readBytes: onePath,
+    createReadStream: onePath,
+    write: onePath,
+    writeBytes: onePath,
+    createWriteStream: onePath,
+    mkdir: onePath,
+    delete: onePath,
+    rename: twoPaths,
+    copy: twoPaths,
     writeFiles: (m) => (entries) => {
       for (const entry of entries as readonly WriteFilesEntry[]) check(entry.path);
       return m(entries);

@@ -1,8 +1,7 @@
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { describe, expect, it } from 'vitest';
 import { createMcpServer } from '../../src/cli/mcp-server.js';
 import { createSession } from '../../src/session/index.js';
+import { connectInMemory } from './support.js';
 
 describe('the MCP server snapshots the starting state while it answers the first calls', () => {
   for (const backend of ['memory', 'host'] as const) {
@@ -11,10 +10,7 @@ describe('the MCP server snapshots the starting state while it answers the first
       const files = Object.fromEntries(Array.from({ length: 300 }, (_, i) => [`src/f${i}.txt`, `file ${i}\n`]));
       for (const [path, content] of Object.entries(files)) await session.filesystem.write(path, content);
       const server = await createMcpServer(session);
-      const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-      await server.connect(serverSide);
-      const client = new Client({ name: 'sessionfs-test', version: '1.0.0' });
-      await client.connect(clientSide);
+      const client = await connectInMemory(server);
       try {
         const [read, written] = await Promise.all([
           client.callTool({ name: 'read_file', arguments: { path: 'src/f1.txt' } }),

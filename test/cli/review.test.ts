@@ -2,12 +2,10 @@ import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { describe, expect, it } from 'vitest';
 import { createMcpServer } from '../../src/cli/mcp-server.js';
 import { createSession } from '../../src/session/index.js';
-import { assertBuilt, CLI, REPO } from './support.js';
+import { assertBuilt, CLI, connectInMemory, REPO } from './support.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -22,10 +20,7 @@ describe('mcp server review', () => {
       return writeBytes.apply(real, args);
     };
     const server = await createMcpServer(session);
-    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-    await server.connect(serverSide);
-    const client = new Client({ name: 'review', version: '1.0.0' });
-    await client.connect(clientSide);
+    const client = await connectInMemory(server, 'review');
     try {
       const controller = new AbortController();
       const call = client.callTool({ name: 'write_file', arguments: { path: 'x.txt', content: 'x' } }, undefined, {

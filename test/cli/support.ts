@@ -1,3 +1,6 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { execFile } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -40,4 +43,13 @@ export function runCli(args: readonly string[], options: { cwd?: string } = {}):
       resolve({ code, stdout, stderr });
     });
   });
+}
+
+/** The official SDK client connected to `server` over an in-memory transport. */
+export async function connectInMemory(server: Server, name = 'sessionfs-test'): Promise<Client> {
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  await server.connect(serverSide);
+  const client = new Client({ name, version: '1.0.0' });
+  await client.connect(clientSide);
+  return client;
 }
