@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { createSession, defineTool, type HydratedSession } from '../session/index.js';
 import type { ToolCallResult, ToolDefinition } from '../session/types.js';
 import { workspaceTools, type WorkspaceToolName } from '../tools/index.js';
-import { redactHostPaths } from '../tools/failure.js';
+import { scrubHostPaths } from '../session/scrub.js';
 
 /** The tiny project the demo generates on the host, then mounts. */
 export const PROJECT: Readonly<Record<string, string>> = {
@@ -31,7 +31,7 @@ export const PATCH_END = '----- end of patch -----';
  */
 export async function runDemo(out: Print = (line = '') => process.stdout.write(`${line}\n`)): Promise<void> {
   const hostDir = await realpath(await mkdtemp(join(tmpdir(), 'sessionfs-demo-')));
-  const print: Print = (line = '') => out(redactHostPaths(line, undefined, [hostDir]));
+  const print: Print = (line = '') => out(scrubHostPaths(line, { hostDirs: [hostDir] }));
   let session: HydratedSession | undefined;
   try {
     const projectDir = join(hostDir, 'acme-greeter');

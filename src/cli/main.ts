@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { parseCommandLine, UsageError } from './args.js';
 import { runDemo } from './demo.js';
 import { serveMcp } from './serve.js';
-import { redactHostPaths } from '../tools/failure.js';
+import { scrubHostPaths } from '../session/scrub.js';
 
 /** Runs the `sessionfs` command; resolves to the process exit code (the mcp command keeps serving). */
 export async function main(argv: readonly string[]): Promise<number> {
@@ -64,7 +64,7 @@ if (isEntryPoint()) {
     (error: unknown) => {
       // Never print a stack or a host path: just what went wrong, in workspace terms where possible.
       const message = error instanceof Error ? error.message : String(error);
-      process.stderr.write(`sessionfs: ${redactHostPaths(message, undefined, [process.cwd()])}\n`);
+      process.stderr.write(`sessionfs: ${scrubHostPaths(message, { hostDirs: [process.cwd()] })}\n`);
       process.exitCode = 1;
     },
   );

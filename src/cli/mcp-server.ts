@@ -12,7 +12,8 @@ import type { Session, Tool, ToolCallResult, ToolResult } from '../session/types
 import type { WorkspaceSnapshot } from '../workspace/types.js';
 import { SnapshotRestoreError } from '../workspace/errors.js';
 import { workspacePrompt, workspaceTools, type WorkspaceToolsOptions } from '../tools/index.js';
-import { failure, failureFromError, redactHostPaths } from '../tools/failure.js';
+import { scrubHostPaths } from '../session/scrub.js';
+import { failure, failureFromError } from '../tools/failure.js';
 import { mediaOf } from '../tools/media.js';
 import { serveClientRoots } from './mcp-client-roots.js';
 import type { HostArea } from './mcp-roots.js';
@@ -141,7 +142,7 @@ export async function createMcpServer(session: Session, options: McpServerOption
   });
 
   const tools: Tool[] = [...workspaceTools(options.tools), snapshotTool, restoreTool, diffTool];
-  const redact = (text: string): string => redactHostPaths(text, session.filesystem, options.redact ?? []);
+  const redact = (text: string): string => scrubHostPaths(text, { root: session.filesystem.root, hostDirs: options.redact ?? [] });
   // The shell reaches every file of the workspace (and a host shell, the host root): the client's roots cannot
   // narrow it, so it is withdrawn while they do. It is the only tool that comes and goes, hence `listChanged`.
   const unscopable = new Set(tools.filter((tool) => tool.name === 'bash').map((tool) => tool.name));

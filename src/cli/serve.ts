@@ -3,8 +3,8 @@ import { basename, resolve } from 'node:path';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { createSession } from '../session/index.js';
 import type { HydratedSession } from '../session/index.js';
+import { scrubHostPaths } from '../session/scrub.js';
 import type { WorkspaceToolsOptions } from '../tools/index.js';
-import { redactHostPaths } from '../tools/failure.js';
 import type { MountArgument } from './args.js';
 import { prepareExitWork } from './exit-work.js';
 import { createMcpServer } from './mcp-server.js';
@@ -72,7 +72,7 @@ export async function serveMcp(options: ServeOptions): Promise<boolean> {
   } catch (error) {
     if (starting.signal.aborted) return true;
     const message = error instanceof Error ? error.message : String(error);
-    throw new Error(`could not start the session: ${redactHostPaths(message, undefined, hostPaths)}`);
+    throw new Error(`could not start the session: ${scrubHostPaths(message, { hostDirs: hostPaths })}`);
   } finally {
     for (const signal of STOP_SIGNALS) process.off(signal, stopStarting);
   }

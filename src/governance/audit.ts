@@ -7,7 +7,7 @@ export type AuditActor = { kind: 'tool'; tool: string; callId: string } | { kind
 
 /**
  * One audited operation. Never carries file contents: only paths, byte counts, the outcome and timing.
- * `outcome` is `'ok'`, or the failure's `WorkspaceError` code (`'EABORT'` for an abort, `'ERROR'` for an
+ * `outcome` is `'ok'`, or the failure's `WorkspaceError` code (`'ABORT_ERR'` for an abort, `'ERROR'` for an
  * error that is not a `WorkspaceError`, a tool call's own failure code for `op: 'toolCall'`).
  */
 export interface AuditEvent {
@@ -145,7 +145,7 @@ export class AuditLog {
 /** An operation's outcome as the audit records it. */
 export function outcomeOf(error: unknown): string {
   if (isWorkspaceError(error)) return error.code;
-  if (error instanceof Error && error.name === 'AbortError') return 'EABORT';
+  if (error instanceof Error && error.name === 'AbortError') return 'ABORT_ERR';
   return 'ERROR';
 }
 

@@ -4,8 +4,13 @@
  * - A path under the workspace `root` becomes its workspace form (`<root>/src/a.ts` → `/src/a.ts`).
  * - A path under any of `hostDirs` (the git dir, allowed roots, the temp dir, home, the working
  *   directory…) becomes `<host path>`, whole.
+ * - The slash-less form of the root or of one of `hostDirs` (`tmp/ws/b.ts`, what normalising a host path
+ *   into a workspace path makes of it) becomes `<host path>`, when it has two segments or more.
  * - With `allAbsolute` (messages of errors that are not `WorkspaceError`s, e.g. Node's
  *   `ENOENT: no such file or directory, open '/…'`), every other absolute-looking path becomes `<path>` too.
+ *
+ * The one redaction function of the project: sessions, tool results, the MCP server, the shell and the CLI
+ * all go through it.
  */
 export interface ScrubOptions {
   root?: string | undefined;
@@ -32,12 +37,29 @@ export function scrubHostPaths(message: string, options: ScrubOptions): string {
   if (root !== undefined) segments = replacePrefix(segments, root, (rest) => (rest === '' ? '/' : rest));
   const dirs = [...new Set((options.hostDirs ?? []).filter((dir) => dir.length > 1).map(stripSlash))].sort((a, b) => b.length - a.length);
   for (const dir of dirs) segments = replacePrefix(segments, dir, () => '<host path>');
+  segments = replaceBareForms(segments, root === undefined ? dirs : [root, ...dirs]);
   if (options.allAbsolute === true) {
     segments = segments.map((segment) =>
       segment.done ? segment : { text: segment.text.replace(ABSOLUTE, (_match, lead: string) => `${lead}<path>`), done: true },
     );
   }
   return segments.map((segment) => segment.text).join('');
+}
+
+/**
+ * Only as a whole path of two segments or more: a one-segment form (`tmp`, `app`, `data`) is an ordinary
+ * word, and replacing it anywhere mangled file contents and workspace paths (`import tmp from "tmp"`).
+ */
+function replaceBareForms(segments: Segment[], dirs: readonly string[]): Segment[] {
+  const bare = dirs
+    .filter((dir) => dir.startsWith('/') && dir.length > 2)
+    .map((dir) => dir.slice(1))
+    .filter((dir) => dir.includes('/'))
+    .sort((a, b) => b.length - a.length);
+  if (bare.length === 0) return segments;
+  const escaped = bare.map((dir) => dir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|');
+  const pattern = new RegExp(`(?<![\\p{L}\\p{N}\\p{M}_.~+/-])(?:${escaped})(?![\\p{L}\\p{N}\\p{M}_.~+-])`, 'gu');
+  return segments.map((segment) => (segment.done ? segment : { text: segment.text.replace(pattern, '<host path>'), done: false }));
 }
 
 function stripSlash(path: string): string {

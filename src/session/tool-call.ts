@@ -10,8 +10,8 @@ import { guardWorkspace } from './guard.js';
 import { UndoJournal } from './undo-journal.js';
 import type { Session, ToolCallRecord, ToolCallResult, ToolContext, ToolDefinition, ToolResult } from './types.js';
 
-/** The codes a tool result may carry: a workspace error's, `EABORT` (older aborts) and `ETOOL`. */
-const KNOWN_CODES = new Set<string>([...WORKSPACE_ERROR_CODES, 'EABORT', 'ETOOL']);
+/** The codes a tool result may carry: a workspace error's (`ABORT_ERR` for an abort) and `ETOOL`. */
+const KNOWN_CODES = new Set<string>([...WORKSPACE_ERROR_CODES, 'ETOOL']);
 
 /**
  * Which session a piece of async code runs inside a tool call of, and that call's view of the workspace: to
@@ -72,7 +72,7 @@ async function runCall(
   };
   const notStarted = `${tool.name} was aborted before it started; nothing was changed`;
 
-  if (signal?.aborted) return record(rawParams, undefined, failed('EABORT', notStarted));
+  if (signal?.aborted) return record(rawParams, undefined, failed('ABORT_ERR', notStarted));
 
   const prepared = prepareArguments(tool.parameters, rawParams);
   if (!prepared.ok)
@@ -115,7 +115,7 @@ async function runCall(
     host.addSnapshot(snapshot);
   }
   // Aborted while the snapshot was taken: the handler must not start (its effects may reach beyond the workspace).
-  if (signal?.aborted) return record(params, snapshot, failed('EABORT', notStarted));
+  if (signal?.aborted) return record(params, snapshot, failed('ABORT_ERR', notStarted));
 
   const guard = guardWorkspace(workspace, tool.name, { readOnly: readOnlyTool, ...(journal === undefined ? {} : { journal }) });
   const context: ToolContext = { filesystem: guard.workspace, session: host.session };
@@ -187,9 +187,9 @@ function failureOf(
   errorMessage: (error: unknown) => string,
 ): ToolCallResult | undefined {
   const abortedMessage = `${tool.name} was aborted; its changes were rolled back`;
-  if (outcome.kind === 'aborted') return failed('EABORT', abortedMessage);
+  if (outcome.kind === 'aborted') return failed('ABORT_ERR', abortedMessage);
   if (outcome.kind === 'error') {
-    if (signal?.aborted) return failed('EABORT', abortedMessage);
+    if (signal?.aborted) return failed('ABORT_ERR', abortedMessage);
     const error = outcome.error;
     if (isWorkspaceError(error)) return failed(error.code, host.scrub(error.message, false));
     return failed('ETOOL', `${tool.name} failed: ${errorMessage(error)}`);
@@ -199,18 +199,20 @@ function failureOf(
     return failed('ETOOL', `${tool.name} returned an invalid result (expected { success, message, value? })`);
   }
   if (value.success) return undefined;
-  const code = signal?.aborted ? 'EABORT' : codeOf(value.value);
+  const code = signal?.aborted ? 'ABORT_ERR' : codeOf(value.value);
   const result: ToolCallResult = { success: false, message: host.scrub(value.message, false), rolledBack: false, code };
   if (value.value !== undefined) result.value = value.value;
   return result;
 }
 
-function failed(code: WorkspaceErrorCode | 'EABORT' | 'ETOOL', message: string): ToolCallResult {
+function failed(code: WorkspaceErrorCode | 'ETOOL', message: string): ToolCallResult {
   return { success: false, message, rolledBack: false, code };
 }
 
 /** A failed handler result's code: its `value.code` when it carries a known one (as the tool suite's do), else `ETOOL`. */
 function codeOf(value: unknown): ToolCallResult['code'] {
   const code = typeof value === 'object' && value !== null ? (value as { code?: unknown }).code : undefined;
+  // Handlers written before aborts had a protocol code reported `EABORT`.
+  if (code === 'EABORT') return 'ABORT_ERR';
   return typeof code === 'string' && KNOWN_CODES.has(code) ? (code as ToolCallResult['code']) : 'ETOOL';
 }

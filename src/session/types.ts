@@ -57,8 +57,8 @@ export interface Tool<Schema extends z.ZodType = z.ZodType, T = unknown> extends
 export interface ToolCallResult<T = unknown> extends ToolResult<T> {
   /** True when the workspace was restored to the snapshot taken before the call. */
   rolledBack: boolean;
-  /** The `WorkspaceError` code when the call failed with one (`EINVAL` for invalid parameters, `EABORT` for an abort). */
-  code?: WorkspaceErrorCode | 'EABORT' | 'ETOOL';
+  /** The `WorkspaceError` code when the call failed with one (`EINVAL` for invalid parameters, `ABORT_ERR` for an abort). */
+  code?: WorkspaceErrorCode | 'ETOOL';
 }
 
 /** One entry of a session's history. */

@@ -86,7 +86,7 @@ export function hostShell(allowedCommands: readonly string[], env: Readonly<Reco
         markChanged();
       });
       if (context.signal?.aborted === true || result.isCanceled)
-        return failure('EABORT', 'bash was aborted; its changes were rolled back.');
+        return failure('ABORT_ERR', 'bash was aborted; its changes were rolled back.');
       if (result.timedOut) return timedOut(timeoutMs);
       if (result.isMaxBuffer) {
         return failure('ETOOL', `the command wrote more than ${MAX_BUFFER} bytes of output; its changes were rolled back.`, {

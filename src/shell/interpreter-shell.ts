@@ -37,7 +37,7 @@ export async function runInInterpreter(
     executionLimits: { maxOutputSize: 16 * 1024 * 1024, ...settings.executionLimits, maxExecutionTimeMs: timeoutMs },
   });
   const result = await settle(bash.exec(command, { cwd, signal }), signal);
-  if (context.signal?.aborted) return failure('EABORT', 'bash was aborted; its changes were rolled back.');
+  if (context.signal?.aborted) return failure('ABORT_ERR', 'bash was aborted; its changes were rolled back.');
   if (deadline.aborted || result === undefined || (result.exitCode === 124 && DEADLINE_LINE.test(result.stderr))) {
     return timedOut(timeoutMs);
   }

@@ -5,9 +5,9 @@ import type { ToolResult } from '../session/types.js';
 
 /**
  * Codes a failed tool result carries: the protocol's `WorkspaceError` codes, plus `ETOOL` for a tool-level
- * policy (read-before-write) and `EABORT` for an aborted call.
+ * policy (read-before-write). An aborted call carries `ABORT_ERR`, the protocol's own code.
  */
-export type ToolErrorCode = WorkspaceErrorCode | 'ETOOL' | 'EABORT';
+export type ToolErrorCode = WorkspaceErrorCode | 'ETOOL';
 
 /** Why a tool-level check (not the protocol) refused the call. */
 export type ToolFailureReason = 'no_match' | 'ambiguous' | 'no_change' | 'not_read' | 'stale' | 'too_large' | 'internal';
@@ -56,7 +56,7 @@ export function failureFromError(tool: HintedTool, error: unknown, workspace?: W
   ) {
     hint += " A leading '/' means the workspace root, not the host's: host paths do not exist here.";
   }
-  const message = redactHostPaths(`${sentence(messageFor(tool, error))} ${hint}`.trim(), workspace);
+  const message = scrubHostPaths(`${sentence(messageFor(tool, error))} ${hint}`.trim(), { root: workspace?.root });
   return failure(error.code, message, error.path === undefined ? {} : { path: error.path });
 }
 
@@ -123,29 +123,4 @@ function sentence(text: string): string {
   // Not capitalised: messages often start with a path, which must stay exactly as it is.
   const trimmed = text.trim();
   return /[.!?]$/.test(trimmed) ? trimmed : `${trimmed}.`;
-}
-
-/**
- * Defence in depth: hides host directories (the workspace root of a host backend, shown in its workspace
- * form, and any `extra` directory, shown as `<host path>`) using the session's scrubber, then also the
- * slash-less form a workspace path normalised from a host path takes. Workspace errors never carry one.
- */
-export function redactHostPaths(text: string, workspace?: Pick<Workspace, 'root'>, extra: readonly string[] = []): string {
-  const root = workspace !== undefined && workspace.root !== '/' && workspace.root !== '' ? workspace.root : undefined;
-  let result = scrubHostPaths(text, { root, hostDirs: extra });
-  // Only as a whole path of two segments or more: a one-segment form (`tmp`, `app`, `data`) is an ordinary
-  // word, and replacing it anywhere mangled file contents and workspace paths (`import tmp from "tmp"`).
-  const bare = [root, ...extra]
-    .filter((dir): dir is string => dir !== undefined && dir.startsWith('/') && dir.length > 2)
-    .map((dir) => dir.slice(1).replace(/\/$/, ''))
-    .filter((dir) => dir.includes('/'))
-    .sort((a, b) => b.length - a.length);
-  for (const dir of bare) {
-    const pattern = new RegExp(
-      `(?<![\\p{L}\\p{N}\\p{M}_.~+/-])${dir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?![\\p{L}\\p{N}\\p{M}_.~+-])`,
-      'gu',
-    );
-    result = result.replace(pattern, '<host path>');
-  }
-  return result;
 }

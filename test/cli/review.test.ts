@@ -31,7 +31,7 @@ describe('mcp server review', () => {
       await sleep(250);
       // Reproduced: x.txt was written although the client had cancelled the call.
       expect(await real.exists('x.txt')).toBe(false);
-      expect(session.history.at(-1)?.result).toMatchObject({ rolledBack: true, code: 'EABORT' });
+      expect(session.history.at(-1)?.result).toMatchObject({ rolledBack: true, code: 'ABORT_ERR' });
     } finally {
       await client.close();
       await server.close();

@@ -52,7 +52,7 @@ describe('session review: rollback exactness', () => {
       expect(await session.runTool(stubborn, {}, { signal: controller.signal })).toMatchObject({
         success: false,
         rolledBack: true,
-        code: 'EABORT',
+        code: 'ABORT_ERR',
       });
       await sleep(150);
       // Reproduced: b1.txt … b9.txt appeared after the rollback.
@@ -107,7 +107,7 @@ describe('session review: calls that escaped the rollback', () => {
     });
     expect(await session.runTool(effect, {}, { signal: controller.signal })).toMatchObject({
       success: false,
-      code: 'EABORT',
+      code: 'ABORT_ERR',
       rolledBack: false,
     });
     expect(ran).toBe(false);

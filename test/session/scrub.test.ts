@@ -44,4 +44,19 @@ describe('scrubHostPaths', () => {
       "open '<host path>', <host path>, file://<host path>, (<host path>)",
     );
   });
+
+  it('hides the slash-less form of a host directory, only as a whole path of two segments or more', () => {
+    expect(scrubHostPaths('at /srv/data/x and srv/data/y', { hostDirs: ['/srv/data'] })).toBe('at <host path> and <host path>/y');
+    expect(scrubHostPaths('in /tmp/ws/a.ts or tmp/ws/b.ts', { root: '/tmp/ws' })).toBe('in /a.ts or <host path>/b.ts');
+    expect(scrubHostPaths('src/a.ts', { root: '/' })).toBe('src/a.ts');
+    // `sessionfs mcp --allow /tmp` (or a working directory /app, /data) turned every "tmp" in a file the model
+    // read into "<host path>" (reproduced over MCP: `import <host path> from "<host path>"`).
+    expect(scrubHostPaths('import tmp from "tmp"; myapp/app.ts', { hostDirs: ['/tmp', '/app'] })).toBe(
+      'import tmp from "tmp"; myapp/app.ts',
+    );
+    expect(scrubHostPaths('in tmp/ws/b.ts, xtmp/ws/c.ts, tmp/ws2/d.ts', { root: '/tmp/ws' })).toBe(
+      'in <host path>/b.ts, xtmp/ws/c.ts, tmp/ws2/d.ts',
+    );
+    expect(scrubHostPaths('"srv/data" and srv/data/y', { hostDirs: ['/srv/data'] })).toBe('"<host path>" and <host path>/y');
+  });
 });

@@ -174,7 +174,7 @@ describe.each(BACKENDS)('sessions on $name', ({ name: backend }) => {
     await new Promise((resolve) => setTimeout(resolve, 20));
     controller.abort();
     const result = await pending;
-    expect(result).toMatchObject({ success: false, rolledBack: true, code: 'EABORT' });
+    expect(result).toMatchObject({ success: false, rolledBack: true, code: 'ABORT_ERR' });
     expect(await contentsOf(session.filesystem)).toEqual({ 'keep.txt': 'kept' });
 
     release();
@@ -185,9 +185,20 @@ describe.each(BACKENDS)('sessions on $name', ({ name: backend }) => {
     // Aborted before it starts: nothing runs and nothing is snapshotted.
     const before = session.snapshots.length;
     const early = await session.runTool(writeTool, { files: { 'x.txt': 'x' } }, { signal: AbortSignal.abort() });
-    expect(early).toMatchObject({ success: false, rolledBack: false, code: 'EABORT' });
+    expect(early).toMatchObject({ success: false, rolledBack: false, code: 'ABORT_ERR' });
     expect(session.snapshots).toHaveLength(before);
     expect(await session.filesystem.exists('x.txt')).toBe(false);
+  });
+
+  it("a handler that still reports the old `EABORT` code is reported with the protocol's `ABORT_ERR`", async () => {
+    const session = await open();
+    const legacy = defineTool({
+      name: 'legacy_abort',
+      description: 'fails the way handlers written before ABORT_ERR did',
+      parameters: z.object({}),
+      handler: async () => ({ success: false, message: 'stopped', value: { code: 'EABORT' } }),
+    });
+    expect(await session.runTool(legacy, {})).toMatchObject({ success: false, code: 'ABORT_ERR', rolledBack: true });
   });
 
   it('an abort waits for the operation in flight, so it cannot land after the rollback', async () => {
@@ -215,7 +226,7 @@ describe.each(BACKENDS)('sessions on $name', ({ name: backend }) => {
       },
     });
     const result = await session.runTool(tool, {}, { signal: controller.signal });
-    expect(result).toMatchObject({ rolledBack: true, code: 'EABORT' });
+    expect(result).toMatchObject({ rolledBack: true, code: 'ABORT_ERR' });
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(await session.filesystem.exists('big.bin')).toBe(false);
   });

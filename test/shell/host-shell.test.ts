@@ -91,7 +91,7 @@ describe("bash tool, mode 'host'", () => {
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 300);
     const aborted = await run('echo x > made.txt; while true; do :; done', {}, controller.signal);
-    expect(aborted).toMatchObject({ success: false, code: 'EABORT', rolledBack: true });
+    expect(aborted).toMatchObject({ success: false, code: 'ABORT_ERR', rolledBack: true });
     expect(await workspaceTree(session.filesystem)).toEqual(before);
 
     const big = (await run("printf '%s\\n' {1..5000}")).value as ShellResult;

@@ -97,13 +97,13 @@ describe('bash tool: failures are rolled back', () => {
       expect(await session.filesystem.exists('made.txt')).toBe(false);
     });
 
-    it(`an abort fails the call with EABORT and rolls it back (${backend})`, async () => {
+    it(`an abort fails the call with ABORT_ERR and rolls it back (${backend})`, async () => {
       const { session, run } = await sessionWithShell(backend);
       await using _ = session;
       const controller = new AbortController();
       setTimeout(() => controller.abort(), 200);
       const result = await run('while true; do echo x >> grow.txt; done', {}, controller.signal);
-      expect(result).toMatchObject({ success: false, code: 'EABORT', rolledBack: true });
+      expect(result).toMatchObject({ success: false, code: 'ABORT_ERR', rolledBack: true });
       expect(await session.filesystem.exists('grow.txt')).toBe(false);
     });
   }
