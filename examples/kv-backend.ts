@@ -1,7 +1,7 @@
 // A complete third backend in one file: a workspace over a key-value store (here a Map; a Redis hash, a
 // SQLite table or DynamoDB would look the same). The driver stores one value per path and implements the
 // ten primitives; `createWorkspace` adds everything else: path rules, limits, errors, locking, glob/grep and
-// content-addressed snapshots. It passes `describeWorkspaceCompliance` (test/ecosystem/kv-backend.test.ts).
+// content-addressed snapshots. It passes `describeWorkspaceCompliance` (test/protocol/kv.compliance.test.ts).
 import { fileURLToPath } from 'node:url';
 import { createWorkspace, type BackendDriver, type CreateWorkspaceOptions, type DriverEntryKind } from 'sessionfs';
 

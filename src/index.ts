@@ -29,10 +29,12 @@ export {
   composeWorkspace,
   MOUNT_ACCESS_LEVELS,
   WorkspaceNamespace,
+  DirectoryNamespace,
   NamespaceWorkspace,
   type ComposeWorkspaceOptions,
   type MountAccess,
   type MountSpec,
+  type WorkspaceNamespaceConstructor,
   type WorkspaceNamespaceOptions,
 } from './compose/index.js';
 export * from './workout/index.js';

@@ -27,4 +27,5 @@ export function composeWorkspace(options: ComposeWorkspaceOptions): DriverWorksp
     ...(options.limits === undefined ? {} : { limits: options.limits }),
   });
 }
-export { WorkspaceNamespace, NamespaceWorkspace, type WorkspaceNamespaceOptions } from './namespace.js';
+export { DirectoryNamespace, NamespaceWorkspace, type WorkspaceNamespaceOptions } from './namespace.js';
+export { WorkspaceNamespace, type WorkspaceNamespaceConstructor } from './workspace-namespace.js';

@@ -19,14 +19,15 @@ const ID_FILE = 'id.json';
 const HISTORY_FILE = 'snapshots.jsonl';
 
 /**
- * Per-user persistent workspaces under one directory. `open(userId)` returns that user's `HostWorkspace`:
+ * Per-user persistent workspaces under one directory (`new WorkspaceNamespace({ dir })`). `open(userId)` returns that user's `HostWorkspace`:
  * its files in `<dir>/users/<name>/root`, its snapshots as git commits in `<dir>/users/<name>/git`, and
  * every snapshot record it takes appended to a history file, so files, snapshots and history survive a
  * restart. Any string is a valid id (`''`, NUL, `../x`, `a/b`, 10 KB): the directory name is the id's
  * sha256, never the id, and the id itself is kept (JSON) beside it for `list()`. Each user's workspace is
  * sandboxed to its own root, so no path or link reaches another user's files.
  */
-export class WorkspaceNamespace {
+export class DirectoryNamespace {
+  readonly kind = 'directory';
   /** The namespace directory's real path (never show it to a model). */
   readonly dir: string;
   readonly #users: string;

@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { WorkspaceNamespace } from '../compose/namespace.js';
+import { DirectoryNamespace } from '../compose/namespace.js';
+import type { WorkspaceNamespace } from '../compose/workspace-namespace.js';
+import type { StoreNamespace } from '../scale/store-namespace.js';
 import { HostMountSchema, type HostMount, type HydrateProgress } from '../host-mounts/schema.js';
 import type { AuditSink } from '../governance/audit.js';
 import { InvalidArgumentError } from '../workspace/errors.js';
@@ -24,7 +26,11 @@ export interface CreateSessionOptions {
   backend?: BackendKind;
   /** A ready workspace, from any backend. */
   workspace?: SnapshotableWorkspace;
-  /** With `user`: that user's persistent workspace in this namespace (disposed with the session, its files kept). */
+  /**
+   * With `user`: that user's persistent workspace in this namespace (disposed with the session, its files
+   * kept). With a store namespace (`new WorkspaceNamespace({ store })`) the session is the user's store
+   * session (`namespace.open(user)`): it publishes after each successful call and on dispose.
+   */
   namespace?: WorkspaceNamespace;
   /** The user whose workspace in `namespace` the session works on: any string. */
   user?: string;
@@ -84,7 +90,7 @@ export interface SessionSettings {
   source:
     | { kind: 'backend'; settings: BackendSettings }
     | { kind: 'given'; workspace: SnapshotableWorkspace }
-    | { kind: 'namespace'; namespace: WorkspaceNamespace; user: string };
+    | { kind: 'namespace'; namespace: DirectoryNamespace; user: string };
   mounts: HostMount[];
   allowedHostRoots: string[];
   readOnly: boolean;
@@ -133,9 +139,25 @@ function rollbackOf(rollback: unknown): 'snapshot' | 'journal' {
   throw new InvalidArgumentError(`rollback must be 'snapshot' or 'journal', got ${JSON.stringify(rollback)}`);
 }
 
+/**
+ * A session on a store namespace is that namespace's own session for the user: only `readOnly` applies
+ * (`id` is the user's, the store keeps the files, and there is nothing to hydrate).
+ */
+export function storeNamespaceRequest(options: CreateSessionOptions): { namespace: StoreNamespace; user: string } | undefined {
+  const namespace = (options as Partial<CreateSessionOptions> | null)?.namespace;
+  if (namespace?.kind !== 'store') return undefined;
+  if (typeof options.user !== 'string') throw new InvalidArgumentError('namespace needs user: the user id, a string');
+  const extra = Object.keys(options).filter(
+    (key) => !['namespace', 'user', 'readOnly'].includes(key) && options[key as keyof CreateSessionOptions] !== undefined,
+  );
+  if (extra.length > 0)
+    throw new InvalidArgumentError(`a store namespace's session takes only user and readOnly; remove ${extra.join(', ')}`);
+  return { namespace, user: options.user };
+}
+
 function namespaceSource(options: CreateSessionOptions): SessionSettings['source'] {
   const { namespace, user } = options;
-  if (!(namespace instanceof WorkspaceNamespace)) throw new InvalidArgumentError('user needs namespace: a WorkspaceNamespace');
+  if (!(namespace instanceof DirectoryNamespace)) throw new InvalidArgumentError('user needs namespace: a WorkspaceNamespace');
   if (typeof user !== 'string') throw new InvalidArgumentError('namespace needs user: the user id, a string');
   if (options.backend !== undefined || options.workspace !== undefined)
     throw new InvalidArgumentError('pass one of backend, workspace or namespace + user');

@@ -6,7 +6,7 @@ import type { HydrateResult } from '../host-mounts/schema.js';
 import { InvalidArgumentError } from '../workspace/errors.js';
 import type { SnapshotableWorkspace, WorkspaceSnapshot } from '../workspace/types.js';
 import { hostDirectories } from './host-dirs.js';
-import { validateSessionOptions, type CreateSessionOptions, type SessionSettings } from './options.js';
+import { storeNamespaceRequest, validateSessionOptions, type CreateSessionOptions, type SessionSettings } from './options.js';
 import type { ExportResult } from '../workout/export-plan.js';
 import { writeBackMounts, type WriteBackOptions } from '../workout/write-back.js';
 import { Outbox, registerOutbox, type SessionOutput } from './outbox.js';
@@ -41,6 +41,8 @@ export interface HydratedSession extends Session {
  * rolling back every failed call.
  */
 export async function createSession(options: CreateSessionOptions): Promise<HydratedSession> {
+  const stored = storeNamespaceRequest(options);
+  if (stored !== undefined) return stored.namespace.open(stored.user, { readOnly: options.readOnly === true });
   const settings = validateSessionOptions(options);
   const session = new WorkspaceSession(settings, workspaceSource(settings));
   await session.start();

@@ -6,6 +6,7 @@ import { createSession } from '../../src/session/index.js';
 import type { HydratedSession } from '../../src/session/index.js';
 import { WORKSPACE_TOOL_NAMES } from '../../src/tools/index.js';
 import { PNG, WAV } from '../tools/helpers.js';
+import { SESSION_KINDS } from '../support/backends.js';
 
 describe('the MCP server seen by the official SDK client (in-memory transport)', () => {
   const cleanup: (() => Promise<void>)[] = [];
@@ -27,7 +28,7 @@ describe('the MCP server seen by the official SDK client (in-memory transport)',
     return { client, session };
   }
 
-  for (const backend of ['memory', 'host'] as const) {
+  for (const backend of SESSION_KINDS) {
     it(`returns read_media results as image and audio content blocks, bytes intact (${backend})`, async () => {
       const { client, session } = await connect(backend);
       await session.filesystem.writeBytes('logo.png', PNG);

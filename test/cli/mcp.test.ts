@@ -7,13 +7,14 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WORKSPACE_TOOL_NAMES } from '../../src/tools/index.js';
 import { assertBuilt, CLI, REPO } from './support.js';
+import { SESSION_KINDS } from '../support/backends.js';
 
 interface TextResult {
   text: string;
   isError: boolean;
 }
 
-const backends = ['memory', 'host'] as const;
+const backends = SESSION_KINDS;
 
 for (const backend of backends) {
   describe(`sessionfs mcp --backend ${backend}, driven by the SDK's Client over stdio`, () => {

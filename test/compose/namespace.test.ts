@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { WorkspaceNamespace, type NamespaceWorkspace } from '../../src/index.js';
+import { WorkspaceNamespace, type DirectoryNamespace, type NamespaceWorkspace } from '../../src/index.js';
 import { createSession } from '../../src/session/index.js';
 import { workspaceTools, type WorkspaceToolName } from '../../src/tools/index.js';
 import { expectError, scratch } from '../host/support.js';
@@ -22,7 +22,7 @@ describe('WorkspaceNamespace', () => {
   afterEach(async () => {
     for (const ws of opened.splice(0)) await ws.dispose();
   });
-  const open = (namespace: WorkspaceNamespace, user: string): NamespaceWorkspace => {
+  const open = (namespace: DirectoryNamespace, user: string): NamespaceWorkspace => {
     const ws = namespace.open(user);
     opened.push(ws);
     return ws;

@@ -2,8 +2,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { memoryAuditSink, type AuditEvent } from '../../src/governance/audit.js';
 import { createSession, defineTool, type HydratedSession } from '../../src/session/index.js';
-import { expectError } from '../compliance/harness.js';
-import { BACKENDS, disposing } from './backends.js';
+import { expectError } from '../../src/testing/harness.js';
+import { backendNamed, SHARED_FILE_BACKENDS, disposing, SESSION_KINDS } from '../support/backends.js';
 
 const SECRET = 'correct horse battery staple';
 
@@ -17,7 +17,7 @@ const shape = (events: readonly AuditEvent[]): Array<Omit<AuditEvent, 'at' | 'du
 
 const orchestrator = { kind: 'orchestrator' } as const;
 
-describe.each(BACKENDS)('audit on $name', (backend) => {
+describe.each(SHARED_FILE_BACKENDS)('audit on $name', (backend) => {
   const { create } = disposing(backend);
 
   it('records every protocol operation with its actor, path, bytes, outcome and duration, never contents', async () => {
@@ -114,7 +114,7 @@ describe('audit sinks and options', () => {
   });
 
   it('refuses malformed sinks at construction', async () => {
-    const { create } = disposing(BACKENDS[0]!);
+    const { create } = disposing(backendNamed('memory'));
     expect(() => create({ audit: 'log.jsonl' as never })).toThrow(/audit must be an array of sinks/);
     expect(() => create({ audit: [{}] as never })).toThrow(/audit must be an array of sinks/);
     expect(() => memoryAuditSink({ max: 0 })).toThrow(/positive whole number/);
@@ -138,7 +138,7 @@ describe('audit in a session: tool calls are the actor of what they do', () => {
     },
   });
 
-  it.each(['memory', 'host'] as const)('%s: records the call, its snapshot, operations and rollback under its id', async (kind) => {
+  it.each(SESSION_KINDS)('%s: records the call, its snapshot, operations and rollback under its id', async (kind) => {
     const sink = memoryAuditSink();
     const session = await createSession({ backend: kind, audit: [sink] });
     sessions.push(session);
@@ -162,7 +162,7 @@ describe('audit in a session: tool calls are the actor of what they do', () => {
   });
 
   it('refuses audit with a given workspace (audit the workspace itself) and still records the calls there', async () => {
-    const { create } = disposing(BACKENDS[2]!);
+    const { create } = disposing(backendNamed('kv (third-party driver)'));
     const sink = memoryAuditSink();
     const workspace = create({ audit: [sink] });
     await expect(createSession({ workspace, audit: [sink] })).rejects.toThrow(/audit configures a workspace the session creates/);

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import type { PolicyOperation } from '../../src/governance/policy.js';
 import { expectError } from '../../src/testing/harness.js';
-import { BACKENDS, disposing, snapshotText } from './backends.js';
+import { SHARED_FILE_BACKENDS, disposing, contentsOf } from '../support/backends.js';
 
-describe.each(BACKENDS)('policy on $name', (backend) => {
+describe.each(SHARED_FILE_BACKENDS)('policy on $name', (backend) => {
   const { create, pair } = disposing(backend);
 
   describe('deny and allow', () => {
@@ -13,7 +13,7 @@ describe.each(BACKENDS)('policy on $name', (backend) => {
       await expectError(workspace.write('.env', 'TOKEN=1\n'), 'PolicyError', 'EPERM');
       await expectError(workspace.write('secrets/key.txt', 'TOKEN\n'), 'PolicyError', 'EPERM');
       await expectError(workspace.mkdir('secrets'), 'PolicyError', 'EPERM');
-      expect(await snapshotText(workspace)).toStrictEqual({ 'src/': '', 'src/app.ts': 'const token = process.env.TOKEN;' });
+      expect(await contentsOf(workspace)).toStrictEqual({ 'src/': '', 'src/app.ts': 'const token = process.env.TOKEN;\n' });
     });
 
     it('filters what already exists and refuses every operation on it', async () => {
@@ -93,11 +93,11 @@ describe.each(BACKENDS)('policy on $name', (backend) => {
       const { open, governed: workspace } = pair({ policy: { deny: ['**/.env'] } });
       await open.write('app/.env', 'TOKEN=1\n');
       await open.write('app/main.ts', 'main\n');
-      const before = await snapshotText(open);
+      const before = await contentsOf(open);
       await expectError(workspace.delete('app', { recursive: true }), 'PolicyError', 'EPERM');
       await expectError(workspace.rename('app', 'moved'), 'PolicyError', 'EPERM');
       await expectError(workspace.copy('app', 'copied', { recursive: true }), 'PolicyError', 'EPERM');
-      expect(await snapshotText(open)).toEqual(before);
+      expect(await contentsOf(open)).toEqual(before);
     });
 
     it.runIf(backend.symlink !== undefined)('judges what a link really reaches, not its name', async () => {
@@ -120,18 +120,18 @@ describe.each(BACKENDS)('policy on $name', (backend) => {
       await workspace.write('a.txt', '12345678');
       await expectError(workspace.write('b.txt', '123456789'), 'LimitExceededError', 'EFBIG');
       await expectError(workspace.write('a.txt', '9', { mode: 'append' }), 'LimitExceededError', 'EFBIG');
-      expect(await snapshotText(workspace)).toEqual({ 'a.txt': '12345678' });
+      expect(await contentsOf(workspace)).toEqual({ 'a.txt': '12345678' });
     });
 
     it('limits the files a recursive delete, rename or copy touches; over the limit nothing changes', async () => {
       const workspace = create({ policy: { maxFilesPerOperation: 2 } });
       for (const name of ['a', 'b', 'c']) await workspace.write(`big/${name}.txt`, name);
       await workspace.write('small/a.txt', 'a');
-      const before = await snapshotText(workspace);
+      const before = await contentsOf(workspace);
       await expectError(workspace.delete('big', { recursive: true }), 'LimitExceededError', 'EFBIG');
       await expectError(workspace.copy('big', 'big2', { recursive: true }), 'LimitExceededError', 'EFBIG');
       await expectError(workspace.rename('big', 'big3'), 'LimitExceededError', 'EFBIG');
-      expect(await snapshotText(workspace)).toEqual(before);
+      expect(await contentsOf(workspace)).toEqual(before);
       await workspace.copy('small', 'small2', { recursive: true });
       await workspace.delete('small', { recursive: true });
       expect(await workspace.exists('small2/a.txt')).toBe(true);
@@ -157,7 +157,7 @@ describe.each(BACKENDS)('policy on $name', (backend) => {
       await workspace.delete('b.txt');
       await workspace.copy('a.txt', 'd.txt');
       await workspace.rename('d.txt', 'c.txt', { overwrite: true });
-      expect(await snapshotText(workspace)).toEqual({ 'a.txt': '123', 'c.txt': '123' });
+      expect(await contentsOf(workspace)).toEqual({ 'a.txt': '123', 'c.txt': '123' });
       await workspace.write('e.txt', '1234');
       await expectError(workspace.write('f.txt', '1'), 'QuotaExceededError', 'EDQUOT');
     });
@@ -174,7 +174,7 @@ describe.each(BACKENDS)('policy on $name', (backend) => {
       await workspace.write('three.txt', '3');
       await workspace.delete('dir', { recursive: true });
       await workspace.write('four.txt', '4');
-      expect(Object.keys(await snapshotText(workspace)).sort()).toEqual(['four.txt', 'one.txt', 'three.txt']);
+      expect(Object.keys(await contentsOf(workspace)).sort()).toEqual(['four.txt', 'one.txt', 'three.txt']);
     });
 
     it('gives back what a failed operation reserved', async () => {
@@ -226,7 +226,7 @@ describe.each(BACKENDS)('policy on $name', (backend) => {
         await expectError(workspace.delete('a.txt'), 'PolicyError', 'EPERM');
         await expectError(workspace.copy('a.txt', 'b.txt', { overwrite: true }), 'PolicyError', 'EPERM');
         await expectError(workspace.rename('a.txt', 'b.txt', { overwrite: true }), 'PolicyError', 'EPERM');
-        expect(await snapshotText(workspace)).toEqual({ 'a.txt': 'a', 'b.txt': 'b' });
+        expect(await contentsOf(workspace)).toEqual({ 'a.txt': 'a', 'b.txt': 'b' });
         await workspace.write('c.txt', 'new files need no confirmation');
       }
     });
@@ -251,9 +251,9 @@ describe('malformed policies', () => {
     ['a fractional quota', { quotaFiles: 1.5 }, /policy\.quotaFiles/],
     ['a confirm that is not a function', { confirm: true }, /policy\.confirm must be a function/],
   ];
-  it.each(BACKENDS)('are refused when $name is constructed', (backend) => {
+  it.each(SHARED_FILE_BACKENDS)('are refused when $name is constructed', (backend) => {
     for (const [, policy, message] of cases) {
-      expect(() => backend.create({ policy: policy as never })).toThrowError(message);
+      expect(() => backend.open({ policy: policy as never })).toThrowError(message);
     }
   });
 });

@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { WatchEvent } from '../../src/governance/watch.js';
 import { createSession, defineTool, type HydratedSession } from '../../src/session/index.js';
+import { SESSION_KINDS } from '../support/backends.js';
 
 const writeThenFail = defineTool({
   name: 'write_then_fail',
@@ -20,7 +21,7 @@ describe('watch on a session', () => {
     for (const session of sessions.splice(0)) await session.dispose();
   });
 
-  it.each(['memory', 'host'] as const)('%s: a rolled-back tool call reports its changes, then their undoing', async (backend) => {
+  it.each(SESSION_KINDS)('%s: a rolled-back tool call reports its changes, then their undoing', async (backend) => {
     const session = await createSession({ backend });
     sessions.push(session);
     await session.filesystem.write('keep.txt', 'keep');

@@ -5,9 +5,9 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { HostWorkspace } from '../../src/backends/host/index.js';
 import { HostMountSchema, hydrate, type HydrateProgress } from '../../src/host-mounts/index.js';
-import { BACKENDS, caught, contentsOf, hostTrees, workspaceFactory } from './backends.js';
+import { SESSION_BACKENDS, caught, contentsOf, hostTrees, workspaceFactory } from '../support/backends.js';
 
-describe.each(BACKENDS)('hydrate on $name', (backend) => {
+describe.each(SESSION_BACKENDS)('hydrate on $name', (backend) => {
   const create = workspaceFactory(backend);
   const host = hostTrees();
 

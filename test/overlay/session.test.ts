@@ -6,7 +6,7 @@ import { composeWorkspace, MemoryWorkspace } from '../../src/index.js';
 import { createSession, defineTool, type HydratedSession } from '../../src/session/index.js';
 import { workspaceTools, type WorkspaceToolName } from '../../src/tools/index.js';
 import { ExportConflictError } from '../../src/workout/export-plan.js';
-import { contentsOf, hostTrees } from '../host-mounts/backends.js';
+import { contentsOf, hostTrees } from '../support/backends.js';
 import { filesOf } from '../workout/support.js';
 
 const tools = new Map(workspaceTools().map((tool) => [tool.name, tool]));

@@ -6,7 +6,7 @@ import { unguardedWorkspace } from '../../src/session/guard.js';
 import { createSession, defineTool, type HydratedSession } from '../../src/session/index.js';
 import { createWorkspace } from '../../src/workspace/create-workspace.js';
 import type { SnapshotableWorkspace } from '../../src/workspace/types.js';
-import { contentsOf, hostTrees } from '../host-mounts/backends.js';
+import { contentsOf, hostTrees } from '../support/backends.js';
 
 /** Edits the workspace, then fails (or not) the way `fail` says. */
 const editTool = defineTool({

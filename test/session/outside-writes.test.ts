@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createSession, defineTool, type HydratedSession } from '../../src/session/index.js';
-import { BACKENDS, contentsOf } from '../host-mounts/backends.js';
+import { SESSION_BACKENDS, contentsOf } from '../support/backends.js';
 
 /** A promise and the function that resolves it. */
 function gate(): { opened: Promise<void>; open(): void } {
@@ -27,7 +27,7 @@ function blockedFailingTool(started: () => void, release: Promise<void>) {
   });
 }
 
-describe.each(BACKENDS)('outside operations during a call on $name', ({ name: backend }) => {
+describe.each(SESSION_BACKENDS)('outside operations during a call on $name', ({ session: backend }) => {
   const sessions: HydratedSession[] = [];
   afterEach(async () => {
     for (const session of sessions.splice(0)) await session.dispose();

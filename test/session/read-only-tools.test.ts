@@ -2,8 +2,9 @@ import { z } from 'zod';
 import { describe, expect, it } from 'vitest';
 import { createSession, defineTool } from '../../src/session/index.js';
 import { workspaceTools } from '../../src/tools/index.js';
+import { SESSION_KINDS } from '../support/backends.js';
 
-for (const backend of ['memory', 'host'] as const) {
+for (const backend of SESSION_KINDS) {
   describe(`tools annotated readOnlyHint on ${backend}`, () => {
     it('run without a snapshot before them; the others still get one', async () => {
       await using session = await createSession({ backend });

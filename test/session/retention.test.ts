@@ -8,7 +8,7 @@ import { HostWorkspace } from '../../src/backends/host/index.js';
 import { createSession, defineTool, type CreateSessionOptions, type HydratedSession } from '../../src/session/index.js';
 import { SnapshotRestoreError } from '../../src/workspace/errors.js';
 import { gitEnv } from '../host/support.js';
-import { contentsOf, hostTrees } from '../host-mounts/backends.js';
+import { contentsOf, hostTrees } from '../support/backends.js';
 
 /** Writes `content` at `path`. */
 const writeTool = defineTool({

@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { FileNotFoundError } from '../../src/workspace/errors.js';
 import { createSession, defineTool, type CreateSessionOptions, type HydratedSession } from '../../src/session/index.js';
 import type { ToolContext } from '../../src/session/types.js';
-import { BACKENDS, contentsOf, hostTrees } from '../host-mounts/backends.js';
+import { SESSION_BACKENDS, contentsOf, hostTrees } from '../support/backends.js';
 
 const writeTool = defineTool({
   name: 'write',
@@ -44,7 +44,7 @@ const failingTool = defineTool({
   },
 });
 
-describe.each(BACKENDS)('sessions on $name', ({ name: backend }) => {
+describe.each(SESSION_BACKENDS)('sessions on $name', ({ session: backend }) => {
   const host = hostTrees();
   const sessions: HydratedSession[] = [];
   afterEach(async () => {

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSession, defineTool } from '../../src/session/index.js';
 import type { HydratedSession, ToolContext } from '../../src/session/index.js';
-import { BACKENDS, contentsOf } from '../host-mounts/backends.js';
+import { SESSION_BACKENDS, contentsOf } from '../support/backends.js';
 
 /** A tool that runs `steps` against its filesystem, then fails (or throws, or hangs until aborted). */
 type Step = (fs: ToolContext['filesystem']) => Promise<unknown>;
@@ -21,7 +21,7 @@ const scripted = defineTool({
   },
 });
 
-describe.each(BACKENDS)("rollback: 'journal' on $name", ({ name: backend }) => {
+describe.each(SESSION_BACKENDS)("rollback: 'journal' on $name", ({ session: backend }) => {
   const sessions: HydratedSession[] = [];
   afterEach(async () => {
     for (const session of sessions.splice(0)) await session.dispose();
@@ -134,7 +134,7 @@ describe.each(BACKENDS)("rollback: 'journal' on $name", ({ name: backend }) => {
     const running = session.runTool(scripted, { script: 'hang', end: 'hang' }, { signal: controller.signal });
     await new Promise((resolve) => setTimeout(resolve, 50));
     controller.abort();
-    expect(await running).toMatchObject({ success: false, code: 'EABORT', rolledBack: true });
+    expect(await running).toMatchObject({ success: false, code: 'ABORT_ERR', rolledBack: true });
     expect(await contentsOf(session.filesystem)).toEqual(before);
   });
 

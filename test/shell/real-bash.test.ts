@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createSession } from '../../src/session/index.js';
 import { shellTool, type ShellResult } from '../../src/shell/index.js';
 import { diskTree, RealBash, workspaceTree } from './support.js';
+import { SESSION_KINDS } from '../support/backends.js';
 
 /**
  * A script of what coding agents type most, run step by step in the workspace's shell and in real GNU bash
@@ -87,7 +88,7 @@ describe('the shell against real bash', () => {
     ['an everyday agent script', SCRIPT],
     ['copies, moves, xargs, heredocs and redirections', MORE],
   ] as const)
-    for (const backend of ['memory', 'host'] as const) {
+    for (const backend of SESSION_KINDS) {
       it(`${name} gives the same stdout, exit codes and tree (${backend})`, async () => {
         await using session = await createSession({ backend });
         const bash = shellTool();

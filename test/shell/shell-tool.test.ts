@@ -5,8 +5,9 @@ import { createSession } from '../../src/session/index.js';
 import { shellTool, type ShellResult } from '../../src/shell/index.js';
 import { workspaceTools } from '../../src/tools/index.js';
 import { workspaceTree } from './support.js';
+import { SESSION_KINDS } from '../support/backends.js';
 
-const BACKENDS = ['memory', 'host'] as const;
+const BACKENDS = SESSION_KINDS;
 
 async function sessionWithShell(backend: (typeof BACKENDS)[number], options: Parameters<typeof shellTool>[0] = {}) {
   const session = await createSession({ backend });

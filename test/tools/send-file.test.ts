@@ -103,7 +103,7 @@ describe('send_file and the session outbox', () => {
         return sendFile.handler({ path: 'a.txt' }, context);
       },
     });
-    expect(await session.runTool(sendAborted, {}, { signal: abort.signal })).toMatchObject({ success: false, code: 'EABORT' });
+    expect(await session.runTool(sendAborted, {}, { signal: abort.signal })).toMatchObject({ success: false, code: 'ABORT_ERR' });
     expect(session.outputs).toEqual([]);
   });
 

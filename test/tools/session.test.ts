@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { createSession } from '../../src/session/index.js';
 import { workspaceTools, type WorkspaceToolName } from '../../src/tools/index.js';
+import { SESSION_KINDS } from '../support/backends.js';
 
 describe('the tool suite through session.runTool', () => {
-  for (const backend of ['memory', 'host'] as const) {
+  for (const backend of SESSION_KINDS) {
     it(`reports codes, rolls back failures and keeps read-before-write across calls and resets (${backend})`, async () => {
       await using session = await createSession({ backend });
       const tools = new Map(workspaceTools({ readBeforeWrite: true }).map((t) => [t.name, t]));

@@ -1,21 +1,18 @@
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
 import { HostWorkspace } from '../../src/backends/host/index.js';
-import { MemoryWorkspace } from '../../src/backends/memory/index.js';
+import { describe, expect, it } from 'vitest';
 import { exportTo } from '../../src/workout/export.js';
 import { ExportConflictError } from '../../src/workout/export-plan.js';
 import type { SnapshotableWorkspace } from '../../src/workspace/types.js';
+import { SESSION_BACKENDS } from '../support/backends.js';
 import { op, protocolFiles, run } from './edits.js';
 import { filesOf, materialize, tempDirs } from './support.js';
 
-const BACKENDS: { name: string; host: boolean; create(): SnapshotableWorkspace }[] = [
-  { name: 'memory', host: false, create: () => new MemoryWorkspace() },
-  { name: 'host', host: true, create: () => new HostWorkspace() },
-];
+const EXPORT_BACKENDS = SESSION_BACKENDS.map((entry) => ({ ...entry, host: entry.name === 'host', create: () => entry.open() }));
 
-describe.each(BACKENDS)('exportTo on $name', (backend) => {
+describe.each(EXPORT_BACKENDS)('exportTo on $name', (backend) => {
   const tempDir = tempDirs();
   const open = async (files: Record<string, string>): Promise<SnapshotableWorkspace> => {
     const workspace = backend.create();

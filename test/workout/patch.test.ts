@@ -2,35 +2,21 @@ import { chmodSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
 import { HostWorkspace } from '../../src/backends/host/index.js';
-import { MemoryWorkspace } from '../../src/backends/memory/index.js';
-import { MemoryDriver } from '../../src/backends/memory/driver.js';
-import { createWorkspace } from '../../src/workspace/create-workspace.js';
+import { describe, expect, it } from 'vitest';
 import type { SnapshotableWorkspace } from '../../src/workspace/types.js';
+import { BACKENDS } from '../support/backends.js';
 import { op, protocolFiles, run } from './edits.js';
 import { filesOf, gitApply, gitRepo, materialize, tempDirs } from './support.js';
 
-/** The memory driver without its own snapshots: the shared layer's content-addressed snapshotter. */
-function blobSnapshotWorkspace(): SnapshotableWorkspace {
-  const driver = new MemoryDriver();
-  const withoutSnapshots = new Proxy(driver, {
-    get: (target, key) => {
-      if (key === 'snapshots') return undefined;
-      const value = Reflect.get(target, key) as unknown;
-      return typeof value === 'function' ? value.bind(target) : value;
-    },
-  });
-  return createWorkspace(withoutSnapshots);
-}
+// The kv example has no snapshots of its own: it runs on the shared layer's content-addressed snapshotter.
+const PATCH_BACKENDS = BACKENDS.filter((entry) => ['memory', 'host', 'kv (third-party driver)'].includes(entry.name)).map((entry) => ({
+  ...entry,
+  host: entry.name === 'host',
+  create: () => entry.open(),
+}));
 
-const BACKENDS: { name: string; host: boolean; create(): SnapshotableWorkspace }[] = [
-  { name: 'memory', host: false, create: () => new MemoryWorkspace() },
-  { name: 'host', host: true, create: () => new HostWorkspace() },
-  { name: 'default snapshotter', host: false, create: blobSnapshotWorkspace },
-];
-
-describe.each(BACKENDS)('patch on $name', (backend) => {
+describe.each(PATCH_BACKENDS)('patch on $name', (backend) => {
   const tempDir = tempDirs();
   const liveFiles = (workspace: SnapshotableWorkspace) => (backend.host ? filesOf(workspace.root) : protocolFiles(workspace));
 

@@ -4,14 +4,14 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createSession, type HydratedSession } from '../../src/session/index.js';
 import { ExportConflictError } from '../../src/workout/export-plan.js';
 import type { HostMount } from '../../src/host-mounts/schema.js';
-import { BACKENDS, hostTrees } from '../host-mounts/backends.js';
+import { SESSION_BACKENDS, hostTrees } from '../support/backends.js';
 import { filesOf } from './support.js';
 
-describe.each(BACKENDS)('session.writeBack on $name', (backend) => {
+describe.each(SESSION_BACKENDS)('session.writeBack on $name', (backend) => {
   const trees = hostTrees();
   const sessions: HydratedSession[] = [];
   const open = async (mounts: HostMount[], allowed: string): Promise<HydratedSession> => {
-    const session = await createSession({ backend: backend.name, mounts, allowedHostRoots: [allowed] });
+    const session = await createSession({ backend: backend.session, mounts, allowedHostRoots: [allowed] });
     sessions.push(session);
     return session;
   };
@@ -83,7 +83,7 @@ describe.each(BACKENDS)('session.writeBack on $name', (backend) => {
   });
 
   it('refuses a session without mounts (no baseline)', async () => {
-    const session = await createSession({ backend: backend.name });
+    const session = await createSession({ backend: backend.session });
     sessions.push(session);
     await expect(session.writeBack()).rejects.toMatchObject({ code: 'ESNAPSHOT' });
   });

@@ -9,7 +9,7 @@ import { assertBuilt, CLI, connectInMemory, REPO } from './support.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-describe('mcp server review', () => {
+describe('mcp server: cancellation', () => {
   it('a call the client cancels is rolled back, not completed behind its back', async () => {
     await using session = await createSession({ backend: 'memory' });
     // A slow workspace: each write lands 100 ms after it is asked for.
@@ -39,7 +39,7 @@ describe('mcp server review', () => {
   });
 });
 
-describe('sessionfs mcp --backend host review', () => {
+describe('sessionfs mcp --backend host: signals', () => {
   it('a SIGTERM while the mounts are hydrating removes the temp root and git dir', async () => {
     assertBuilt();
     const dir = realpathSync(mkdtempSync(join(tmpdir(), 'sessionfs-review-sig-')));

@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { createSession } from '../../src/session/index.js';
 import { workspaceTools, type WorkspaceToolName } from '../../src/tools/index.js';
+import { SESSION_KINDS } from '../support/backends.js';
 
-describe('tools review: read-before-write through move and copy', () => {
-  for (const backend of ['memory', 'host'] as const) {
+describe('tools: read-before-write through move and copy', () => {
+  for (const backend of SESSION_KINDS) {
     it(`a read file replaced by move or copy must be read again before it is overwritten (${backend})`, async () => {
       await using session = await createSession({ backend });
       const tools = new Map(workspaceTools({ readBeforeWrite: true }).map((t) => [t.name, t]));

@@ -5,11 +5,12 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createSession, defineTool } from '../../src/session/index.js';
 import { workspaceTools, type WorkspaceToolName } from '../../src/tools/index.js';
+import { SESSION_KINDS } from '../support/backends.js';
 
 const tools = new Map(workspaceTools().map((tool) => [tool.name, tool]));
 const tool = (name: WorkspaceToolName) => tools.get(name)!;
 
-describe('session review: what a model reads', () => {
+describe('session: what a model reads', () => {
   it('a workspace path whose tail spells a hidden host directory (/tmp, /app, an allowed root) is shown as it is', async () => {
     await using session = await createSession({ backend: 'memory', allowedHostRoots: ['/zzreview'] });
     // e.g. `src/tmp/a.txt` with /tmp hidden: the scrubber hid it inside (`src<host path>`) in every listing,
@@ -23,8 +24,8 @@ describe('session review: what a model reads', () => {
   });
 });
 
-describe('session review: rollback exactness', () => {
-  for (const backend of ['memory', 'host'] as const) {
+describe('session: rollback exactness', () => {
+  for (const backend of SESSION_KINDS) {
     it(`a handler writing through context.session.filesystem cannot land writes after an abort's rollback or after its call (${backend})`, async () => {
       await using session = await createSession({ backend });
       await session.filesystem.write('keep.txt', 'kept');
@@ -65,7 +66,7 @@ describe('session review: rollback exactness', () => {
   }
 });
 
-describe('session review: calls that escaped the rollback', () => {
+describe('session: calls that escaped the rollback', () => {
   it('a result whose getters throw is a failed call, rolled back (it rejected runTool and kept the write)', async () => {
     await using session = await createSession({ backend: 'memory' });
     const hostile = defineTool({
@@ -114,7 +115,7 @@ describe('session review: calls that escaped the rollback', () => {
   });
 });
 
-describe('session review: reset', () => {
+describe('session: reset', () => {
   it('a read-only session on a given host root starts fresh on reset: a file deleted on the host is gone', async () => {
     const dir = realpathSync(mkdtempSync(join(tmpdir(), 'sessionfs-review-reset-')));
     try {

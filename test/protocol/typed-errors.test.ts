@@ -1,41 +1,9 @@
 import fc from 'fast-check';
 import { WORKSPACE_OPERATIONS } from '../../src/session/queue.js';
-import * as fs from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { composeWorkspace, MemoryWorkspace, OverlayWorkspace } from '../../src/index.js';
 import { isWorkspaceError } from '../../src/workspace/errors.js';
 import type { SnapshotableWorkspace } from '../../src/workspace/types.js';
-import { BACKENDS } from '../host-mounts/backends.js';
-
-const lowers: string[] = [];
-afterAll(async () => {
-  for (const dir of lowers) await fs.rm(dir, { recursive: true, force: true });
-});
-
-/** Every backend, the overlay and a composition of two mounts included. */
-const EVERY_BACKEND: { name: string; create(): Promise<SnapshotableWorkspace> }[] = [
-  ...BACKENDS,
-  {
-    name: 'overlay',
-    create: async () => {
-      const lower = await fs.mkdtemp(join(tmpdir(), 'sessionfs-lower-'));
-      lowers.push(lower);
-      return new OverlayWorkspace({ lower, allowedHostRoots: [lower] });
-    },
-  },
-  {
-    name: 'composed',
-    create: async () =>
-      composeWorkspace({
-        mounts: [
-          { path: '/', workspace: new MemoryWorkspace(), access: 'read-write' },
-          { path: '/mnt', access: 'read-write' },
-        ],
-      }),
-  },
-];
+import { BACKENDS } from '../support/backends.js';
 
 const MiB = 1024 * 1024;
 const longName = 'a'.repeat(MiB);
@@ -103,7 +71,7 @@ const anyValue: fc.Arbitrary<unknown> = fc.oneof(
 
 const METHODS = WORKSPACE_OPERATIONS;
 
-describe.each(EVERY_BACKEND)('edge input on $name ends as a WorkspaceError', ({ name, create }) => {
+describe.each(BACKENDS)('edge input on $name ends as a WorkspaceError', ({ name, create }) => {
   let workspace: SnapshotableWorkspace;
   let rootNames: string[];
   beforeAll(async () => {

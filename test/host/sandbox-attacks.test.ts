@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { expectError, expectNoHostPath, scratch } from './support.js';
 
 /** Review attacks on the host backend: hostile paths, and links planted in the root between calls. */
-describe('host review attacks', () => {
+describe('host sandbox attacks', () => {
   const { workspace, dir } = scratch();
 
   function setup(options: Parameters<typeof workspace>[0] = {}) {
@@ -307,7 +307,7 @@ function flip(dir: string, outside: string): Promise<unknown> {
   return new Promise((resolve) => child.on('exit', resolve));
 }
 
-describe('host review attacks: a co-process swapping a directory for an escaping link during mutations', () => {
+describe('host sandbox attacks: a co-process swapping a directory for an escaping link during mutations', () => {
   const { workspace, dir } = scratch();
 
   it('never writes, creates, renames, copies or deletes outside the root', async () => {
@@ -423,7 +423,7 @@ describe('host review attacks: a co-process swapping a directory for an escaping
   });
 });
 
-describe('host review attacks: a FIFO swapped in after the check', () => {
+describe('host sandbox attacks: a FIFO swapped in after the check', () => {
   const { workspace } = scratch();
 
   it('neither a read, a copy nor a snapshot blocks on a FIFO that replaced a file after its lstat', async () => {

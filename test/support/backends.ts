@@ -1,0 +1,224 @@
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import * as fs from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { afterAll, afterEach } from 'vitest';
+import { kvDriver } from '../../examples/kv-backend.js';
+import { HostWorkspace } from '../../src/backends/host/index.js';
+import { MemoryWorkspace } from '../../src/backends/memory/index.js';
+import { OverlayWorkspace } from '../../src/backends/overlay/index.js';
+import { composeWorkspace } from '../../src/compose/index.js';
+import type { ComplianceHarness } from '../../src/testing/harness.js';
+import type { BackendDriver } from '../../src/workspace/driver.js';
+import { createWorkspace, type CreateWorkspaceOptions, type DriverWorkspace } from '../../src/workspace/create-workspace.js';
+import type { SnapshotableWorkspace } from '../../src/workspace/types.js';
+
+/** What a test may ask of any backend: the shared layer's options. */
+export type TestWorkspaceOptions = Pick<CreateWorkspaceOptions, 'policy' | 'readOnly' | 'limits' | 'audit'>;
+
+/**
+ * One backend as every suite sees it. The project's one backend matrix: the compliance suite, the typed-error
+ * sweep, governance, hydration and session tests all pick their backends from `BACKENDS`.
+ */
+export interface BackendUnderTest extends ComplianceHarness {
+  name: string;
+  /** The `createSession({ backend })` kind, for the backends sessions are created on by name. */
+  session?: 'memory' | 'host';
+  /** A fresh, empty workspace (not disposed for you: see `workspaceFactory`/`disposing`). */
+  open(options?: TestWorkspaceOptions): SnapshotableWorkspace;
+  create(options?: TestWorkspaceOptions): Promise<SnapshotableWorkspace>;
+  /** A second workspace over the same files as `workspace`, seen through its own options. */
+  sameFiles?(workspace: SnapshotableWorkspace, options: TestWorkspaceOptions): SnapshotableWorkspace;
+}
+
+const scratchDirs: string[] = [];
+afterAll(() => {
+  for (const dir of scratchDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+function scratchDir(prefix: string): string {
+  const dir = realpathSync(mkdtempSync(join(tmpdir(), prefix)));
+  scratchDirs.push(dir);
+  return dir;
+}
+
+/** Where links are planted for a workspace whose host files live in a directory of their own. */
+const linkHomes = new WeakMap<SnapshotableWorkspace, string>();
+
+async function plantLink(workspace: SnapshotableWorkspace, linkPath: string, target: string): Promise<void> {
+  const at = join(linkHomes.get(workspace) ?? workspace.root, ...linkPath.split('/').filter((s) => s !== ''));
+  await fs.mkdir(dirname(at), { recursive: true });
+  await fs.symlink(target, at);
+}
+
+function homed<T extends SnapshotableWorkspace>(workspace: T, home: string): T {
+  linkHomes.set(workspace, home);
+  return workspace;
+}
+
+/** The driver under a shared-layer workspace (a test-only look behind the protected field). */
+function driverOf(workspace: SnapshotableWorkspace): BackendDriver {
+  return (workspace as unknown as { driver: BackendDriver }).driver;
+}
+
+function backend(entry: Omit<BackendUnderTest, 'create'>): BackendUnderTest {
+  return { ...entry, create: async (options) => entry.open(options) };
+}
+
+function overlay(options: TestWorkspaceOptions = {}): OverlayWorkspace {
+  const lower = scratchDir('sessionfs-lower-');
+  return homed(new OverlayWorkspace({ ...options, lower, allowedHostRoots: [lower] }), lower);
+}
+
+/** A composition with one mount at the root, so a fresh composed workspace is empty like any other. */
+function composedOver(options: TestWorkspaceOptions, mount: SnapshotableWorkspace, home?: string): SnapshotableWorkspace {
+  const composed = composeWorkspace({ ...options, mounts: [{ path: '/', workspace: mount, access: 'read-write' }] });
+  return home === undefined ? composed : homed(composed, home);
+}
+
+export const BACKENDS: BackendUnderTest[] = [
+  backend({
+    name: 'memory',
+    session: 'memory',
+    open: (options) => new MemoryWorkspace(options),
+    sameFiles: (workspace, options) => createWorkspace(driverOf(workspace), options),
+  }),
+  backend({
+    name: 'host',
+    session: 'host',
+    open: (options) => new HostWorkspace(options),
+    sameFiles: (workspace, options) => new HostWorkspace({ ...options, root: workspace.root }),
+    symlink: plantLink,
+  }),
+  backend({ name: 'overlay', open: overlay, symlink: plantLink }),
+  backend({ name: 'compose over memory', open: (options = {}) => composedOver(options, new MemoryWorkspace()) }),
+  backend({
+    name: 'compose over host',
+    open: (options = {}) => {
+      const host = new HostWorkspace();
+      return composedOver(options, host, host.root);
+    },
+    symlink: plantLink,
+  }),
+  backend({
+    name: 'compose over overlay',
+    open: (options = {}) => {
+      const lower = overlay();
+      return composedOver(options, lower, linkHomes.get(lower));
+    },
+    symlink: plantLink,
+  }),
+  backend({
+    name: 'kv (third-party driver)',
+    // The example's driver under this checkout's shared layer (`createKvWorkspace` itself goes through the
+    // built package, whose error classes and audit registry are other objects than src/'s).
+    open: (options) => createWorkspace(kvDriver(), options),
+    sameFiles: (workspace, options) => createWorkspace(driverOf(workspace), options),
+  }),
+];
+
+export function backendNamed(name: string): BackendUnderTest {
+  const found = BACKENDS.find((entry) => entry.name === name);
+  if (found === undefined) throw new Error(`no backend named ${name}`);
+  return found;
+}
+
+/** The backends sessions are created on by name (`createSession({ backend })`). */
+export const SESSION_BACKENDS = BACKENDS.filter(
+  (entry): entry is BackendUnderTest & { session: 'memory' | 'host' } => entry.session !== undefined,
+);
+
+/** The session kinds alone, for `for (const backend of SESSION_KINDS)` loops. */
+export const SESSION_KINDS = SESSION_BACKENDS.map((entry) => entry.session);
+
+/** The backends on which a second view over the same files can be opened (governance: a planted file, a governed view). */
+export const SHARED_FILE_BACKENDS = BACKENDS.filter((entry) => entry.sameFiles !== undefined);
+
+/** Workspaces created in one test, disposed after it. */
+export function workspaceFactory(backend: BackendUnderTest): (options?: TestWorkspaceOptions) => Promise<SnapshotableWorkspace> {
+  const { create } = disposing(backend);
+  return async (options) => create(options);
+}
+
+/** A factory whose workspaces are disposed after each test, and pairs of an open and a governed view of the same files. */
+export function disposing<W extends SnapshotableWorkspace = DriverWorkspace>(
+  backend: BackendUnderTest,
+): {
+  create: (options?: TestWorkspaceOptions) => W;
+  /** An unrestricted workspace to plant files in, and one over the same files with `options`. */
+  pair: (options: TestWorkspaceOptions) => { open: W; governed: W };
+} {
+  const created: SnapshotableWorkspace[] = [];
+  afterEach(async () => {
+    // The governed view first: the open one owns the files (a host temp root) and removes them.
+    for (const workspace of created.splice(0).reverse()) await workspace.dispose();
+  });
+  const track = (workspace: SnapshotableWorkspace): W => (created.push(workspace), workspace as W);
+  return {
+    create: (options) => track(backend.open(options)),
+    pair: (options) => {
+      if (backend.sameFiles === undefined) throw new Error(`${backend.name} cannot open a second view of its files`);
+      const open = track(backend.open());
+      return { open, governed: track(backend.sameFiles(open, options)) };
+    },
+  };
+}
+
+/** A tree entry: text or bytes for a file, `null` for an empty directory, `{ link }` for a symlink. */
+export type TreeSpec = Record<string, string | Uint8Array | null | { link: string }>;
+
+/** Real temp directories (resolved, so `/tmp` links do not confuse comparisons), removed after each test. */
+export function hostTrees(): { dir(): string; tree(spec: TreeSpec, base?: string): string } {
+  const dirs: string[] = [];
+  afterEach(() => {
+    for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+  });
+  const dir = (): string => {
+    const created = realpathSync(mkdtempSync(join(tmpdir(), 'sessionfs-mounts-')));
+    dirs.push(created);
+    return created;
+  };
+  return {
+    dir,
+    tree(spec, base = dir()) {
+      writeTree(base, spec);
+      return base;
+    },
+  };
+}
+
+export function writeTree(base: string, spec: TreeSpec): void {
+  for (const [path, content] of Object.entries(spec)) {
+    const target = join(base, path);
+    if (content === null) {
+      mkdirSync(target, { recursive: true });
+      continue;
+    }
+    mkdirSync(dirname(target), { recursive: true });
+    if (typeof content === 'object' && !(content instanceof Uint8Array)) symlinkSync(content.link, target);
+    else writeFileSync(target, content);
+  }
+}
+
+/** Every file (text as latin1 so bytes compare exactly), directory (`path/`) and link (`<link>`) in a workspace. */
+export async function contentsOf(workspace: SnapshotableWorkspace, base = '/'): Promise<Record<string, string>> {
+  const out: Record<string, string> = {};
+  for (const entry of await workspace.list(base)) {
+    if (entry.isSymlink) out[entry.path] = '<link>';
+    else if (entry.isDirectory) {
+      out[`${entry.path}/`] = '';
+      Object.assign(out, await contentsOf(workspace, entry.path));
+    } else out[entry.path] = Buffer.from((await workspace.readBytes(entry.path)).content).toString('latin1');
+  }
+  return out;
+}
+
+/** Runs `action`, returning what it threw (or failing when it did not). */
+export async function caught(action: () => Promise<unknown>): Promise<Error & { code?: string; path?: string }> {
+  try {
+    await action();
+  } catch (error) {
+    return error as Error & { code?: string };
+  }
+  throw new Error('expected the action to throw');
+}
