@@ -3,7 +3,7 @@ import { rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import type { HydratedSession } from '../session/index.js';
 import type { WorkspaceSnapshot } from '../workspace/types.js';
-import { redactHostPaths } from '../tools/failure.js';
+import { scrubHostPaths } from '../session/scrub.js';
 
 export interface ExitWorkOptions {
   /** Where to write the session's git patch (from the state it started in to the state at exit). */
@@ -29,7 +29,7 @@ export async function prepareExitWork(
   const start: WorkspaceSnapshot | undefined =
     options.patchOut === undefined ? undefined : await session.filesystem.snapshot({ tag: 'sessionfs mcp start' });
   const say = (line: string): void => {
-    stderr.write(`sessionfs: ${redactHostPaths(line, undefined, options.redact)}\n`);
+    stderr.write(`sessionfs: ${scrubHostPaths(line, { hostDirs: options.redact })}\n`);
   };
   return async () => {
     let ok = true;
