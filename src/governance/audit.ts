@@ -92,7 +92,7 @@ export class AuditLog {
   /** Runs `task` and records it: start time, actor, outcome and duration. */
   async record<T>(op: string, detail: AuditDetail, task: () => Promise<T>, measure?: (result: T) => number | undefined): Promise<T> {
     const started = performance.now();
-    const at = new Date().toISOString();
+    const at = isoNow();
     try {
       const result = await task();
       this.emit(this.#event(at, op, detail, 'ok', started, measure?.(result)));
@@ -140,6 +140,19 @@ export class AuditLog {
       code: 'SESSIONFS_AUDIT_SINK',
     });
   }
+}
+
+let isoMs = NaN;
+let isoText = '';
+
+/** `new Date().toISOString()`, formatted once per millisecond: thousands of operations share one. */
+function isoNow(): string {
+  const now = Date.now();
+  if (now !== isoMs) {
+    isoMs = now;
+    isoText = new Date(now).toISOString();
+  }
+  return isoText;
 }
 
 /** An operation's outcome as the audit records it. */

@@ -51,7 +51,7 @@ export class Governance {
   /** PolicyError unless the path (and what it really reaches, links followed) is admitted. */
   async checkAccess(path: NormalizedPath, intent: AccessIntent): Promise<void> {
     if (!this.#rules.active) return;
-    if (!(await this.#admits(path, intent)) || !(await this.#admits(await this.#real(path), intent))) {
+    if (!(await this.#admits(path, intent)) || !(await this.#admitsReal(path, intent))) {
       const shown = displayPath(path);
       throw new PolicyError(`denied by the workspace policy: ${shown}`, shown);
     }
@@ -220,6 +220,12 @@ export class Governance {
     if (verdict !== 'if-directory') return verdict === 'admitted';
     if (intent !== 'any') return intent === 'directory';
     return (await this.#driver.stat(path).catch(() => undefined))?.isDirectory === true;
+  }
+
+  /** Whether what the path really reaches is admitted (judged once when it is the path itself). */
+  async #admitsReal(path: NormalizedPath, intent: AccessIntent): Promise<boolean> {
+    const real = await this.#real(path);
+    return real === path || this.#admits(real, intent);
   }
 
   async #admitsEntry(path: NormalizedPath, real: NormalizedPath, entry: DriverListEntry | DriverWalkEntry): Promise<boolean> {

@@ -1,6 +1,6 @@
 import picomatch from 'picomatch';
 import { InvalidArgumentError } from '../workspace/errors.js';
-import { isSameOrInside, splitPath, type NormalizedPath } from '../workspace/paths.js';
+import { isSameOrInside, type NormalizedPath } from '../workspace/paths.js';
 
 /** What `confirm` is asked about: a delete, or replacing an existing file (a write, rename or copy onto it). */
 export interface PolicyOperation {
@@ -68,45 +68,65 @@ export function validatePolicy(policy: unknown): WorkspacePolicy {
 export type PathVerdict = 'admitted' | 'denied' | 'if-directory';
 
 interface AllowRule {
-  matches: (path: string) => boolean;
+  matches: RegExp;
   /** The pattern's literal leading directories ('' when it starts with a glob). */
   base: NormalizedPath;
   /** Whether anything below `base` could match (the pattern has a glob part). */
   open: boolean;
 }
 
+/** Verdicts remembered per path: the rules never change, so a remembered verdict is exact. */
+const VERDICTS_KEPT = 8192;
+
 /**
  * The allow/deny/extension part of a policy, judged on normalised paths ('' is the root, always admitted).
  * A path is denied when it or any directory above it matches `deny` or a blocked extension, so denying a
  * directory hides everything in it. With `allow`, a path is admitted when it or a directory above it
  * matches; a directory that could hold an allowed path (on the way to one) is admitted too, so it lists.
+ *
+ * On the hot path of every operation, so the globs are compiled once into regular expressions (every
+ * `deny` glob into one), prefixes are cut without splitting the path, and verdicts are remembered.
  */
 export class PathRules {
   readonly active: boolean;
-  readonly #deny: ((path: string) => boolean) | undefined;
+  readonly #deny: RegExp | undefined;
   readonly #extensions: readonly string[];
   readonly #allow: readonly AllowRule[] | undefined;
+  #verdicts = new Map<string, PathVerdict>();
 
   constructor(policy: WorkspacePolicy) {
     const deny = (policy.deny ?? []).map(cleanPattern);
-    this.#deny = deny.length === 0 ? undefined : picomatch(deny, { dot: true, nocase: true });
+    this.#deny = deny.length === 0 ? undefined : oneRegExp(deny.map((pattern) => picomatch.makeRe(pattern, { dot: true, nocase: true })));
     this.#extensions = (policy.blockedExtensions ?? []).map((ext) => `.${ext.trim().replace(/^\.+/, '').toLowerCase()}`);
     this.#allow = policy.allow?.map(cleanPattern).map((pattern) => {
       const scan = picomatch.scan(pattern);
       const base = scan.isGlob ? scan.base : pattern;
-      return { matches: picomatch(pattern, { dot: true }), base, open: scan.isGlob };
+      return { matches: picomatch.makeRe(pattern, { dot: true }), base, open: scan.isGlob };
     });
     this.active = this.#deny !== undefined || this.#extensions.length > 0 || this.#allow !== undefined;
   }
 
   judge(path: NormalizedPath): PathVerdict {
     if (path === '' || !this.active) return 'admitted';
-    const segments = splitPath(path);
+    let verdict = this.#verdicts.get(path);
+    if (verdict === undefined) {
+      verdict = this.#judge(path);
+      if (this.#verdicts.size >= VERDICTS_KEPT) this.#verdicts = new Map();
+      this.#verdicts.set(path, verdict);
+    }
+    return verdict;
+  }
+
+  #judge(path: NormalizedPath): PathVerdict {
     let allowed = this.#allow === undefined;
-    for (let depth = 1; depth <= segments.length; depth += 1) {
-      const prefix = depth === segments.length ? path : segments.slice(0, depth).join('/');
-      if (this.#deny?.(prefix) === true || this.#blockedName(segments[depth - 1] as string)) return 'denied';
-      if (!allowed && this.#allow?.some((rule) => rule.matches(prefix)) === true) allowed = true;
+    let start = 0;
+    while (start <= path.length) {
+      let end = path.indexOf('/', start);
+      if (end === -1) end = path.length;
+      const prefix = end === path.length ? path : path.slice(0, end);
+      if (this.#deny?.test(prefix) === true || this.#blockedName(path.slice(start, end))) return 'denied';
+      if (!allowed && this.#allow?.some((rule) => rule.matches.test(prefix)) === true) allowed = true;
+      start = end + 1;
     }
     if (allowed) return 'admitted';
     return this.#allow?.some((rule) => mayHold(rule, path)) === true ? 'if-directory' : 'denied';
@@ -117,6 +137,12 @@ export class PathRules {
     const lower = name.toLowerCase();
     return this.#extensions.some((ext) => lower.endsWith(ext) && lower.length > ext.length);
   }
+}
+
+/** Several anchored expressions (same flags) as one: a path matches it when it matches any of them. */
+function oneRegExp(expressions: RegExp[]): RegExp {
+  if (expressions.length === 1) return expressions[0] as RegExp;
+  return new RegExp(expressions.map((expression) => `(?:${expression.source})`).join('|'), expressions[0]?.flags);
 }
 
 /** A directory on the way to the rule's base, or inside the base of a pattern that globs below it. */

@@ -99,8 +99,16 @@ export class HostDriver implements BackendDriver {
     }
   }
 
+  /**
+   * For the policy, on every access: synchronous lstats (microseconds each on a local disk) instead of a
+   * thread-pool round trip per component, which made a policy cost more than the operation it judged.
+   */
   async resolve(path: NormalizedPath): Promise<NormalizedPath> {
-    return (await this.#resolve(path, true)).rel;
+    try {
+      return this.#sandbox.resolveSync(path, true).rel;
+    } catch (error) {
+      throw hostError(error, path);
+    }
   }
 
   async readFile(path: NormalizedPath, range: { offset: number; length?: number }): Promise<{ content: Uint8Array; sizeBytes: number }> {
