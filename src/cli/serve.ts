@@ -62,8 +62,9 @@ export async function serveMcp(options: ServeOptions): Promise<boolean> {
       mounts: options.mounts.map((mount) => ({ ...mount })),
       allowedHostRoots: [...options.allow],
       readOnly: options.readOnly,
-      // A memory snapshot is O(1); a host root's (and an overlay's) costs a walk, so a call records what it changes instead.
-      rollback: options.backend === 'memory' ? 'snapshot' : 'journal',
+      // A memory snapshot is O(1); a host root's (and an overlay's) costs a walk, so a call records what it
+      // changes instead. With a shell, whose commands change many files at once, calls keep snapshots.
+      rollback: options.backend === 'memory' || options.shell !== undefined ? 'snapshot' : 'journal',
       ...(options.searchTimeoutMs === undefined ? {} : { limits: { searchTimeoutMs: options.searchTimeoutMs } }),
       signal: starting.signal,
       onProgress: progress.onProgress,

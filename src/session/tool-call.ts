@@ -96,9 +96,14 @@ async function runCall(
   // the host backend). Its view refuses every method but reads, so the annotation cannot lie.
   const readOnlyTool = tool.annotations?.readOnlyHint === true;
   const changing = !workspace.readOnly && !readOnlyTool;
-  // A policy's `confirm` would be asked again for the journal's own undo writes: such workspaces keep snapshots.
+  // The journal sees only what goes through the call's view: a tool that reaches beyond it (`openWorldHint`,
+  // as the host shell running programs in the root) gets a snapshot. So does a workspace whose policy has
+  // `confirm`, which would be asked again for the journal's own undo writes.
   const journal =
-    changing && host.rollback === 'journal' && (workspace as { policy?: { confirm?: unknown } }).policy?.confirm === undefined
+    changing &&
+    host.rollback === 'journal' &&
+    tool.annotations?.openWorldHint !== true &&
+    (workspace as { policy?: { confirm?: unknown } }).policy?.confirm === undefined
       ? new UndoJournal(workspace, `before ${tool.name}`)
       : undefined;
   let snapshot: WorkspaceSnapshot | undefined;

@@ -1,4 +1,4 @@
-import { symlinkSync } from 'node:fs';
+import { symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -139,6 +139,26 @@ describe.each(SESSION_BACKENDS)("rollback: 'journal' on $name", ({ session: back
   });
 
   if (backend === 'host') {
+    it('takes a snapshot before a tool that reaches beyond its view (openWorldHint), and rolls back what it did', async () => {
+      const session = await open();
+      const before = await contentsOf(session.filesystem);
+      const direct = defineTool({
+        name: 'direct',
+        parameters: z.object({}),
+        description: 'writes into the root with node:fs, as the host shell runs programs there',
+        annotations: { readOnlyHint: false, openWorldHint: true },
+        handler: (_params, { filesystem }) => {
+          writeFileSync(join(filesystem.root as string, 'keep.txt'), 'written behind the view\n');
+          // As the host shell does: the session's temp root trusts its own dirty set (changeDetection 'tracked').
+          (filesystem as unknown as { markChanged(): void }).markChanged();
+          return { success: false, message: 'failed after writing' };
+        },
+      });
+      expect(await session.runTool(direct, {})).toMatchObject({ rolledBack: true });
+      expect(await contentsOf(session.filesystem)).toEqual(before);
+      expect(session.snapshots).toHaveLength(1);
+    });
+
     it('takes a snapshot for a write through a dangling symlink, so the file it created goes and the link stays', async () => {
       const session = await open();
       symlinkSync('target.txt', join(session.filesystem.root as string, 'link.txt'));
