@@ -32,7 +32,9 @@ Options:
   --allow <root>       Host directory that mounts may come from. Repeatable; required with --mount.
   --read-only          Hydrate the mounts, then refuse every change.
   --read-before-write  Refuse write_file/edit_file on an existing file the model has not read.
-  --quiet              No hydration progress on stderr (it is also off when stderr is not a terminal).
+  --quiet              No progress on stderr (hydration, the patch, write-back); it is off anyway when
+                       stderr is not a terminal, unless --progress is given.
+  --progress           Progress on stderr even when it is not a terminal (a line per update, counts only).
   --search-timeout <ms>  Deadline of one glob or grep call (default 10000): past it the call fails with ETIMEDOUT.
   --shell              Add the bash tool: a bash interpreter over the workspace (no host program, no network).
   --shell-host         Add the bash tool running real programs (an allow-list) in the root of a host
@@ -75,6 +77,8 @@ export interface McpCommand {
   readOnly: boolean;
   readBeforeWrite: boolean;
   quiet: boolean;
+  /** `--progress`: progress on stderr even when it is not a terminal. */
+  progress?: boolean;
   /** Deadline of one glob or grep call, in milliseconds (the workspace's `limits.searchTimeoutMs`). */
   searchTimeoutMs?: number;
   /** Adds the `bash` tool (`'host'`: real programs in a host workspace's root). */
@@ -101,6 +105,7 @@ const MCP_ONLY = [
   'read-only',
   'read-before-write',
   'quiet',
+  'progress',
   'search-timeout',
   'shell',
   'shell-host',
@@ -187,6 +192,7 @@ function mcpCommand(values: Parsed['values'], tokens: Parsed['tokens']): McpComm
   if (writeBack && mounts.length === 0)
     throw new UsageError('--write-back writes the changes back to the mounts: give at least one --mount');
   if (writeBack && values['read-only'] === true) throw new UsageError('--write-back with --read-only has nothing to write back');
+  if (values.quiet === true && values.progress === true) throw new UsageError('--quiet and --progress contradict each other: pick one');
   return {
     command: 'mcp',
     backend,
@@ -196,6 +202,7 @@ function mcpCommand(values: Parsed['values'], tokens: Parsed['tokens']): McpComm
     readOnly: values['read-only'] === true,
     readBeforeWrite: values['read-before-write'] === true,
     quiet: values.quiet === true,
+    ...(values.progress === true ? { progress: true } : {}),
     ...(searchTimeout === undefined ? {} : { searchTimeoutMs: Number(searchTimeout) }),
     ...(shell === undefined ? {} : { shell }),
     ...(patchOut === undefined ? {} : { patchOut }),
@@ -252,6 +259,7 @@ function parse(argv: readonly string[]) {
       'read-only': { type: 'boolean' },
       'read-before-write': { type: 'boolean' },
       quiet: { type: 'boolean' },
+      progress: { type: 'boolean' },
       'search-timeout': { type: 'string' },
       shell: { type: 'boolean' },
       'shell-host': { type: 'boolean' },

@@ -4,6 +4,7 @@ import { dirname, join, resolve } from 'node:path';
 import type { HydratedSession } from '../session/index.js';
 import type { WorkspaceSnapshot } from '../workspace/types.js';
 import { scrubHostPaths } from '../session/scrub.js';
+import { callProgress, type ProgressDisplay, type ProgressSink } from './progress.js';
 
 export interface ExitWorkOptions {
   /** Where to write the session's git patch (from the state it started in to the state at exit). */
@@ -12,6 +13,8 @@ export interface ExitWorkOptions {
   writeBack?: boolean;
   /** Host paths no message may show (mounts, allowed roots). */
   redact: readonly string[];
+  /** When the patch and write-back show their progress on stderr (default: on a terminal). */
+  progress?: ProgressDisplay;
 }
 
 /**
@@ -31,11 +34,15 @@ export async function prepareExitWork(
   const say = (line: string): void => {
     stderr.write(`sessionfs: ${scrubHostPaths(line, { hostDirs: options.redact })}\n`);
   };
+  const display = options.progress ?? { quiet: false };
+  const shown = (label: string) => callProgress(stderr as NodeJS.WritableStream & ProgressSink, label, display);
   return async () => {
     let ok = true;
     if (options.patchOut !== undefined && start !== undefined) {
       try {
-        const patch = await session.filesystem.patch(start);
+        const progress = shown('writing the patch');
+        const patch = await session.filesystem.patch(start, undefined, { onProgress: progress.onProgress });
+        progress.done();
         await writeAtomically(resolve(options.patchOut), patch);
         const files = patch.match(/^diff --git /gm)?.length ?? 0;
         say(`wrote the session's patch (${files} ${files === 1 ? 'file' : 'files'} changed) to ${options.patchOut}`);
@@ -46,7 +53,9 @@ export async function prepareExitWork(
     }
     if (options.writeBack === true) {
       try {
-        const result = await session.writeBack({ onConflict: 'skip' });
+        const progress = shown('writing back');
+        const result = await session.writeBack({ onConflict: 'skip', onProgress: progress.onProgress });
+        progress.done();
         say(`wrote back ${result.written.length} changed and deleted ${result.deleted.length} files in the mounts`);
         for (const conflict of result.conflicts)
           say(`write-back conflict, left as it is on the host: ${conflict.path} (${conflict.reason})`);

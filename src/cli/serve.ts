@@ -21,8 +21,10 @@ export interface ServeOptions {
   allow: readonly string[];
   readOnly: boolean;
   readBeforeWrite: boolean;
-  /** No hydration progress on stderr. */
+  /** No progress on stderr (hydration, the patch, write-back). */
   quiet?: boolean;
+  /** Progress on stderr even when it is not a terminal. */
+  progress?: boolean;
   /** Deadline of one glob or grep call, in milliseconds; default the workspace's (10 s). */
   searchTimeoutMs?: number;
   /** Adds the `bash` tool (`'host'`: real programs in a host workspace's root). */
@@ -48,7 +50,8 @@ export async function serveMcp(options: ServeOptions): Promise<boolean> {
     ...options.allow,
     ...(options.root === undefined ? [] : [options.root]),
   ]);
-  const progress = hydrationProgress(process.stderr, { quiet: options.quiet === true });
+  const display = { quiet: options.quiet === true, force: options.progress === true };
+  const progress = hydrationProgress(process.stderr, display);
   // A stop while the session starts (a long hydration) aborts it, so that it disposes what it created: the
   // default SIGTERM/SIGINT ended the process there and left the host backend's temp root and git dir behind.
   const starting = new AbortController();
@@ -88,6 +91,7 @@ export async function serveMcp(options: ServeOptions): Promise<boolean> {
       ...(options.patchOut === undefined ? {} : { patchOut: options.patchOut }),
       writeBack: options.writeBack === true,
       redact: hostPaths,
+      progress: display,
     });
     server = await createMcpServer(session, {
       tools: {

@@ -118,6 +118,40 @@ describe('sessionfs mcp --patch-out and --write-back (the real CLI)', () => {
     expect(stderr).not.toContain(dir);
   });
 
+  it('shows the patch and write-back progress on stderr with --progress (counts, never a host path), and not without', async () => {
+    assertBuilt();
+    for (const flag of [['--progress'], []]) {
+      const { hostDir, project: dir } = await project();
+      const patchFile = join(hostDir, 'out.patch');
+      const server = rawServer(['mcp', '--mount', dir, '--allow', hostDir, '--patch-out', patchFile, '--write-back', ...flag]);
+      await server.ready;
+      const call = (name: string, args: unknown) => server.request('tools/call', { name, arguments: args });
+      await call('write_file', { path: 'project/notes.md', content: 'done\n' });
+      await call('write_file', { path: 'project/src/more.ts', content: 'export {};\n' });
+      server.child.stdin.end();
+      expect(await server.exited).toBe(0);
+      const stderr = server.stderr();
+      expect(await readFile(join(dir, 'src/more.ts'), 'utf8')).toBe('export {};\n');
+      if (flag.length === 0) {
+        expect(stderr).not.toMatch(/sessionfs: (writing the patch|writing back|hydrating):/);
+        continue;
+      }
+      // stderr is a pipe, not a terminal: plain lines, each update on its own line, no cursor codes.
+      expect(stderr).toContain('sessionfs: hydrating: 3 files, 35 B, done\n');
+      expect(stderr).toContain('sessionfs: writing the patch: 2/2, done\n');
+      expect(stderr).toMatch(/sessionfs: writing back: (\d+)\/\1, done\n/);
+      expect(stderr).not.toContain('\x1b[K');
+      expect(stderr).not.toContain(hostDir);
+    }
+  });
+
+  it('refuses --quiet with --progress', async () => {
+    expect(await runCli(['mcp', '--quiet', '--progress'])).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('--quiet and --progress contradict each other'),
+    });
+  });
+
   it('without changes writes an empty patch and exits 0', async () => {
     assertBuilt();
     const { hostDir } = await project();
