@@ -1,17 +1,14 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { HeldSnapshots } from '../snapshots/held.js';
 import { sortDiff } from '../snapshots/record.js';
 import type { Snapshotter, SnapshotTree } from '../workspace/driver.js';
 import { composeTree } from './compose-tree.js';
-import { SnapshotRestoreError } from '../workspace/errors.js';
+import { releaseSnapshots } from '../workspace/snapshot-queue.js';
 import { displayPath, joinPath, normalizePath, type NormalizedPath } from '../workspace/paths.js';
 import type { DiffEntry, RestoreResult, SnapshotableWorkspace, SnapshotOptions, WorkspaceSnapshot } from '../workspace/types.js';
 import { isSnapshotable, type Mount, type MountTable } from './mount-table.js';
 
-interface Taken {
-  ref: string;
-  /** Mount path → that mount's own record, for every mount that takes snapshots and is not disabled. */
-  mounts: Map<NormalizedPath, WorkspaceSnapshot>;
-}
+/** Mount path → that mount's own record, for every mount that takes snapshots and is not disabled. */
+type Taken = Map<NormalizedPath, WorkspaceSnapshot>;
 
 /**
  * One snapshot record spanning every mount (`backend: 'compose'`): each mount that can snapshot is
@@ -20,11 +17,13 @@ interface Taken {
  * log survives a rollback). If one mount's restore fails, the mounts already restored are put back as they
  * were, so a restore changes all of them or none. Diff spans every snapshotted mount, paths as composed.
  *
- * A record belongs to the composed workspace that took it (as memory snapshots do).
+ * A record belongs to the composed workspace that took it (as memory snapshots do). Releasing one (a
+ * session's retention) releases each mount's record through that mount's own snapshotter, so a memory
+ * mount forgets its tree and a host mount drops its ref (and prunes in due course).
  */
 export class ComposeSnapshotter implements Snapshotter {
   readonly #table: MountTable;
-  readonly #taken = new Map<string, Taken>();
+  readonly #taken = new HeldSnapshots<Taken>('compose');
 
   constructor(table: MountTable) {
     this.#table = table;
@@ -41,55 +40,67 @@ export class ComposeSnapshotter implements Snapshotter {
     for (const mount of this.#snapshotted()) {
       mounts.set(mount.path, await mount.workspace.snapshot(options.tag === undefined ? {} : { tag: options.tag }));
     }
-    const id = randomUUID();
     const summary = [...mounts].map(([path, record]) => ({ path: displayPath(path), backend: record.backend, ref: record.ref }));
-    const ref = `compose:${createHash('sha256')
-      .update(JSON.stringify([id, summary]))
-      .digest('hex')}`;
-    this.#taken.set(id, { ref, mounts });
-    const record: WorkspaceSnapshot = {
-      id,
-      backend: 'compose',
-      ref,
-      createdAt: new Date().toISOString(),
-      root: '/',
-      meta: { mounts: summary },
-    };
-    if (options.tag !== undefined) record.tag = options.tag;
-    return record;
+    return { ...this.#taken.take(mounts, options), meta: { mounts: summary } };
   }
 
+  /** The mounts' records; `SnapshotRestoreError` naming the record when it was released or taken elsewhere. */
   #recordOf(snapshot: WorkspaceSnapshot): Taken {
-    const taken = this.#taken.get(snapshot.id);
-    if (taken === undefined || taken.ref !== snapshot.ref || snapshot.backend !== 'compose')
-      throw new SnapshotRestoreError('not a snapshot this composed workspace took');
-    return taken;
+    return this.#taken.get(snapshot);
   }
 
   async restore(snapshot: WorkspaceSnapshot): Promise<RestoreResult> {
-    const { mounts } = this.#recordOf(snapshot);
+    const mounts = this.#recordOf(snapshot);
     const writable = this.#snapshotted().filter((mount) => mount.access === 'read-write');
-    const restored: { mount: (typeof writable)[number]; before: WorkspaceSnapshot }[] = [];
+    const taken: { mount: (typeof writable)[number]; before: WorkspaceSnapshot }[] = [];
+    let restored = 0;
     const skipped: RestoreResult['skipped'] = [];
     try {
       for (const mount of writable) {
         const target = mounts.get(mount.path);
         if (target === undefined) continue;
-        const before = await mount.workspace.snapshot();
+        taken.push({ mount, before: await mount.workspace.snapshot() });
         const result = await mount.workspace.restore(target);
-        restored.push({ mount, before });
+        restored += 1;
         for (const entry of result.skipped) skipped.push({ ...entry, path: outerPath(mount.path, entry.path) });
       }
     } catch (error) {
-      for (const { mount, before } of restored.reverse()) await mount.workspace.restore(before).catch(() => undefined);
+      for (const { mount, before } of taken.slice(0, restored).reverse()) await mount.workspace.restore(before).catch(() => undefined);
       throw error;
+    } finally {
+      // The snapshots taken to undo a failed restore are not kept (nothing else can name them).
+      for (const { mount, before } of taken) await releaseSnapshots(mount.workspace, [before]).catch(() => undefined);
     }
     return { skipped };
   }
 
+  /** Forgets these records and releases each mount's record in that mount (records it did not take are ignored). */
+  async release(snapshots: readonly WorkspaceSnapshot[]): Promise<void> {
+    const byMount = new Map<NormalizedPath, WorkspaceSnapshot[]>();
+    for (const snapshot of snapshots) {
+      let mounts: Taken;
+      try {
+        mounts = this.#recordOf(snapshot);
+      } catch {
+        continue;
+      }
+      for (const [path, record] of mounts) byMount.set(path, [...(byMount.get(path) ?? []), record]);
+    }
+    this.#taken.release(snapshots);
+    for (const mount of this.#table.mounts) {
+      const records = byMount.get(mount.path);
+      if (records !== undefined) await releaseSnapshots(mount.workspace, records);
+    }
+  }
+
+  /** Records taken before restore nothing afterwards (the mounts themselves are disposed by the driver). */
+  async dispose(): Promise<void> {
+    this.#taken.clear();
+  }
+
   async diff(from: WorkspaceSnapshot, to?: WorkspaceSnapshot): Promise<DiffEntry[]> {
-    const left = this.#recordOf(from).mounts;
-    const right = to === undefined ? undefined : this.#recordOf(to).mounts;
+    const left = this.#recordOf(from);
+    const right = to === undefined ? undefined : this.#recordOf(to);
     const entries: DiffEntry[] = [];
     for (const mount of this.#snapshotted()) {
       const before = left.get(mount.path);
@@ -107,7 +118,7 @@ export class ComposeSnapshotter implements Snapshotter {
 
   /** What a snapshot (or, omitted, the live state) of every mount holds, as one tree for `patch` and `snapshotTree`. */
   async open(snapshot?: WorkspaceSnapshot): Promise<SnapshotTree> {
-    const records = snapshot === undefined ? undefined : this.#recordOf(snapshot).mounts;
+    const records = snapshot === undefined ? undefined : this.#recordOf(snapshot);
     const trees = new Map<NormalizedPath, SnapshotTree>();
     for (const mount of this.#snapshotted()) {
       const record = records?.get(mount.path);

@@ -5,8 +5,11 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { HostWorkspace } from '../../src/backends/host/index.js';
+import { MemoryWorkspace } from '../../src/backends/memory/index.js';
+import { composeWorkspace } from '../../src/compose/index.js';
 import { createSession, defineTool, type CreateSessionOptions, type HydratedSession } from '../../src/session/index.js';
 import { SnapshotRestoreError } from '../../src/workspace/errors.js';
+import type { WorkspaceSnapshot } from '../../src/workspace/types.js';
 import { gitEnv } from '../host/support.js';
 import { contentsOf, hostTrees } from '../support/backends.js';
 
@@ -172,6 +175,65 @@ describe('host retention releases storage', () => {
       expect(Object.keys(await contentsOf(fork))).toEqual(['big0.bin', 'big1.bin', 'big2.bin', 'stable.txt']);
     } finally {
       await fork.dispose();
+    }
+  });
+});
+
+describe('composed retention releases what each mount holds', () => {
+  it("drops the host mount's refs and the memory mount's records; a released snapshot is refused by name", async () => {
+    const host = new HostWorkspace({});
+    const memory = new MemoryWorkspace();
+    // What the composition asks the memory mount to keep, seen from outside.
+    const memoryRecords: WorkspaceSnapshot[] = [];
+    const snapshot = memory.snapshot.bind(memory);
+    memory.snapshot = async (options) => {
+      const record = await snapshot(options);
+      memoryRecords.push(record);
+      return record;
+    };
+    const composed = composeWorkspace({
+      mounts: [
+        { path: '/h', workspace: host, access: 'read-write' },
+        { path: '/m', workspace: memory, access: 'read-write' },
+      ],
+    });
+    const refs = (): string[] => fs.readdirSync(join(host.gitDir, 'refs', 'sessionfs'));
+    try {
+      const session = await createSession({ workspace: composed, retention: { maxSnapshots: 3 } });
+      sessions.push(session);
+      const baseline = refs().length; // the session's own baseline, never released
+      const taken = [];
+      for (let i = 0; i < 15; i += 1) {
+        await session.runTool(writeTool, { path: `h/f${i % 2}.txt`, content: `host ${i}` });
+        await session.runTool(writeTool, { path: 'm/f.txt', content: `memory ${i}` });
+        taken.push(session.snapshots.at(-1)!);
+      }
+      expect(session.snapshots).toHaveLength(3);
+      expect(refs()).toHaveLength(baseline + 3);
+      // The memory mount's oldest record was released there; its newest still restores.
+      // (memoryRecords[0] belongs to the session's baseline.)
+      await expect(memory.restore(memoryRecords[1]!)).rejects.toThrow(/released/);
+      await memory.restore(memoryRecords.at(-1)!);
+
+      const released = taken[0]!;
+      const error = await failure(session.rollbackTo(released));
+      expect(error).toBeInstanceOf(SnapshotRestoreError);
+      expect((error as Error).message).toContain(released.id);
+      expect((error as Error).message).toMatch(/released/);
+
+      // A kept snapshot restores every mount, and the snapshots the restore took to undo a failure are let go.
+      await session.rollbackTo(session.snapshots[0]!);
+      expect(await contentsOf(session.filesystem)).toEqual({
+        'h/': '',
+        'h/f0.txt': 'host 12',
+        'h/f1.txt': 'host 13',
+        'm/': '',
+        'm/f.txt': 'memory 12',
+      });
+      expect(refs()).toHaveLength(baseline + 3);
+      await expect(memory.restore(memoryRecords.at(-1)!)).rejects.toThrow(/released/);
+    } finally {
+      await composed.dispose();
     }
   });
 });
