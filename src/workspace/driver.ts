@@ -1,6 +1,6 @@
 import { InvalidArgumentError } from './errors.js';
 import type { LongCallOptions } from './progress.js';
-import type { DiffEntry, RestoreResult, SnapshotOptions, WorkspaceSnapshot, WriteMode } from './types.js';
+import type { DiffEntry, RestoreResult, SnapshotOptions, StatResult, WorkspaceSnapshot, WriteMode } from './types.js';
 
 /**
  * The open backend API: what a backend implements so that `createWorkspace(driver)` can build a full
@@ -124,23 +124,13 @@ export interface SearchDirectoryPin {
   release(): void;
 }
 
-export interface DriverStat {
-  isFile: boolean;
-  isDirectory: boolean;
-  isSymlink: boolean;
-  sizeBytes: number;
-  createdAt?: Date;
-  modifiedAt?: Date;
-  mimeType?: string;
-  /**
-   * Files: a whole number (below 2^53) that changes on every change of the file, made through the driver
-   * or, once detected, behind its back (a write, an append, a rename or copy onto it, a restore) and never
-   * comes back for different contents (a restore may bring back the version those very contents had).
-   * Per-file write counters do not qualify (a restore followed by a write repeats a number): use one clock
-   * for the whole driver. Omit it to let the shared layer derive one (see `withFallbackVersions`).
-   */
-  version?: number;
-}
+/**
+ * What a driver's `stat` reports: the public `StatResult` without the path. A driver that omits `version`
+ * lets the shared layer derive one (see `withFallbackVersions`); one that gives it must keep the promise
+ * `StatResult.version` states, with one clock for the whole driver (per-file write counters repeat a
+ * number after a restore followed by a write).
+ */
+export type DriverStat = Omit<StatResult, 'path'>;
 
 export interface DriverListEntry {
   name: string;

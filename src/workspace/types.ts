@@ -100,7 +100,12 @@ export interface StatResult {
   createdAt?: Date;
   modifiedAt?: Date;
   mimeType?: string;
-  /** Memory backend: how many writes the file has had. */
+  /**
+   * Files: a whole number (below 2^53) that changes on every change of the file, made through the
+   * workspace or, once detected, behind its back (a write, an append, a rename or copy onto it, a
+   * restore), and never comes back for different contents (a restore may bring back the version those
+   * very contents had). What `ifVersion` compares. Every backend built on `createWorkspace` has it.
+   */
   version?: number;
 }
 

@@ -18,7 +18,6 @@ import {
   IsADirectoryError,
   NotADirectoryError,
 } from '../../workspace/errors.js';
-import { guessMimeType } from '../../workspace/mime.js';
 import { baseName, displayPath, joinPath, parentPath, type NormalizedPath } from '../../workspace/paths.js';
 import type { WriteMode } from '../../workspace/types.js';
 import { createFileExclusive, isTempName, replaceFile } from './atomic.js';
@@ -31,6 +30,7 @@ import { pinSearchDirectory, walkTree } from './walk.js';
 
 export { listPinned } from './list.js';
 import { readRange } from './read-range.js';
+import { statFromHost } from './stat.js';
 import { fileHandle, HostStagedFile, openVerified } from './streams.js';
 
 const NEW_FILE_MODE = 0o644;
@@ -265,19 +265,7 @@ export class HostDriver implements BackendDriver {
     // A dangling link (inside the root) is reported as the link itself.
     const st = target.stat ?? entry.stat;
     const isFile = st.isFile();
-    const result: DriverStat = {
-      isFile,
-      isDirectory: st.isDirectory(),
-      isSymlink,
-      sizeBytes: isFile ? st.size : 0,
-      createdAt: st.birthtime,
-      modifiedAt: st.mtime,
-    };
-    if (isFile) {
-      result.mimeType = guessMimeType(path);
-      result.version = hostFileVersion(st, this.#changes.stamps.latest(target.rel));
-    }
-    return result;
+    return statFromHost(path, st, isFile, isSymlink, isFile ? hostFileVersion(st, this.#changes.stamps.latest(target.rel)) : 0);
   }
 
   async list(path: NormalizedPath): Promise<DriverListEntry[]> {

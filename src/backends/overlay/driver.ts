@@ -5,6 +5,7 @@ import { displayPath, joinPath, splitPath, type NormalizedPath } from '../../wor
 import type { WriteMode } from '../../workspace/types.js';
 import { PersistentMap } from '../memory/persistent-map.js';
 import { hostError, type PinnedDir, type Resolved } from '../host/sandbox.js';
+import { statFromHost } from '../host/stat.js';
 import type { LowerLayer } from './lower.js';
 import { OverlaySnapshotter } from './snapshots.js';
 import { setUpper, upperDirectory, WHITEOUT, type UpperDirectory, type UpperFile, type UpperNode } from './upper.js';
@@ -110,19 +111,7 @@ export class OverlayDriver implements BackendDriver {
     const st = found.lowerStat ?? view.lower.entry(rel, 0)?.stat;
     if (st === undefined) throw new FileNotFoundError(displayPath(path));
     const isFile = !st.isDirectory() && !st.isSymbolicLink();
-    const result: DriverStat = {
-      isFile,
-      isDirectory: st.isDirectory(),
-      isSymlink,
-      sizeBytes: isFile ? st.size : 0,
-      createdAt: st.birthtime,
-      modifiedAt: st.mtime,
-    };
-    if (isFile) {
-      result.mimeType = guessMimeType(path);
-      result.version = 0;
-    }
-    return result;
+    return statFromHost(path, st, isFile, isSymlink, 0);
   }
 
   async list(path: NormalizedPath): Promise<DriverListEntry[]> {
