@@ -1,31 +1,20 @@
-import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { memoryBlobStore } from '../../src/snapshots/blob-store.js';
 import { BlobTreeDriver } from '../../src/scale/blob-tree-driver.js';
 import { postgresSessionStore } from '../../src/scale/postgres-store.js';
 import type { SessionStore } from '../../src/scale/session-store.js';
 import { createWorkspace } from '../../src/workspace/create-workspace.js';
-import { postgresUnavailable, startPostgres, type RunningPostgres } from '../../bench/_servers.mjs';
+import { postgresSkipReason, usePostgresPool } from '../support/postgres.js';
 
-const unavailable = postgresUnavailable();
-if (unavailable !== undefined) {
-  if (process.env.CI) throw new Error(`CI is set and ${unavailable}`);
-  console.log(`skipping the Postgres session store tests: ${unavailable}`);
-}
+const unavailable = postgresSkipReason('Postgres session store');
 
 describe.skipIf(unavailable !== undefined)('postgresSessionStore (against a real Postgres)', () => {
-  let server: RunningPostgres;
-  let pool: pg.Pool;
-  beforeAll(async () => {
-    server = await startPostgres();
-    pool = new pg.Pool({ connectionString: server.connectionString, max: 8 });
-  }, 60_000);
-  afterAll(async () => {
-    await pool?.end();
-    server?.stop();
-  });
+  const poolOf = usePostgresPool();
 
-  const storeWith = (schema: string, blobs = memoryBlobStore()) => ({ blobs, store: postgresSessionStore({ pool, blobs, schema }) });
+  const storeWith = (schema: string, blobs = memoryBlobStore()) => ({
+    blobs,
+    store: postgresSessionStore({ pool: poolOf(), blobs, schema }),
+  });
 
   /** Publishes `files` as the session's new content, as an open session would. */
   async function publish(
@@ -55,7 +44,7 @@ describe.skipIf(unavailable !== undefined)('postgresSessionStore (against a real
     expect(await store.listSessions()).toEqual([]);
     const head = await store.acquire('s1', 'owner-a', 30_000);
     expect(head).toEqual({ sessionId: 's1', parentId: undefined, root: undefined, version: 0 });
-    const tables = await pool.query(`SELECT table_name FROM information_schema.tables WHERE table_schema = 'first_use' ORDER BY 1`);
+    const tables = await poolOf().query(`SELECT table_name FROM information_schema.tables WHERE table_schema = 'first_use' ORDER BY 1`);
     expect(tables.rows.map((row) => row.table_name)).toEqual(['gc_candidates', 'heads', 'sessions', 'snapshots']);
   });
 
@@ -133,15 +122,15 @@ describe.skipIf(unavailable !== undefined)('postgresSessionStore (against a real
 
   it('keeps only the configured number of published versions besides the head', async () => {
     const blobs = memoryBlobStore();
-    const store = postgresSessionStore({ pool, blobs, schema: 'retention', keepVersions: 2 });
+    const store = postgresSessionStore({ pool: poolOf(), blobs, schema: 'retention', keepVersions: 2 });
     await store.acquire('s', 'a', 30_000);
     for (let version = 0; version < 5; version += 1) await publish(store, 's', 'a', version, { '/n.txt': String(version) });
-    const rows = await pool.query(`SELECT version FROM retention.snapshots ORDER BY version`);
+    const rows = await poolOf().query(`SELECT version FROM retention.snapshots ORDER BY version`);
     expect(rows.rows.map((row) => Number(row.version))).toEqual([4, 5]);
   });
 
   it('refuses a schema name that is not a plain identifier', () => {
-    expect(() => postgresSessionStore({ pool, blobs: memoryBlobStore(), schema: 'x"; DROP TABLE y; --' })).toThrow(
+    expect(() => postgresSessionStore({ pool: poolOf(), blobs: memoryBlobStore(), schema: 'x"; DROP TABLE y; --' })).toThrow(
       expect.objectContaining({ code: 'EINVAL' }),
     );
   });

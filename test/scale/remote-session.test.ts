@@ -7,16 +7,13 @@ import { openSession } from '../../src/scale/open-session.js';
 import { postgresSessionStore } from '../../src/scale/postgres-store.js';
 import { s3BlobStore } from '../../src/scale/s3-blob-store.js';
 import { defineTool } from '../../src/session/define-tool.js';
-import { postgresUnavailable, startPostgres, startS3, type RunningPostgres, type RunningS3 } from '../../bench/_servers.mjs';
+import { startPostgres, startS3, type RunningPostgres, type RunningS3 } from '../../bench/_servers.mjs';
 import { assertBuilt } from '../cli/support.js';
 import { digestOf } from './digest.mjs';
+import { postgresSkipReason } from '../support/postgres.js';
 import { z } from 'zod';
 
-const unavailable = postgresUnavailable();
-if (unavailable !== undefined) {
-  if (process.env.CI) throw new Error(`CI is set and ${unavailable}`);
-  console.log(`skipping the remote session tests: ${unavailable}`);
-}
+const unavailable = postgresSkipReason('remote session');
 
 const CHILD = fileURLToPath(new URL('./remote-child.mjs', import.meta.url));
 const BUCKET = 'remote';

@@ -1,6 +1,5 @@
 import fc from 'fast-check';
-import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { WorkspaceNamespace } from '../../src/compose/workspace-namespace.js';
 import { openSession } from '../../src/scale/open-session.js';
@@ -9,7 +8,7 @@ import { sessionIdOf, StoreNamespace, userIdOf } from '../../src/scale/store-nam
 import { createSession } from '../../src/session/session.js';
 import { defineTool } from '../../src/session/define-tool.js';
 import { memoryBlobStore } from '../../src/snapshots/blob-store.js';
-import { postgresUnavailable, startPostgres, type RunningPostgres } from '../../bench/_servers.mjs';
+import { postgresSkipReason, usePostgresPool } from '../support/postgres.js';
 
 describe('store namespace ids', () => {
   it('encode any string reversibly, plain ids readably, and decode only their canonical spelling', () => {
@@ -43,11 +42,7 @@ describe('store namespace ids', () => {
   });
 });
 
-const unavailable = postgresUnavailable();
-if (unavailable !== undefined) {
-  if (process.env.CI) throw new Error(`CI is set and ${unavailable}`);
-  console.log(`skipping the store namespace tests: ${unavailable}`);
-}
+const unavailable = postgresSkipReason('store namespace');
 
 const writeTool = defineTool({
   name: 'write',
@@ -60,22 +55,13 @@ const writeTool = defineTool({
 });
 
 describe.skipIf(unavailable !== undefined)('new WorkspaceNamespace({ store }) (against a real Postgres)', () => {
-  let server: RunningPostgres;
-  let pool: pg.Pool;
+  const poolOf = usePostgresPool();
   let schemas = 0;
-  beforeAll(async () => {
-    server = await startPostgres();
-    pool = new pg.Pool({ connectionString: server.connectionString, max: 8 });
-  }, 60_000);
-  afterAll(async () => {
-    await pool?.end();
-    server?.stop();
-  });
 
   /** A fresh store; each call to `machine()` is another process's view of it (its own namespace object). */
   function store() {
     const blobs = memoryBlobStore();
-    const sessions = postgresSessionStore({ pool, blobs, schema: `ns_${(schemas += 1)}` });
+    const sessions = postgresSessionStore({ pool: poolOf(), blobs, schema: `ns_${(schemas += 1)}` });
     return { sessions, machine: () => new WorkspaceNamespace({ store: sessions, leaseMs: 5_000 }) };
   }
 
