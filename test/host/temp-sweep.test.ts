@@ -1,10 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { sweepStaleTemp } from '../../src/index.js';
+import { isTempName } from '../../src/backends/host/index.js';
+import { HostWorkspace, sweepStaleTemp } from '../../src/index.js';
 import { assertBuilt, CLI, REPO } from '../cli/support.js';
 
 // Children run the built package (npm test builds first), each with its own TMPDIR, so these tests never
@@ -39,21 +40,24 @@ function child(temp: string, script: string): { process: ChildProcess; output: P
   return { process: started, output: exited.then(() => text), exited };
 }
 
+/** A child that runs `script`, prints `ready` and then stays (until it is killed), once it has printed it. */
+async function runningChild(temp: string, script: string): Promise<ChildProcess> {
+  const started = child(temp, `${script}\nconsole.log('ready');\nsetInterval(() => {}, 1000);`);
+  await new Promise<void>((resolve, reject) => {
+    started.process.stdout?.on('data', (chunk: Buffer) => chunk.toString().includes('ready') && resolve());
+    started.process.once('exit', () => reject(new Error('the child exited early')));
+  });
+  return started.process;
+}
+
 /** A child holding a host workspace with a file in it, until it is killed. */
-async function workspaceHolder(temp: string): Promise<ChildProcess> {
-  const holder = child(
+function workspaceHolder(temp: string): Promise<ChildProcess> {
+  return runningChild(
     temp,
     `const ws = new sessionfs.HostWorkspace();
      await ws.write('project.txt', 'a copy of the project');
-     await ws.snapshot();
-     console.log('ready');
-     setInterval(() => {}, 1000);`,
+     await ws.snapshot();`,
   );
-  await new Promise<void>((resolve, reject) => {
-    holder.process.stdout?.on('data', (chunk: Buffer) => chunk.toString().includes('ready') && resolve());
-    holder.process.once('exit', () => reject(new Error('the workspace holder exited early')));
-  });
-  return holder.process;
 }
 
 async function killed(process: ChildProcess): Promise<void> {
@@ -197,5 +201,76 @@ describe('sessionfs mcp --backend host cleans up however it is stopped', () => {
     for (let tries = 0; tries < 200 && ownedNames(temp).some((name) => left.includes(name)); tries += 1) await sleep(10);
     expect(ownedNames(temp).filter((name) => left.includes(name))).toEqual([]);
     await killed(next);
+  });
+});
+
+/** A child in the middle of a streamed write into `root` (its staged temp file open there) until it is killed. */
+function midWrite(temp: string, root: string): Promise<ChildProcess> {
+  return runningChild(
+    temp,
+    `const ws = new sessionfs.HostWorkspace({ root: ${JSON.stringify(root)} });
+     await ws.tempFilesSwept;
+     const stream = (await ws.createWriteStream('big.bin')).getWriter();
+     await stream.write(new Uint8Array(64 * 1024).fill(120));`,
+  );
+}
+
+const tempFiles = (dir: string) => readdirSync(dir).filter((name) => name.startsWith('.sessionfs-tmp-'));
+
+describe('temp files of writes killed mid-write', () => {
+  it('the next workspace on the root removes a killed writer’s, never a live writer’s, and follows no link', async () => {
+    assertBuilt();
+    const temp = isolatedTemp();
+    const root = isolatedTemp();
+    const outside = isolatedTemp();
+    const killedWriter = await midWrite(temp, root);
+    const [killedTemp] = tempFiles(root);
+    expect(killedTemp).toMatch(new RegExp(`^\\.sessionfs-tmp-${killedWriter.pid}\\.\\d+\\.${hostTag}-[0-9a-f]{16}$`));
+    expect(isTempName(killedTemp!)).toBe(true);
+    // While its writer runs, workspaces opening the root (another process's, this one's) leave it alone.
+    const liveWriter = await midWrite(temp, root);
+    const liveTemp = tempFiles(root).find((name) => name !== killedTemp)!;
+    expect(tempFiles(root).sort()).toEqual([killedTemp, liveTemp].sort());
+    const early = new HostWorkspace({ root });
+    expect(await early.tempFilesSwept).toEqual([]);
+    await early.dispose();
+    expect(tempFiles(root).sort()).toEqual([killedTemp, liveTemp].sort());
+
+    await killed(killedWriter);
+    // More of the killed writer's names: in a subdirectory, and behind a link to a directory outside the root.
+    const sibling = killedTemp!.replace(/[0-9a-f]{16}$/, '0123456789abcdef');
+    mkdirSync(join(root, 'sub'));
+    writeFileSync(join(root, 'sub', sibling), 'half written');
+    writeFileSync(join(outside, sibling), 'not the workspace’s to remove');
+    symlinkSync(outside, join(root, 'link'));
+
+    const ws = new HostWorkspace({ root });
+    try {
+      expect((await ws.tempFilesSwept).sort()).toEqual([killedTemp, `sub/${sibling}`].sort());
+      expect(tempFiles(root)).toEqual([liveTemp]);
+      expect(tempFiles(join(root, 'sub'))).toEqual([]);
+      expect(existsSync(join(outside, sibling))).toBe(true);
+      // The live writer's temp file stays hidden.
+      expect((await ws.list()).map((entry) => entry.name).sort()).toEqual(['link', 'sub']);
+      expect(liveWriter.exitCode).toBe(null);
+    } finally {
+      await ws.dispose();
+      await killed(liveWriter);
+    }
+  });
+
+  it('a read-only workspace removes nothing', async () => {
+    const root = isolatedTemp();
+    const gone = child(isolatedTemp(), 'console.log(process.pid);');
+    const deadPid = Number((await gone.output).trim());
+    const stale = `.sessionfs-tmp-${deadPid}.1.${hostTag}-0123456789abcdef`;
+    writeFileSync(join(root, stale), 'x');
+    const readOnly = new HostWorkspace({ root, readOnly: true });
+    expect(await readOnly.tempFilesSwept).toEqual([]);
+    await readOnly.dispose();
+    expect(tempFiles(root)).toEqual([stale]);
+    const writable = new HostWorkspace({ root });
+    expect(await writable.tempFilesSwept).toEqual([stale]);
+    await writable.dispose();
   });
 });

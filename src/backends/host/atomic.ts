@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
+import { ownerGone, ownerToken } from './owned-temp.js';
 
 /**
  * Atomic writes: content goes to a temp file in the target's own directory and is renamed over the
@@ -7,11 +8,15 @@ import * as fs from 'node:fs';
  * the temp file to the target (`link(2)` fails with EEXIST atomically, the O_EXCL of renames), so it is
  * both exclusive and atomic.
  *
- * Temp names have a fixed shape that list, glob, grep, snapshots and restore never show or capture. A host
- * file that happens to have exactly that shape is hidden too (documented).
+ * Temp names have a fixed shape that list, glob, grep, snapshots and restore never show or capture:
+ * `.sessionfs-tmp-<pid>.<start>.<host>-<16 hex>`, the writer's owner token (see owned-temp.ts) and a random
+ * part. The owner token lets a later workspace remove the temp files of a writer killed mid-write
+ * (`sweepStaleTempFiles`) and never a live writer's. Names of the older shape `.sessionfs-tmp-<16 hex>`
+ * (no owner) stay hidden and are never removed. A host file that happens to have either shape is hidden too
+ * (documented).
  */
 const TEMP_PREFIX = '.sessionfs-tmp-';
-const TEMP_NAME = /^\.sessionfs-tmp-[0-9a-f]{16}$/;
+const TEMP_NAME = /^\.sessionfs-tmp-(?:(\d{1,10})\.(\d{1,20})\.([0-9a-f]{6})-)?[0-9a-f]{16}$/;
 
 /**
  * Removes a temp file we created. Never `fs.rm`: even without `recursive`, Node's rm checks the path once to
@@ -31,11 +36,18 @@ function unlinkQuietlySync(path: string): void {
 }
 
 export function isTempName(name: string): boolean {
-  return name.length === TEMP_PREFIX.length + 16 && TEMP_NAME.test(name);
+  return name.startsWith(TEMP_PREFIX) && TEMP_NAME.test(name);
+}
+
+/** Whether `name` is a temp file name whose writer (on this host) no longer runs; false for owner-less names. */
+export function isStaleTempName(name: string): boolean {
+  const parsed = name.startsWith(TEMP_PREFIX) ? TEMP_NAME.exec(name) : null;
+  const [, pid, start, host] = parsed ?? [];
+  return pid !== undefined && start !== undefined && host !== undefined && ownerGone(pid, start, host);
 }
 
 export function tempPathIn(dirAbs: string): string {
-  return `${dirAbs}/${TEMP_PREFIX}${randomBytes(8).toString('hex')}`;
+  return `${dirAbs}/${TEMP_PREFIX}${ownerToken()}-${randomBytes(8).toString('hex')}`;
 }
 
 /** Writes `content` to a fresh temp file (O_EXCL) in `dirAbs` with `mode`, returns its path. */

@@ -84,7 +84,7 @@ export class HostDriver implements BackendDriver {
       if (isTempName(segment))
         throw new InvalidPathError(
           displayPath(path),
-          `invalid path ${JSON.stringify(displayPath(path))}: names of the form .sessionfs-tmp-<16 hex> are reserved`,
+          `invalid path ${JSON.stringify(displayPath(path))}: names of the form .sessionfs-tmp-[<owner>-]<16 hex> are reserved`,
         );
     }
   }

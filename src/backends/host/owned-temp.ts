@@ -25,15 +25,25 @@ const live = new Set<string>();
 let exitHookInstalled = false;
 let sweptAtStart = false;
 
-/** This process's owner token, computed once. */
+/** This process's owner token, `<pid>.<start>.<host>`, computed once (also in the names of atomic writes' temp files). */
 let ownToken: string | undefined;
-function ownerToken(): string {
+export function ownerToken(): string {
   ownToken ??= `${process.pid}.${processStart(process.pid) ?? 0}.${hostTag()}`;
   return ownToken;
 }
 
+let ownHost: string | undefined;
 function hostTag(): string {
-  return createHash('sha256').update(hostname()).digest('hex').slice(0, 6);
+  ownHost ??= createHash('sha256').update(hostname()).digest('hex').slice(0, 6);
+  return ownHost;
+}
+
+/**
+ * Whether what an owner token names is stale: made on this host by a process that no longer runs. Another
+ * host's owner is never judged (its processes cannot be seen from here), nor is a live one.
+ */
+export function ownerGone(pid: string, start: string, host: string): boolean {
+  return host === hostTag() && !ownerAlive(Number(pid), Number(start));
 }
 
 /**
@@ -84,12 +94,11 @@ export function sweepStaleTemp(options: { directory?: string } = {}): SweepResul
   } catch {
     return { removed };
   }
-  const ownHost = hostTag();
   for (const name of names) {
     const parsed = OWNED_NAME.exec(name);
     if (parsed === null) continue;
-    const [, , pid, start, host] = parsed;
-    if (host !== ownHost || ownerAlive(Number(pid), Number(start))) continue;
+    const [, , pid = '', start = '', host = ''] = parsed;
+    if (!ownerGone(pid, start, host)) continue;
     // Claim it under our own name first: whoever renames it owns its removal.
     const claimed = join(directory, `${PREFIX}swept-${ownerToken()}-${name.slice(-6)}`);
     try {

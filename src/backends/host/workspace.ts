@@ -13,6 +13,7 @@ import { excludeMatcher } from './names.js';
 import { borrowGitDirs, copyRoot, removeOwnedGitDir, returnGitDirs, shareSnapshots } from './fork.js';
 import { createOwnedTemp, removeOwnedTemp } from './owned-temp.js';
 import { Sandbox } from './sandbox.js';
+import { sweepStaleTempFiles } from './temp-files-sweep.js';
 
 export type { ChangeDetection } from './git-snapshotter.js';
 
@@ -45,6 +46,13 @@ export class HostWorkspace extends DriverWorkspace {
   readonly #changes: ChangeTracker;
   readonly #snapshotter: HostGitSnapshotter;
 
+  /**
+   * The sweep a workspace on a given root starts when it opens (in the background, not on a read-only
+   * workspace): temp files of atomic writes left by writers killed mid-write (`kill -9`) are removed,
+   * never a live writer's (see docs/reliability.md). Resolves with the workspace paths removed; never rejects.
+   */
+  readonly tempFilesSwept: Promise<string[]>;
+
   /** The git dirs whose snapshot objects this workspace borrows (a fork's parent's, and what that one borrows). */
   readonly #borrowed: readonly string[];
 
@@ -61,7 +69,13 @@ export class HostWorkspace extends DriverWorkspace {
       excludeMatcher(host.exclude),
       borrowed,
     );
-    const driver = new HostDriver(new Sandbox(host.root), changes, snapshotter, async () => {
+    const sandbox = new Sandbox(host.root);
+    let disposing = false;
+    const swept =
+      host.ownsRoot || options.readOnly === true ? Promise.resolve([]) : sweepStaleTempFiles(sandbox, () => disposing).catch(() => []);
+    const driver = new HostDriver(sandbox, changes, snapshotter, async () => {
+      disposing = true;
+      await swept;
       if (host.ownsRoot) removeOwnedTemp(host.root);
       if (host.ownsGitDir) removeOwnedGitDir(host.gitDir);
       returnGitDirs(borrowed);
@@ -73,6 +87,7 @@ export class HostWorkspace extends DriverWorkspace {
     this.#changes = changes;
     this.#snapshotter = snapshotter;
     this.#borrowed = borrowed;
+    this.tempFilesSwept = swept;
   }
 
   /**
