@@ -38,6 +38,9 @@ export function searchBounds(harness: ComplianceHarness): void {
     it('stops a catastrophic glob at the deadline too (glob and grep’s glob filter), and the next search works', async () => {
       const ws = await create();
       await ws.write(`dir/${'a'.repeat(70)}.c`, 'a\n');
+      // Named `b`, so the cheap name test (the glob's last segment ends with `b`) lets it through to the regex,
+      // which backtracks over the directory of `a`s before it.
+      await ws.write(`dir/${'a'.repeat(70)}/b`, 'a\n');
       const hostileGlob = `**/${'*a'.repeat(8)}*b`;
       const pending = ws.glob(hostileGlob, { timeoutMs: 300 });
       expect(await loopTurnsDuring(pending)).toBe(true);

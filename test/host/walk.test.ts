@@ -65,4 +65,23 @@ describe.skipIf(!fs.existsSync('/proc/self/fd'))('host walk', () => {
       expect(openUnder(root), `stopped after ${stopAfter}`).toEqual([]);
     }
   });
+
+  it('lists synchronously in slices, serving the event loop between them', async () => {
+    const root = dir();
+    for (let i = 0; i < 1500; i += 1) fs.mkdirSync(join(root, `d${i}`, 'e'), { recursive: true });
+    let turns = -1; // counted from the first entry on: opening the walk waits for the disk anyway
+    let walking = true;
+    const turn = (): void => {
+      if (!walking) return;
+      if (turns >= 0) turns += 1;
+      setImmediate(turn);
+    };
+    setImmediate(turn);
+    let walked = 0;
+    for await (const _ of walkTree(new Sandbox(root), '')) if ((walked += 1) === 1) turns = 0;
+    walking = false;
+    expect(walked).toBe(3000);
+    expect(turns).toBeGreaterThan(0);
+    expect(openUnder(root)).toEqual([]);
+  });
 });

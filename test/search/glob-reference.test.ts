@@ -2,9 +2,25 @@ import fc from 'fast-check';
 import picomatch from 'picomatch';
 import { describe, expect, it } from 'vitest';
 import { MemoryWorkspace } from '../../src/backends/memory/index.js';
+import { globNameFilter } from '../../src/workspace/search/patterns.js';
 
 /** Names that exercise picomatch's corners: dots, brackets and braces taken literally, two-byte characters. */
-const segment = fc.constantFrom('a', 'b.ts', 'c.md', '.hidden', '[a].txt', '{x}.js', 'é.ts', 'a.b.c', 'README', '!n.ts', 'x+y');
+const segment = fc.constantFrom(
+  'a',
+  'b.ts',
+  'package.json',
+  'xpackage.json',
+  'b',
+  'c.md',
+  '.hidden',
+  '[a].txt',
+  '{x}.js',
+  'é.ts',
+  'a.b.c',
+  'README',
+  '!n.ts',
+  'x+y',
+);
 const path = fc.array(segment, { minLength: 1, maxLength: 4 }).map((parts) => parts.join('/'));
 const globPiece = fc.constantFrom(
   '**',
@@ -20,6 +36,13 @@ const globPiece = fc.constantFrom(
   '!(*.md)',
   'é*',
   '@(a|c.md)',
+  'README',
+  'x+y',
+  'b*',
+  'a.b*',
+  '*b.ts',
+  'a?b.c',
+  'package.json',
 );
 const glob = fc.array(globPiece, { minLength: 1, maxLength: 3 }).map((parts) => parts.join('/'));
 
@@ -55,6 +78,45 @@ describe('glob equals picomatch on the same relative paths (matching runs in the
         }
       }),
       { numRuns: 300 },
+    );
+  });
+});
+
+describe('the name test that spares the worker the paths a glob cannot match', () => {
+  it('passes over `**/*.ts` and `**/package.json` only names that may match', () => {
+    const ts = globNameFilter('**/*.ts');
+    expect(['a/b.ts', 'x.ts', 'a.ts/b'].map((p) => ts?.(p))).toEqual([true, true, false]);
+    const pkg = globNameFilter('**/package.json');
+    expect(['a/package.json', 'package.json', 'a/package.json5', 'package.json/x'].map((p) => pkg?.(p))).toEqual([
+      true,
+      true,
+      false,
+      false,
+    ]);
+    // Syntax that could make the last segment span or skip a name: no test, every path goes to the worker.
+    for (const glob of ['**', 'src/', '!(*.md)', '{a,b}.ts', 'a/[b].ts', 'a\\*.ts', '**/a**b', '!a.ts', '**/*'])
+      expect(globNameFilter(glob), glob).toBeUndefined();
+  });
+
+  it('never turns away a path picomatch matches (generated globs and names, with and without dot)', () => {
+    const char = fc.constantFrom(
+      ...['a', 'b', '.', '-', '_', '*', '?', '+', '@', '!', '$', '^', '|', 'é', ' ', '/', '(', ')', '[', ']', '{', '}', ','],
+      ...['\\', '#', '~', '%', '&', '=', ':', ';', "'", '"', '`', '<', '>'],
+    );
+    const name = fc.constantFrom('a', 'b', '.a', 'a.b', 'a-b', 'ab.', 'é', 'a b', 'a+b', 'a|b', '$a', 'a^', 'a!b', '.');
+    fc.assert(
+      fc.property(
+        fc.array(char, { minLength: 1, maxLength: 8 }),
+        fc.array(name, { minLength: 1, maxLength: 3 }),
+        fc.boolean(),
+        (chars, names, dot) => {
+          const glob = chars.join('');
+          const path = names.join('/');
+          const test = globNameFilter(glob);
+          if (test !== undefined && !test(path)) expect(picomatch(glob, { dot })(path), `${glob} ${path}`).toBe(false);
+        },
+      ),
+      { numRuns: 20_000 },
     );
   });
 });

@@ -1,15 +1,25 @@
 import * as fs from 'node:fs';
+import { performance } from 'node:perf_hooks';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { DriverWalkEntry } from '../../workspace/driver.js';
 import { FileNotFoundError, NotADirectoryError } from '../../workspace/errors.js';
 import type { NormalizedPath } from '../../workspace/paths.js';
 import { isVisibleName } from './names.js';
-import { PIN_DIRECTORIES, pinChildAsync, pinDirectory, pinDirectoryAsync, type PinnedDir, type Sandbox } from './sandbox.js';
+import { PIN_DIRECTORIES, pinChild, pinDirectory, type PinnedDir, type Sandbox } from './sandbox.js';
 
 /**
  * The driver's walk (list-free traversal for glob, grep, snapshots and subtree depth). It descends into
  * real directories only, never through a link (links are yielded as links; the shared layer decides what
  * they resolve to). Yielded paths keep the caller's spelling of `base` (which may pass through a link inside
  * the root); the directories read are the real ones. A `base` that is not a directory yields nothing.
+ *
+ * Breadth first, parents before children. Every directory is listed through a pinned descriptor: a
+ * subdirectory is opened through its parent's descriptor (`O_NOFOLLOW`) while the parent is listed, so it
+ * needs no proof of its own; past {@link PINS_AHEAD} open ones it is pinned later by its real path and
+ * checked through `/proc/self/fd`. The system calls are synchronous, in slices of {@link SLICE_MS} with the
+ * event loop served between them: a listing through the thread pool cost two hops per directory (open, then
+ * readdir), and on the 972 directories of the search bench the walk took about 48 ms of CPU against 18 ms
+ * done this way.
  */
 export async function* walkTree(sandbox: Sandbox, base: NormalizedPath): AsyncGenerator<DriverWalkEntry> {
   let start;
@@ -19,143 +29,131 @@ export async function* walkTree(sandbox: Sandbox, base: NormalizedPath): AsyncGe
     if (error instanceof FileNotFoundError || error instanceof NotADirectoryError) return;
     throw error;
   }
-  const st = start.stat;
-  if (st === undefined) return;
-  if (!st.isDirectory()) return;
-  // Breadth first, with several directories listed at once: a walk that waited for each listing in turn
-  // spent most of its time idle (on 1,000 directories, 40 ms against 12 ms with the listings overlapped).
-  // Each listed directory's subdirectories are pinned through its own descriptor before it is closed, so
-  // they need no `readlink` proof of their own.
-  const queue: PendingDirectory[] = [{ logical: base, real: start.rel }];
-  const budget = new PinBudget();
-  let head = 0;
-  let current: Listing | undefined;
+  if (start.stat?.isDirectory() !== true) return;
+  const walk = new Walk(sandbox, { logical: base, real: start.rel });
   try {
-    while (head < queue.length) {
-      for (let ahead = head; ahead < Math.min(queue.length, head + LISTINGS_IN_FLIGHT); ahead += 1) {
-        const pending = queue[ahead] as PendingDirectory;
-        pending.listing ??= listDirectory(sandbox, pending, budget);
-      }
-      const { logical, real, listing } = queue[head] as PendingDirectory;
-      head += 1;
-      if (head >= 1024 && head * 2 >= queue.length) {
-        queue.splice(0, head);
-        head = 0;
-      }
-      current = await listing;
-      if (current === undefined) continue; // removed or replaced during the walk
-      for (const dirent of current.dirents) {
-        const name = dirent.name;
-        if (!isVisibleName(name)) continue;
-        const path = logical === '' ? name : `${logical}/${name}`;
-        const realPath = real === '' ? name : `${real}/${name}`;
-        let isDirectory = dirent.isDirectory();
-        let isFile = dirent.isFile();
-        let isLink = dirent.isSymbolicLink();
-        if (!isDirectory && !isFile && !isLink) {
-          try {
-            const entry = await fs.promises.lstat(sandbox.abs(realPath));
-            isDirectory = entry.isDirectory();
-            isFile = entry.isFile();
-            isLink = entry.isSymbolicLink();
-          } catch {
-            continue;
-          }
-        }
-        if (isDirectory) {
-          yield { path, kind: 'directory' };
-          const pin = current.children.get(name);
-          queue.push(pin === undefined ? { logical: path, real: realPath } : { logical: path, real: realPath, pin });
-        } else if (isFile) {
-          yield { path, kind: 'file' };
-        } else if (isLink) {
-          yield { path, kind: 'symlink' };
-        }
-      }
-      current = undefined;
+    for (;;) {
+      const entries = walk.slice();
+      yield* entries;
+      if (walk.done) return;
+      await nextTurn();
     }
   } finally {
-    // Stopped early (or failed): close every descriptor still open or on its way (release is idempotent).
-    releaseChildren(current);
-    for (let rest = head; rest < queue.length; rest += 1) {
-      const { pin, listing } = queue[rest] as PendingDirectory;
-      if (listing !== undefined) void listing.then(releaseChildren);
-      else if (pin !== undefined) void pin.then((pinned) => pinned?.release());
-    }
+    walk.release(); // stopped early (or failed): close every descriptor still open
   }
 }
 
-/** Directories whose listing may be under way at once (each holds a descriptor while it is read). */
-const LISTINGS_IN_FLIGHT = 16;
+/** How long one synchronous slice of the walk may hold the event loop, in milliseconds. */
+const SLICE_MS = 4;
+
+/** Subdirectory descriptors held open ahead of their listing; past it they are pinned by path when their turn comes. */
+const PINS_AHEAD = 256;
 
 interface PendingDirectory {
   logical: string;
   real: string;
   /** Opened through the parent's descriptor while the parent was listed; else pinned by its real path. */
-  pin?: Promise<PinnedDir | undefined>;
-  listing?: Promise<Listing | undefined>;
+  pin?: PinnedDir;
 }
 
-interface Listing {
-  dirents: fs.Dirent[];
-  /** Pins of the subdirectories, by name, for the walk to hand to their own listings. */
-  children: Map<string, Promise<PinnedDir | undefined>>;
-}
+class Walk {
+  readonly #sandbox: Sandbox;
+  readonly #queue: (PendingDirectory | undefined)[];
+  #head = 0;
+  #pinsAhead = 0;
 
-/** Caps the subdirectory descriptors held open ahead of their listing; past it they are pinned by path later. */
-class PinBudget {
-  #open = 0;
-
-  take(): boolean {
-    if (this.#open >= 256) return false;
-    this.#open += 1;
-    return true;
+  constructor(sandbox: Sandbox, start: PendingDirectory) {
+    this.#sandbox = sandbox;
+    this.#queue = [start];
   }
 
-  give(): void {
-    this.#open -= 1;
+  get done(): boolean {
+    return this.#head >= this.#queue.length;
   }
-}
 
-/**
- * A directory's entries, listed through a verified descriptor (a directory swapped for a link since it was
- * seen is not listed), with its subdirectories pinned; undefined when it is gone or was replaced.
- */
-async function listDirectory(sandbox: Sandbox, directory: PendingDirectory, budget: PinBudget): Promise<Listing | undefined> {
-  const prepinned = directory.pin !== undefined;
-  let pin: PinnedDir | undefined;
-  try {
-    pin = prepinned ? await directory.pin : await pinDirectoryAsync(sandbox, directory.real, directory.logical);
-  } catch {
-    return undefined;
-  }
-  if (pin === undefined) return undefined;
-  try {
-    const dirents = await fs.promises.readdir(pin.path, { withFileTypes: true });
-    const children = new Map<string, Promise<PinnedDir | undefined>>();
-    if (PIN_DIRECTORIES) {
-      for (const dirent of dirents) {
-        if (!dirent.isDirectory() || !isVisibleName(dirent.name) || !budget.take()) continue;
-        const shown = directory.logical === '' ? dirent.name : `${directory.logical}/${dirent.name}`;
-        const child = pinChildAsync(pin, dirent.name, shown).catch(() => {
-          budget.give();
-          return undefined;
-        });
-        children.set(dirent.name, child);
+  /** The entries of the directories listed in one slice of time (at least one directory). */
+  slice(): DriverWalkEntry[] {
+    const entries: DriverWalkEntry[] = [];
+    const started = performance.now();
+    do {
+      const directory = this.#queue[this.#head] as PendingDirectory;
+      this.#queue[this.#head] = undefined;
+      this.#head += 1;
+      if (directory.pin !== undefined) this.#pinsAhead -= 1;
+      this.#list(directory, entries);
+      if (this.#head >= 1024 && this.#head * 2 >= this.#queue.length) {
+        this.#queue.splice(0, this.#head);
+        this.#head = 0;
       }
-      await Promise.all(children.values()); // the parent stays open until every child is opened through it
+    } while (!this.done && performance.now() - started < SLICE_MS);
+    return entries;
+  }
+
+  /**
+   * A directory's entries, listed through a verified descriptor (a directory swapped for a link since it
+   * was seen is not listed: its pin fails), its subdirectories queued with their pins.
+   */
+  #list(directory: PendingDirectory, entries: DriverWalkEntry[]): void {
+    const { logical, real } = directory;
+    let pin = directory.pin;
+    if (pin === undefined) {
+      try {
+        pin = pinDirectory(this.#sandbox, real, logical);
+      } catch {
+        return; // removed or replaced during the walk
+      }
     }
-    return { dirents, children };
-  } catch {
-    return undefined;
-  } finally {
-    pin.release();
-    if (prepinned) budget.give();
+    try {
+      let dirents: fs.Dirent[];
+      try {
+        dirents = fs.readdirSync(pin.path, { withFileTypes: true });
+      } catch {
+        return;
+      }
+      for (const dirent of dirents) {
+        const name = dirent.name;
+        if (!isVisibleName(name)) continue;
+        const kind = direntKind(dirent, pin);
+        if (kind === undefined) continue;
+        const path = logical === '' ? name : `${logical}/${name}`;
+        entries.push({ path, kind });
+        if (kind !== 'directory') continue;
+        const child: PendingDirectory = { logical: path, real: real === '' ? name : `${real}/${name}` };
+        if (PIN_DIRECTORIES && this.#pinsAhead < PINS_AHEAD) {
+          try {
+            child.pin = pinChild(pin, name, path);
+            this.#pinsAhead += 1;
+          } catch {
+            // swapped for something else meanwhile: pinned (and refused) by path when its turn comes
+          }
+        }
+        this.#queue.push(child);
+      }
+    } finally {
+      pin.release();
+    }
+  }
+
+  /** Closes the pins of the directories not listed yet (release is idempotent). */
+  release(): void {
+    for (let rest = this.#head; rest < this.#queue.length; rest += 1) this.#queue[rest]?.pin?.release();
+    this.#head = this.#queue.length;
   }
 }
 
-function releaseChildren(listing: Listing | undefined): void {
-  for (const child of listing?.children.values() ?? []) void child.then((pinned) => pinned?.release());
+/** A listed entry's kind, asking the disk (through the pinned directory, never following) when the listing did not say. */
+function direntKind(dirent: fs.Dirent, pin: PinnedDir): DriverWalkEntry['kind'] | undefined {
+  let entry: fs.Dirent | fs.Stats = dirent;
+  if (!dirent.isDirectory() && !dirent.isFile() && !dirent.isSymbolicLink()) {
+    try {
+      entry = fs.lstatSync(pin.at(dirent.name));
+    } catch {
+      return undefined;
+    }
+  }
+  if (entry.isDirectory()) return 'directory';
+  if (entry.isFile()) return 'file';
+  return entry.isSymbolicLink() ? 'symlink' : undefined;
 }
 
 /**

@@ -41,6 +41,35 @@ export function compileGlob(pattern: string, dot: boolean): CompiledGlob {
   }
 }
 
+/** Characters picomatch matches as themselves wherever they stand in a name. */
+const PLAIN = /^[\w.-]$/;
+
+/**
+ * A cheap necessary condition for a path to match a glob, tested on the main thread so that only paths that
+ * may match go to a worker: the plain characters that begin and end the glob's last segment must begin and
+ * end the path's last name (`.ts` for `**\/*.ts`, `package.json` for `**\/package.json`). Undefined when the
+ * glob gives no such characters, or has syntax that could change what its last segment spans (braces,
+ * classes, extglobs, escapes, alternatives with `|`, a negation, a `**` inside a name).
+ */
+export function globNameFilter(glob: string): ((path: string) => boolean) | undefined {
+  if (glob.startsWith('!') || /[{}()[\]\\|]/.test(glob)) return undefined;
+  const segment = glob.slice(glob.lastIndexOf('/') + 1);
+  if (segment.includes('**') || segment === '.' || segment === '..') return undefined;
+  let start = 0;
+  while (start < segment.length && PLAIN.test(segment.charAt(start))) start += 1;
+  let end = segment.length;
+  while (end > 0 && PLAIN.test(segment.charAt(end - 1))) end -= 1;
+  const prefix = segment.slice(0, start);
+  const suffix = segment.slice(end);
+  if (prefix === '' && suffix === '') return undefined;
+  const least = Math.max(prefix.length, suffix.length);
+  // Neither holds a '/': checked in place, without cutting the name out of the path.
+  return (path) => {
+    const name = path.lastIndexOf('/') + 1;
+    return path.length - name >= least && path.endsWith(suffix) && path.startsWith(prefix, name);
+  };
+}
+
 /** The literal directory prefix of a glob (`src/lib` for `src/lib/**\/*.ts`): where its walk may start. */
 export function globLiteralBase(pattern: string): string {
   return picomatch.scan(pattern).base;

@@ -2,7 +2,7 @@ import type { SearchEntry, SearchSource } from '../glob-grep.js';
 import { baseName, displayPath, joinPath, normalizePath, relativeTo, type NormalizedPath } from '../paths.js';
 import type { SearchDeadline } from './deadline.js';
 import { matchPool } from './match-pool.js';
-import { compileGlob, globLiteralBase, searchedByDefault } from './patterns.js';
+import { compileGlob, globLiteralBase, globNameFilter, searchedByDefault } from './patterns.js';
 
 /** Paths sent to a worker in one message. */
 const PATHS_PER_BATCH = 4096;
@@ -23,6 +23,7 @@ export async function selectFiles(
 ): Promise<SearchEntry[]> {
   const relativePattern = pattern?.replace(/^(?:\.?\/)+/, '');
   const compiled = relativePattern === undefined ? undefined : compileGlob(relativePattern, dot);
+  const mayMatch = relativePattern === undefined ? undefined : globNameFilter(relativePattern);
   const found: SearchEntry[] = [];
   const selections: Promise<SearchEntry[]>[] = [];
   let entries: SearchEntry[] = [];
@@ -47,6 +48,7 @@ export async function selectFiles(
       if (entry.path === base || searchedByDefault(tested)) found.push(entry);
       continue;
     }
+    if (mayMatch !== undefined && !mayMatch(tested)) continue;
     entries.push(entry);
     paths.push(tested);
     if (paths.length >= PATHS_PER_BATCH) flush();
