@@ -279,6 +279,23 @@ export function pinDirectory(sandbox: Sandbox, rel: NormalizedPath, shown: Norma
   return verifiedPin(abs, fd, actual, shown);
 }
 
+/**
+ * {@link pinDirectory} with its system calls off the event loop (the temp-file sweep at opening). The
+ * search walk pins synchronously, in time slices, which costs less CPU than a thread-pool hop per directory.
+ */
+export async function pinDirectoryAsync(sandbox: Sandbox, rel: NormalizedPath, shown: NormalizedPath): Promise<PinnedDir> {
+  const abs = sandbox.abs(rel);
+  if (!PIN_DIRECTORIES) return new PinnedDir(abs, undefined);
+  let fd: number;
+  try {
+    fd = await openAsync(abs, DIRECTORY_FLAGS);
+  } catch (error) {
+    throw hostError(error, shown);
+  }
+  const actual = await fs.promises.readlink(`/proc/self/fd/${fd}`).catch(() => undefined);
+  return verifiedPin(abs, fd, actual, shown);
+}
+
 const openAsync = promisify(fs.open) as (path: string, flags: number) => Promise<number>;
 
 /** The pin of descriptor `fd`, when the kernel says it is the directory `abs` (no link on the way); else closed and refused. */
