@@ -58,13 +58,13 @@ export function memoryAuditSink(options: { max?: number } = {}): MemoryAuditSink
 /** The actor and session of the code running now, set by the session around each tool call. */
 export const auditScope = new AsyncLocalStorage<{ sessionId: string; actor: AuditActor }>();
 
-const ORCHESTRATOR: AuditActor = Object.freeze({ kind: 'orchestrator' });
+/** The orchestrator as an actor: one frozen object, so a sink can recognise it by identity. */
+export const ORCHESTRATOR: AuditActor = Object.freeze({ kind: 'orchestrator' });
 
 /** What an operation tells the log besides its name and outcome. */
 export interface AuditDetail {
   path?: unknown;
   to?: unknown;
-  bytes?: number;
 }
 
 /**
@@ -89,18 +89,36 @@ export class AuditLog {
     return this.#sinks.length > 0;
   }
 
-  /** Runs `task` and records it: start time, actor, outcome and duration. */
-  async record<T>(op: string, detail: AuditDetail, task: () => Promise<T>, measure?: (result: T) => number | undefined): Promise<T> {
+  /**
+   * Runs `task` and records it: start time, actor, outcome and duration. The event is built when the task
+   * ends, from the call's arguments (`detail`) and, for byte counts, its result (`bytes`).
+   */
+  record<T>(
+    op: string,
+    args: unknown[],
+    detail: (args: unknown[]) => AuditDetail,
+    bytes: ((args: unknown[], result: T | undefined) => number | undefined) | undefined,
+    task: () => Promise<T>,
+  ): Promise<T> {
     const started = performance.now();
     const at = isoNow();
+    const { sessionId, actor } = this.context();
+    let running: Promise<T>;
     try {
-      const result = await task();
-      this.emit(this.#event(at, op, detail, 'ok', started, measure?.(result)));
-      return result;
+      running = task();
     } catch (error) {
-      this.emit(this.#event(at, op, detail, outcomeOf(error), started));
-      throw error;
+      running = Promise.reject(error);
     }
+    return running.then(
+      (result) => {
+        this.emit(auditEvent(at, sessionId, actor, op, detail(args), bytes?.(args, result), 'ok', started));
+        return result;
+      },
+      (error: unknown) => {
+        this.emit(auditEvent(at, sessionId, actor, op, detail(args), bytes?.(args, undefined), outcomeOf(error), started));
+        throw error;
+      },
+    );
   }
 
   /** Hands a finished event to every sink. */
@@ -122,16 +140,6 @@ export class AuditLog {
     return scope === undefined ? { sessionId: this.sessionId, actor: ORCHESTRATOR } : scope;
   }
 
-  #event(at: string, op: string, detail: AuditDetail, outcome: string, started: number, bytes = detail.bytes): AuditEvent {
-    const { sessionId, actor } = this.context();
-    const event: AuditEvent = { at, actor, op, outcome, durationMs: performance.now() - started };
-    if (sessionId !== undefined) event.sessionId = sessionId;
-    if (typeof detail.path === 'string') event.path = detail.path;
-    if (typeof detail.to === 'string') event.to = detail.to;
-    if (bytes !== undefined) event.bytes = bytes;
-    return event;
-  }
-
   #sinkFailed(sink: AuditSink, error: unknown): void {
     if (this.#failed.has(sink)) return;
     this.#failed.add(sink);
@@ -140,6 +148,26 @@ export class AuditLog {
       code: 'SESSIONFS_AUDIT_SINK',
     });
   }
+}
+
+/** One event, its optional fields set only when present (a sink sees no `undefined` members). */
+function auditEvent(
+  at: string,
+  sessionId: string | undefined,
+  actor: AuditActor,
+  op: string,
+  detail: AuditDetail,
+  bytes: number | undefined,
+  outcome: string,
+  started: number,
+): AuditEvent {
+  // Microseconds are all a log needs: a rounded number is shorter to write and to read.
+  const event: AuditEvent = { at, actor, op, outcome, durationMs: Math.round((performance.now() - started) * 1000) / 1000 };
+  if (sessionId !== undefined) event.sessionId = sessionId;
+  if (typeof detail.path === 'string') event.path = detail.path;
+  if (typeof detail.to === 'string') event.to = detail.to;
+  if (bytes !== undefined) event.bytes = bytes;
+  return event;
 }
 
 let isoMs = NaN;

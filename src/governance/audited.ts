@@ -5,13 +5,12 @@ export type { AuditSink } from './audit.js';
 
 type Method = (...args: unknown[]) => Promise<unknown>;
 
-/** How each audited method names its paths and byte counts (never contents). */
+/** How each audited method names its paths (never contents). */
 const DETAILS: Record<string, (args: unknown[]) => AuditDetail> = {
   read: ([path]) => ({ path }),
   readBytes: ([path]) => ({ path }),
-  write: ([path, content]) => ({ path, bytes: typeof content === 'string' ? Buffer.byteLength(content) : undefined }),
-  // A write stream commits with writeBytes: its staged content has a byteLength too.
-  writeBytes: ([path, content]) => ({ path, bytes: (content as { byteLength?: unknown } | undefined)?.byteLength as number | undefined }),
+  write: ([path]) => ({ path }),
+  writeBytes: ([path]) => ({ path }),
   createReadStream: ([path]) => ({ path }),
   createWriteStream: ([path]) => ({ path }),
   exists: ([path]) => ({ path }),
@@ -31,35 +30,53 @@ const DETAILS: Record<string, (args: unknown[]) => AuditDetail> = {
   writeFiles: () => ({}),
 };
 
+/**
+ * The bytes an operation moved: from its result when it succeeded (no second pass over the content), from
+ * its input when it failed (a write's content; a write stream commits with writeBytes, whose staged content
+ * has a byteLength too).
+ */
+const BYTES: Record<string, (args: unknown[], result: unknown) => number | undefined> = {
+  write: ([, content], result) =>
+    result !== undefined
+      ? (result as { bytesWritten: number }).bytesWritten
+      : typeof content === 'string'
+        ? Buffer.byteLength(content)
+        : undefined,
+  writeBytes: ([, content], result) =>
+    result !== undefined
+      ? (result as { bytesWritten: number }).bytesWritten
+      : ((content as { byteLength?: unknown } | undefined)?.byteLength as number | undefined),
+  readBytes: (_, result) => (result as { content: Uint8Array } | undefined)?.content.byteLength,
+};
+
 /** Operations built from other protocol calls on the same workspace: recorded once, not once per inner call. */
 const COMPOUND: ReadonlySet<string> = new Set(['patch', 'writeFiles']);
 /** The workspace whose compound operation is running now. */
 const insideCompound = new AsyncLocalStorage<object>();
 
-/** What a result says about bytes moved, for the methods whose input does not. */
-const RESULT_BYTES: Record<string, (result: unknown) => number | undefined> = {
-  readBytes: (result) => (result as { content: Uint8Array }).content.byteLength,
-};
-
 /**
  * Puts every protocol method of one workspace behind its audit log: the instance gets its own wrappers
  * (the class's methods, subclass overrides included, are called inside them), so that every backend built
- * on the shared layer is audited the same way and a workspace without sinks pays nothing.
+ * on the shared layer is audited the same way and a workspace without sinks pays nothing. A wrapper adds
+ * one promise reaction to the call and builds the event only when it ends.
  */
 export function auditMethods(workspace: object, log: AuditLog): void {
+  let compoundsRunning = 0;
   for (const [name, detail] of Object.entries(DETAILS)) {
     const method = (workspace as Record<string, unknown>)[name];
     if (typeof method !== 'function') continue;
     const original = method as Method;
-    const measure = RESULT_BYTES[name];
+    const bytes = BYTES[name];
     const compound = COMPOUND.has(name);
     Object.defineProperty(workspace, name, {
       configurable: true,
       writable: true,
       value(this: unknown, ...args: unknown[]): Promise<unknown> {
-        if (insideCompound.getStore() === workspace) return original.apply(this, args);
-        const run = compound ? () => insideCompound.run(workspace, () => original.apply(this, args)) : () => original.apply(this, args);
-        return log.record(name, detail(args), run, measure);
+        if (compoundsRunning > 0 && insideCompound.getStore() === workspace) return original.apply(this, args);
+        if (!compound) return log.record(name, args, detail, bytes, () => original.apply(this, args));
+        compoundsRunning += 1;
+        const run = () => insideCompound.run(workspace, () => original.apply(this, args));
+        return log.record(name, args, detail, bytes, run).finally(() => (compoundsRunning -= 1));
       },
     });
   }

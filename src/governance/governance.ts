@@ -1,5 +1,6 @@
 import type { BackendDriver, DriverEntryKind, DriverListEntry, DriverWalkEntry, SnapshotEntry, SnapshotTree } from '../workspace/driver.js';
 import { fromDriverError } from '../workspace/driver-errors.js';
+import { driverWith } from '../workspace/driver-proxy.js';
 import { LimitExceededError, PolicyError } from '../workspace/errors.js';
 import { displayPath, joinPath, normalizePath, relativeTo, type NormalizedPath } from '../workspace/paths.js';
 import type { DiffEntry, WriteMode } from '../workspace/types.js';
@@ -41,20 +42,27 @@ export class Governance {
     this.#quota = quotaBytes === undefined && quotaFiles === undefined ? undefined : new QuotaLedger(driver, quotaBytes, quotaFiles);
   }
 
-  /** The normalised path, once the rules admit it (PolicyError otherwise). */
-  async admit(path: unknown, intent: AccessIntent): Promise<NormalizedPath> {
+  /**
+   * The normalised path, once the rules admit it (PolicyError otherwise). Synchronous when no I/O is needed
+   * to decide (no policy, or a verdict that no link can change): the hot path of every operation.
+   */
+  admit(path: unknown, intent: AccessIntent): NormalizedPath | Promise<NormalizedPath> {
     const target = normalizePath(path);
-    await this.checkAccess(target, intent);
-    return target;
+    const checked = this.checkAccess(target, intent);
+    return checked === undefined ? target : checked.then(() => target);
   }
 
-  /** PolicyError unless the path (and what it really reaches, links followed) is admitted. */
-  async checkAccess(path: NormalizedPath, intent: AccessIntent): Promise<void> {
-    if (!this.#rules.active) return;
-    if (!(await this.#admits(path, intent)) || !(await this.#admitsReal(path, intent))) {
-      const shown = displayPath(path);
-      throw new PolicyError(`denied by the workspace policy: ${shown}`, shown);
-    }
+  /** PolicyError unless the path (and what it really reaches, links followed) is admitted; synchronous when it can be. */
+  checkAccess(path: NormalizedPath, intent: AccessIntent): Promise<void> | undefined {
+    if (!this.#rules.active) return undefined;
+    const verdict = this.#rules.judge(path);
+    if (verdict === 'denied') throw denied(path);
+    if (verdict === 'admitted' && (this.#driver.resolve === undefined || path === '')) return undefined;
+    return this.#checkAccess(path, intent);
+  }
+
+  async #checkAccess(path: NormalizedPath, intent: AccessIntent): Promise<void> {
+    if (!(await this.#admits(path, intent)) || !(await this.#admitsReal(path, intent))) throw denied(path);
   }
 
   /** The driver as list, walks, glob and grep should see it: entries the rules deny are absent. */
@@ -69,14 +77,7 @@ export class Governance {
       return entries.filter((_, index) => admitted[index]);
     };
     const walk = (base: NormalizedPath): AsyncIterable<DriverWalkEntry> => this.#filteredWalk(driver, base);
-    return new Proxy(driver, {
-      get: (target, property) => {
-        if (property === 'list') return list;
-        if (property === 'walk') return walk;
-        const value: unknown = Reflect.get(target, property);
-        return typeof value === 'function' ? value.bind(target) : value;
-      },
-    });
+    return driverWith(driver, { list, walk });
   }
 
   async *#filteredWalk(driver: BackendDriver, base: NormalizedPath): AsyncGenerator<DriverWalkEntry> {
@@ -86,10 +87,27 @@ export class Governance {
     }
   }
 
-  /** Before a write: the final size, the quota, and `confirm` for replacing an existing file. */
-  async beforeWrite(target: NormalizedPath, state: 'missing' | 'existing' | 'dangling', mode: WriteMode, bytes: number): Promise<Release> {
+  /**
+   * Before a write: the final size, the quota, and `confirm` for replacing an existing file. Synchronous
+   * when none of them needs I/O or a callback (no policy; or a size limit checked on the content alone).
+   */
+  beforeWrite(
+    target: NormalizedPath,
+    state: 'missing' | 'existing' | 'dangling',
+    mode: WriteMode,
+    bytes: number,
+  ): Release | Promise<Release> {
     const policy = this.policy;
     if (policy === undefined) return NO_RELEASE;
+    const replacing = state === 'existing' && mode === 'overwrite';
+    if (this.#quota === undefined && !(state === 'existing' && mode === 'append') && !(replacing && policy.confirm !== undefined)) {
+      this.#checkFileSize(bytes, target);
+      return NO_RELEASE;
+    }
+    return this.#beforeWrite(target, state, mode, bytes);
+  }
+
+  async #beforeWrite(target: NormalizedPath, state: 'missing' | 'existing' | 'dangling', mode: WriteMode, bytes: number): Promise<Release> {
     const old = state === 'existing' && (mode === 'append' || this.#quota !== undefined) ? (await this.#stat(target)).sizeBytes : 0;
     const finalSize = mode === 'append' ? old + bytes : bytes;
     this.#checkFileSize(finalSize, target);
@@ -255,4 +273,9 @@ export class Governance {
       throw fromDriverError(error, path);
     }
   }
+}
+
+function denied(path: NormalizedPath): PolicyError {
+  const shown = displayPath(path);
+  return new PolicyError(`denied by the workspace policy: ${shown}`, shown);
 }

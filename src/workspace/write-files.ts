@@ -20,7 +20,7 @@ export async function checkBulkEntries(
   entries: readonly WriteFilesEntry[],
   limits: Readonly<WorkspaceLimits>,
   driver: BackendDriver,
-  admit: (path: unknown, intent: 'file' | 'directory') => Promise<NormalizedPath>,
+  admit: (path: unknown, intent: 'file' | 'directory') => NormalizedPath | Promise<NormalizedPath>,
 ): Promise<CheckedBulk> {
   if (!Array.isArray(entries)) throw new InvalidArgumentError('writeFiles takes an array of entries');
   const checked: DriverBulkEntry[] = [];

@@ -61,12 +61,15 @@ describe.each(SHARED_FILE_BACKENDS)('audit on $name', (backend) => {
     await expectError(workspace.write('.env', 'TOKEN=1'), 'PolicyError', 'EPERM');
     await expectError(workspace.write('big.txt', 'too big'), 'LimitExceededError', 'EFBIG');
     await expectError(workspace.write(42 as unknown as string, 'x'), 'InvalidArgumentError', 'EINVAL');
-    expect(shape(sink.events).map(({ op, path, outcome }) => ({ op, path, outcome }))).toEqual([
-      { op: 'read', path: 'missing.txt', outcome: 'ENOENT' },
-      { op: 'write', path: '.env', outcome: 'EPERM' },
-      { op: 'write', path: 'big.txt', outcome: 'EFBIG' },
-      { op: 'write', path: undefined, outcome: 'EINVAL' },
+    expect(shape(sink.events).map(({ op, path, bytes, outcome }) => ({ op, path, bytes, outcome }))).toEqual([
+      { op: 'read', path: 'missing.txt', bytes: undefined, outcome: 'ENOENT' },
+      // A failed write reports the bytes it was given (a successful one, the bytes it wrote).
+      { op: 'write', path: '.env', bytes: 7, outcome: 'EPERM' },
+      { op: 'write', path: 'big.txt', bytes: 7, outcome: 'EFBIG' },
+      { op: 'write', path: undefined, bytes: 1, outcome: 'EINVAL' },
     ]);
+    // Durations are whole microseconds.
+    for (const { durationMs } of sink.events) expect(Math.round(durationMs * 1000)).toBeCloseTo(durationMs * 1000, 6);
   });
 
   it('records snapshot, restore, diff and patch once each', async () => {

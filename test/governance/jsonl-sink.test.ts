@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { jsonlAuditSink, readAuditLog } from '../../src/governance/jsonl-sink.js';
+import { jsonLine, jsonlAuditSink, readAuditLog } from '../../src/governance/jsonl-sink.js';
+import type { AuditEvent } from '../../src/governance/audit.js';
 import { MemoryWorkspace } from '../../src/backends/memory/index.js';
 
 const dirs: string[] = [];
@@ -66,6 +67,24 @@ describe('jsonlAuditSink', () => {
     sink({ at: 'z', actor: { kind: 'orchestrator' }, op: 'stat', outcome: 'ok', durationMs: 0 });
     sink.close();
     expect(readAuditLog(file).map((event) => event.at)).toEqual(['x', 'z']);
+  });
+
+  it('writes each event as the JSON of exactly its members, whatever its strings hold or its shape', () => {
+    const tool = { kind: 'tool', tool: 'edit "quoted"', callId: 'c\\1' } as const;
+    const events: unknown[] = [
+      { at: 'a', actor: { kind: 'orchestrator' }, op: 'read', path: 'é/ü\n"x".txt', outcome: 'ok', durationMs: 0.125 },
+      { at: 'b', sessionId: 's\u2028', actor: tool, op: 'rename', path: 'a', to: 'b\\c', bytes: 3, outcome: 'EPERM', durationMs: 1 },
+      { at: 'c', actor: { kind: 'orchestrator' }, op: 'read', outcome: 'ok', durationMs: 2, extra: { nested: [1] } },
+      { at: 'd', actor: { kind: 'tool', tool: 't', callId: 'i', more: true }, op: 'x', outcome: 'ok', durationMs: 3 },
+      { at: 'e', actor: { kind: 'orchestrator' }, op: 'x', path: 7, outcome: 'ok', durationMs: 4 },
+      { at: 'f', actor: { kind: 'orchestrator' }, op: 'x', bytes: Number.NaN, outcome: 'ok', durationMs: Number.POSITIVE_INFINITY },
+      { at: 'g', actor: { kind: 'orchestrator' }, op: 'x', path: undefined, outcome: 'ok', durationMs: 5 },
+    ];
+    for (const event of events) {
+      const line = jsonLine(event as AuditEvent);
+      expect(line.endsWith('\n') && !line.slice(0, -1).includes('\n')).toBe(true);
+      expect(JSON.parse(line)).toEqual(JSON.parse(JSON.stringify(event)));
+    }
   });
 
   it('refuses a missing path', () => {
