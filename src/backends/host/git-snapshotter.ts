@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
+import { GitDirGate } from './git/gate.js';
 import { GitStore } from './git/store.js';
 import { pruneUnreachable, type PruneResult } from './git/prune.js';
 import { diffTrees } from './git/tree-diff.js';
@@ -39,6 +40,8 @@ export class HostGitSnapshotter implements Snapshotter {
   readonly #changes: ChangeTracker;
   /** A fork's ancestors' git dirs: their records restore here when this repository holds their ref (copied at the fork). */
   readonly #inherited: readonly string[];
+  /** Keeps prunes apart from snapshots, restores and diffs on this git dir, in every process (see GitDirGate). */
+  readonly #gate: GitDirGate;
   #releasedSincePrune = 0;
 
   constructor(
@@ -55,6 +58,7 @@ export class HostGitSnapshotter implements Snapshotter {
     this.#changeDetection = changeDetection;
     this.#changes = changes;
     this.#store = new GitStore(gitDir);
+    this.#gate = new GitDirGate(gitDir);
     this.#state = new SnapshotState(root, this.#store, excluded);
   }
 
@@ -104,6 +108,10 @@ export class HostGitSnapshotter implements Snapshotter {
   }
 
   async snapshot(options: SnapshotOptions): Promise<WorkspaceSnapshot> {
+    return this.#gate.use(() => this.#snapshot(options));
+  }
+
+  async #snapshot(options: SnapshotOptions): Promise<WorkspaceSnapshot> {
     const tag = options.tag;
     const id = randomUUID();
     const createdAt = new Date();
@@ -169,6 +177,10 @@ export class HostGitSnapshotter implements Snapshotter {
    * next snapshot rescans the root and the next restore is exact (see `TreeApplier`).
    */
   async restore(snapshot: WorkspaceSnapshot): Promise<RestoreResult> {
+    return this.#gate.use(() => this.#restore(snapshot));
+  }
+
+  async #restore(snapshot: WorkspaceSnapshot): Promise<RestoreResult> {
     const tree = await this.#treeOf(snapshot);
     const retries: RestoreRetry[] = [];
     for (let attempt = 1; ; attempt += 1) {
@@ -210,21 +222,31 @@ export class HostGitSnapshotter implements Snapshotter {
     if (this.#releasedSincePrune >= PRUNE_EVERY) await this.prune();
   }
 
-  /** Removes every object no snapshot ref reaches and the stat cache does not name. */
+  /**
+   * Removes every object no snapshot ref reaches and the stat cache does not name; skipped (`skipped: true`,
+   * tried again at the next release) while a snapshot, restore or diff of any process uses the git dir.
+   */
   async prune(): Promise<PruneResult> {
-    this.#releasedSincePrune = 0;
-    return pruneUnreachable(this.#store, this.#state.objectIds());
+    const result = await this.#gate.prune(() => {
+      this.#releasedSincePrune = 0;
+      return pruneUnreachable(this.#store, this.#state.objectIds());
+    });
+    return result ?? { looseRemoved: 0, packsRemoved: 0, skipped: true };
   }
 
   async open(snapshot?: WorkspaceSnapshot): Promise<SnapshotTree> {
-    const tree = snapshot === undefined ? this.#capture((live) => live) : await this.#treeOf(snapshot);
-    return gitSnapshotTree(this.#store, tree);
+    return this.#gate.use(async () => {
+      const tree = snapshot === undefined ? this.#capture((live) => live) : await this.#treeOf(snapshot);
+      return gitSnapshotTree(this.#store, tree);
+    });
   }
 
   async diff(from: WorkspaceSnapshot, to?: WorkspaceSnapshot): Promise<DiffEntry[]> {
-    const left = await this.#treeOf(from);
-    const right = to === undefined ? this.#capture((tree) => tree) : await this.#treeOf(to);
-    return diffTrees(this.#store, left, right);
+    return this.#gate.use(async () => {
+      const left = await this.#treeOf(from);
+      const right = to === undefined ? this.#capture((tree) => tree) : await this.#treeOf(to);
+      return diffTrees(this.#store, left, right);
+    });
   }
 }
 

@@ -8,6 +8,8 @@ export interface PruneResult {
   looseRemoved: number;
   /** Packs removed (whole, or after their live objects were copied to a new pack). */
   packsRemoved: number;
+  /** Set when the prune did not run: a snapshot, restore or diff was using the git dir (see GitDirGate). */
+  skipped?: true;
 }
 
 const HEX40 = /^[0-9a-f]{40}$/;
