@@ -201,7 +201,7 @@ export class DriverWorkspace implements SnapshotableWorkspace {
 
   /** What glob and grep walk: files include links to files inside the root; walks never enter a link. */
   readonly #searchSource: SearchSource = {
-    walk: (base: NormalizedPath): AsyncIterable<SearchEntry> => this.#probe.searchWalk(base),
+    walk: (base: NormalizedPath): AsyncIterable<readonly SearchEntry[]> => this.#probe.searchWalk(base),
     readFile: async (path: NormalizedPath): Promise<Uint8Array> => (await this.#readFile(path, { offset: 0 })).content,
     pinDirectory: (path: NormalizedPath) => this.driver.pinSearchDirectory?.(path),
   };

@@ -34,7 +34,11 @@ export interface BackendDriver {
   stat(path: string): Promise<DriverStat>;
   /** Children of a directory, any order. */
   list(path: string): Promise<DriverListEntry[]>;
-  /** Every entry below directory `base` (not `base` itself), any order, never descending through a symlink. */
+  /**
+   * Every entry below directory `base` (not `base` itself), any order, never descending through a symlink.
+   * The iterable may also offer `batches()` (see {@link BatchedWalk}): glob and grep then take the entries
+   * a batch at a time, without an asynchronous step per entry.
+   */
   walk(base: string): AsyncIterable<DriverWalkEntry>;
   /** Creates a directory and any missing parents. */
   mkdir(path: string): Promise<void>;
@@ -141,6 +145,34 @@ export interface DriverWalkEntry {
   /** Root-relative, normalised. */
   path: string;
   kind: DriverEntryKind;
+}
+
+/** A walk that can also hand over its entries in batches (the same entries, in the same order). */
+export interface BatchedWalk extends AsyncIterable<DriverWalkEntry> {
+  batches(): AsyncIterable<readonly DriverWalkEntry[]>;
+}
+
+/** Entries grouped when a walk has no batches of its own: at most this many wait for the next one. */
+const WALK_BATCH = 256;
+
+/**
+ * A walk's entries a batch at a time: its own `batches()` when it offers them, else grouped here. A wrapper
+ * that filters a walk (the policy's view) returns a plain iterable, so its filter is never skipped.
+ */
+export async function* walkBatches(walk: AsyncIterable<DriverWalkEntry>): AsyncGenerator<readonly DriverWalkEntry[]> {
+  if (typeof (walk as Partial<BatchedWalk>).batches === 'function') {
+    yield* (walk as BatchedWalk).batches();
+    return;
+  }
+  let batch: DriverWalkEntry[] = [];
+  for await (const entry of walk) {
+    batch.push(entry);
+    if (batch.length >= WALK_BATCH) {
+      yield batch;
+      batch = [];
+    }
+  }
+  if (batch.length > 0) yield batch;
 }
 
 /**

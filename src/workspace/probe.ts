@@ -1,4 +1,4 @@
-import type { BackendDriver, DriverEntryKind, DriverStat } from './driver.js';
+import { walkBatches, type BackendDriver, type DriverEntryKind, type DriverStat } from './driver.js';
 import { fromDriverError } from './driver-errors.js';
 import {
   ConflictError,
@@ -25,7 +25,8 @@ export class DriverProbe {
     this.#driver = driver;
   }
 
-  async *searchWalk(base: NormalizedPath): AsyncGenerator<SearchEntry> {
+  /** glob and grep's walk, in batches: `base` itself when it is a file, else every entry below it. */
+  async *searchWalk(base: NormalizedPath): AsyncGenerator<readonly SearchEntry[]> {
     let kind: DriverEntryKind | undefined;
     try {
       kind = await this.kind(base);
@@ -34,13 +35,17 @@ export class DriverProbe {
       throw error;
     }
     if (kind === 'file' || kind === 'symlink') {
-      if (kind === 'file' || (await this.linkIsFile(base))) yield { path: base, isFile: true, isLink: kind === 'symlink' };
+      if (kind === 'file' || (await this.linkIsFile(base))) yield [{ path: base, isFile: true, isLink: kind === 'symlink' }];
       return;
     }
     if (kind === undefined) return;
-    for await (const entry of this.#driver.walk(base)) {
-      const isLink = entry.kind === 'symlink';
-      yield { path: entry.path, isFile: entry.kind === 'file' || (isLink && (await this.linkIsFile(entry.path))), isLink };
+    for await (const batch of walkBatches(this.#driver.walk(base))) {
+      const entries: SearchEntry[] = [];
+      for (const { path, kind: entryKind } of batch) {
+        const isLink = entryKind === 'symlink';
+        entries.push({ path, isFile: entryKind === 'file' || (isLink && (await this.linkIsFile(path))), isLink });
+      }
+      yield entries;
     }
   }
 

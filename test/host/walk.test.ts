@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Sandbox } from '../../src/backends/host/sandbox.js';
 import { walkTree } from '../../src/backends/host/walk.js';
+import { walkBatches, type DriverWalkEntry } from '../../src/workspace/driver.js';
 import { scratch } from './support.js';
 
 /** Descriptors this process holds on directories under `root` (the walk's pins). */
@@ -82,6 +83,28 @@ describe.skipIf(!fs.existsSync('/proc/self/fd'))('host walk', () => {
     walking = false;
     expect(walked).toBe(3000);
     expect(turns).toBeGreaterThan(0);
+    expect(openUnder(root)).toEqual([]);
+  });
+
+  it('hands the same entries over a slice at a time to glob and grep (walkBatches), and groups a plain walk', async () => {
+    const root = wideTree();
+    const one: string[] = [];
+    for await (const entry of walkTree(new Sandbox(root), '')) one.push(entry.path);
+    const batched: string[] = [];
+    for await (const batch of walkBatches(walkTree(new Sandbox(root), ''))) batched.push(...batch.map((entry) => entry.path));
+    expect(batched).toEqual(one);
+    // A wrapper that filters a walk (the policy's view) hands over a plain iterable: its entries, grouped, nothing else.
+    async function* filtered(): AsyncGenerator<DriverWalkEntry> {
+      for await (const entry of walkTree(new Sandbox(root), '')) if (!entry.path.startsWith('d1')) yield entry;
+    }
+    const sizes: number[] = [];
+    const kept: string[] = [];
+    for await (const batch of walkBatches(filtered())) {
+      sizes.push(batch.length);
+      kept.push(...batch.map((entry) => entry.path));
+    }
+    expect(kept).toEqual(one.filter((path) => !path.startsWith('d1')));
+    expect(Math.max(...sizes)).toBeLessThanOrEqual(256);
     expect(openUnder(root)).toEqual([]);
   });
 });

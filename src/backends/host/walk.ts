@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import type { DriverWalkEntry } from '../../workspace/driver.js';
+import type { BatchedWalk, DriverWalkEntry } from '../../workspace/driver.js';
 import { FileNotFoundError, NotADirectoryError } from '../../workspace/errors.js';
 import type { NormalizedPath } from '../../workspace/paths.js';
 import { isVisibleName } from './names.js';
@@ -21,7 +21,18 @@ import { PIN_DIRECTORIES, pinChild, pinDirectory, type PinnedDir, type Sandbox }
  * readdir), and on the 972 directories of the search bench the walk took about 48 ms of CPU against 18 ms
  * done this way.
  */
-export async function* walkTree(sandbox: Sandbox, base: NormalizedPath): AsyncGenerator<DriverWalkEntry> {
+export function walkTree(sandbox: Sandbox, base: NormalizedPath): BatchedWalk {
+  const batches = (): AsyncGenerator<DriverWalkEntry[]> => walkSlices(sandbox, base);
+  return {
+    batches,
+    async *[Symbol.asyncIterator]() {
+      for await (const slice of batches()) yield* slice;
+    },
+  };
+}
+
+/** The walk, one slice of listing at a time. */
+async function* walkSlices(sandbox: Sandbox, base: NormalizedPath): AsyncGenerator<DriverWalkEntry[]> {
   let start;
   try {
     start = await sandbox.resolve(base, false);
@@ -33,8 +44,7 @@ export async function* walkTree(sandbox: Sandbox, base: NormalizedPath): AsyncGe
   const walk = new Walk(sandbox, { logical: base, real: start.rel });
   try {
     for (;;) {
-      const entries = walk.slice();
-      yield* entries;
+      yield walk.slice();
       if (walk.done) return;
       await nextTurn();
     }

@@ -40,18 +40,20 @@ export async function selectFiles(
     paths = [];
   };
 
-  for await (const entry of source.walk(walkStart(base, relativePattern))) {
-    deadline.step('walk', displayPath(entry.path));
-    if (!entry.isFile) continue;
-    const tested = entry.path === base ? baseName(base) : relativeTo(entry.path, base);
-    if (compiled === undefined) {
-      if (entry.path === base || searchedByDefault(tested)) found.push(entry);
-      continue;
+  for await (const batch of source.walk(walkStart(base, relativePattern))) {
+    for (const entry of batch) {
+      deadline.step('walk', displayPath(entry.path));
+      if (!entry.isFile) continue;
+      const tested = entry.path === base ? baseName(base) : relativeTo(entry.path, base);
+      if (compiled === undefined) {
+        if (entry.path === base || searchedByDefault(tested)) found.push(entry);
+        continue;
+      }
+      if (mayMatch !== undefined && !mayMatch(tested)) continue;
+      entries.push(entry);
+      paths.push(tested);
+      if (paths.length >= PATHS_PER_BATCH) flush();
     }
-    if (mayMatch !== undefined && !mayMatch(tested)) continue;
-    entries.push(entry);
-    paths.push(tested);
-    if (paths.length >= PATHS_PER_BATCH) flush();
   }
   flush();
   for (const selected of await Promise.all(selections)) found.push(...selected);
