@@ -32,34 +32,66 @@ const NAME_BEFORE = /[\p{L}\p{N}\p{M}_.~+-]/u;
 const ABSOLUTE = /(^|[\s'"`(=<[{,:])((?:[A-Za-z]:)?[\\/][^\s'"`,;()<>[\]{}]+)/g;
 
 export function scrubHostPaths(message: string, options: ScrubOptions): string {
+  const plan = planFor(options.root, options.hostDirs ?? []);
   let segments: Segment[] = [{ text: message, done: false }];
-  const root = options.root !== undefined && options.root !== '/' && options.root !== '' ? stripSlash(options.root) : undefined;
-  if (root !== undefined) segments = replacePrefix(segments, root, (rest) => (rest === '' ? '/' : rest));
-  const dirs = [...new Set((options.hostDirs ?? []).filter((dir) => dir.length > 1).map(stripSlash))].sort((a, b) => b.length - a.length);
-  for (const dir of dirs) segments = replacePrefix(segments, dir, () => '<host path>');
-  segments = replaceBareForms(segments, root === undefined ? dirs : [root, ...dirs]);
+  if (plan.root !== undefined) segments = replacePrefix(segments, plan.root, (rest) => (rest === '' ? '/' : rest));
+  for (const dir of plan.dirs) segments = replacePrefix(segments, dir, () => '<host path>');
+  segments = replaceBareForms(segments, plan);
   if (options.allAbsolute === true) {
     segments = segments.map((segment) =>
       segment.done ? segment : { text: segment.text.replace(ABSOLUTE, (_match, lead: string) => `${lead}<path>`), done: true },
     );
   }
-  return segments.map((segment) => segment.text).join('');
+  return segments.length === 1 ? (segments[0] as Segment).text : segments.map((segment) => segment.text).join('');
+}
+
+/** What one set of options hides: the root and directories in the order they are replaced, and their bare forms. */
+interface ScrubPlan {
+  root: string | undefined;
+  dirs: string[];
+  /** The slash-less forms (longest first), and one pattern matching any of them as a whole path. */
+  bare: string[];
+  barePattern: RegExp | undefined;
+}
+
+/** Plans by options: a session scrubs every call's result with the same root and directories. */
+const plans = new Map<string, ScrubPlan>();
+const MAX_PLANS = 64;
+
+function planFor(rootOption: string | undefined, hostDirs: readonly string[]): ScrubPlan {
+  const key = `${rootOption ?? ''}\0${hostDirs.join('\0')}`;
+  let plan = plans.get(key);
+  if (plan !== undefined) return plan;
+  const root = rootOption !== undefined && rootOption !== '/' && rootOption !== '' ? stripSlash(rootOption) : undefined;
+  const dirs = [...new Set(hostDirs.filter((dir) => dir.length > 1).map(stripSlash))].sort((a, b) => b.length - a.length);
+  const bare = (root === undefined ? dirs : [root, ...dirs])
+    .filter((dir) => dir.startsWith('/') && dir.length > 2)
+    .map((dir) => dir.slice(1))
+    .filter((dir) => dir.includes('/'))
+    .sort((a, b) => b.length - a.length);
+  const escaped = bare.map((dir) => dir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|');
+  const barePattern =
+    bare.length === 0 ? undefined : new RegExp(`(?<![\\p{L}\\p{N}\\p{M}_.~+/-])(?:${escaped})(?![\\p{L}\\p{N}\\p{M}_.~+-])`, 'gu');
+  plan = { root, dirs, bare, barePattern };
+  if (plans.size >= MAX_PLANS) plans.clear();
+  plans.set(key, plan);
+  return plan;
 }
 
 /**
  * Only as a whole path of two segments or more: a one-segment form (`tmp`, `app`, `data`) is an ordinary
  * word, and replacing it anywhere mangled file contents and workspace paths (`import tmp from "tmp"`).
+ * The (unicode) pattern runs only over a segment that holds one of the forms at all: a plain substring
+ * search first, so a large output without host paths costs one scan per form.
  */
-function replaceBareForms(segments: Segment[], dirs: readonly string[]): Segment[] {
-  const bare = dirs
-    .filter((dir) => dir.startsWith('/') && dir.length > 2)
-    .map((dir) => dir.slice(1))
-    .filter((dir) => dir.includes('/'))
-    .sort((a, b) => b.length - a.length);
-  if (bare.length === 0) return segments;
-  const escaped = bare.map((dir) => dir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|');
-  const pattern = new RegExp(`(?<![\\p{L}\\p{N}\\p{M}_.~+/-])(?:${escaped})(?![\\p{L}\\p{N}\\p{M}_.~+-])`, 'gu');
-  return segments.map((segment) => (segment.done ? segment : { text: segment.text.replace(pattern, '<host path>'), done: false }));
+function replaceBareForms(segments: Segment[], plan: ScrubPlan): Segment[] {
+  const pattern = plan.barePattern;
+  if (pattern === undefined) return segments;
+  return segments.map((segment) =>
+    segment.done || !plan.bare.some((form) => segment.text.includes(form))
+      ? segment
+      : { text: segment.text.replace(pattern, '<host path>'), done: false },
+  );
 }
 
 function stripSlash(path: string): string {

@@ -150,7 +150,8 @@ export function isRefusal(result: WriteResult | ToolResult<ToolFailure>): result
 }
 
 function describe(bytes: Uint8Array): Seen {
+  // indexOf runs natively: iterating the bytes one by one was most of a 1 MiB read_file's time.
   let lines = 0;
-  for (const byte of bytes) if (byte === 10) lines += 1;
+  for (let at = bytes.indexOf(10); at !== -1; at = bytes.indexOf(10, at + 1)) lines += 1;
   return { digest: createHash('sha1').update(bytes).digest('base64'), sizeBytes: bytes.byteLength, lines };
 }

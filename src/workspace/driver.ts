@@ -30,7 +30,10 @@ export interface BackendDriver {
   writeFile(path: string, bytes: Uint8Array, options: { mode: WriteMode; mimeType?: string }): Promise<void>;
   /** What the path is without following a final symlink; `undefined` when it does not exist. */
   kind(path: string): Promise<DriverEntryKind | undefined>;
-  /** Follows a symlink (one that leaves the driver's root must fail with `EACCES`). */
+  /**
+   * Follows a symlink (one that leaves the driver's root must fail with `EACCES`); a dangling one (inside the
+   * root) is reported as the link itself (`isSymlink`, neither file nor directory), not as `ENOENT`.
+   */
   stat(path: string): Promise<DriverStat>;
   /** Children of a directory, any order. */
   list(path: string): Promise<DriverListEntry[]>;

@@ -101,6 +101,25 @@ export async function createFileExclusive(dirAbs: string, targetAbs: string, con
   await unlinkQuietly(temp);
 }
 
+/** Content up to this size is written synchronously: each step is a thread-pool round trip otherwise. */
+const SYNC_WRITE_BYTES = 256 * 1024;
+
+/** Creates (exclusively) or replaces `targetAbs` with `content`, atomically; synchronously when it is small. */
+export async function placeFile(
+  dirAbs: string,
+  targetAbs: string,
+  content: Uint8Array,
+  mode: number,
+  how: 'create' | 'replace',
+): Promise<void> {
+  const small = content.byteLength <= SYNC_WRITE_BYTES;
+  if (how === 'create') {
+    if (small) createFileExclusiveSync(dirAbs, targetAbs, content, mode);
+    else await createFileExclusive(dirAbs, targetAbs, content, mode);
+  } else if (small) replaceFileSync(dirAbs, targetAbs, content, mode);
+  else await replaceFile(dirAbs, targetAbs, content, mode);
+}
+
 /** Replaces `targetAbs` with a symlink whose target text is `linkTarget` (temp link + rename). */
 export async function replaceSymlink(dirAbs: string, targetAbs: string, linkTarget: string | Buffer): Promise<void> {
   const temp = tempPathIn(dirAbs);
@@ -113,24 +132,50 @@ export async function replaceSymlink(dirAbs: string, targetAbs: string, linkTarg
   }
 }
 
-/** Synchronous `replaceFile`, for restore's tight loop (no thread-pool round trips per file). */
-export function replaceFileSync(dirAbs: string, targetAbs: string, content: Uint8Array, mode: number): void {
+/** Synchronous `writeTemp`. */
+function writeTempSync(dirAbs: string, content: Uint8Array, mode: number): string {
   const temp = tempPathIn(dirAbs);
   const fd = fs.openSync(temp, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW, mode);
   try {
     fs.writeFileSync(fd, content);
     fs.fchmodSync(fd, mode);
-    fs.closeSync(fd);
-    fs.renameSync(temp, targetAbs);
   } catch (error) {
-    try {
-      fs.closeSync(fd);
-    } catch {
-      // already closed
-    }
+    fs.closeSync(fd);
     unlinkQuietlySync(temp);
     throw error;
   }
+  fs.closeSync(fd);
+  return temp;
+}
+
+/**
+ * Synchronous `replaceFile`, for restore's tight loop and small writes (no thread-pool round trips per
+ * file).
+ */
+export function replaceFileSync(dirAbs: string, targetAbs: string, content: Uint8Array, mode: number): void {
+  const temp = writeTempSync(dirAbs, content, mode);
+  try {
+    fs.renameSync(temp, targetAbs);
+  } catch (error) {
+    unlinkQuietlySync(temp);
+    throw error;
+  }
+}
+
+/** Synchronous `createFileExclusive`, for small writes. */
+export function createFileExclusiveSync(dirAbs: string, targetAbs: string, content: Uint8Array, mode: number): void {
+  const temp = writeTempSync(dirAbs, content, mode);
+  try {
+    fs.linkSync(temp, targetAbs);
+  } catch (error) {
+    unlinkQuietlySync(temp);
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EXDEV') throw error;
+    // A filesystem without hard links: fall back to an exclusive open of the target itself.
+    fs.writeFileSync(targetAbs, content, { flag: 'wx', mode });
+    return;
+  }
+  unlinkQuietlySync(temp);
 }
 
 /** Synchronous `replaceSymlink`. */

@@ -20,7 +20,7 @@ import {
 } from '../../workspace/errors.js';
 import { baseName, displayPath, joinPath, parentPath, type NormalizedPath } from '../../workspace/paths.js';
 import type { WriteMode } from '../../workspace/types.js';
-import { createFileExclusive, isTempName, replaceFile } from './atomic.js';
+import { isTempName, placeFile } from './atomic.js';
 import { writeEntries } from './bulk-write.js';
 import { hostFileVersion, type ChangeTracker } from './changes.js';
 import { copyDirectory, copyLeaf } from './copy.js';
@@ -31,7 +31,7 @@ import { pinSearchDirectory, walkTree } from './walk.js';
 export { listPinned } from './list.js';
 import { readRange } from './read-range.js';
 import { statFromHost } from './stat.js';
-import { fileHandle, HostStagedFile, openVerified } from './streams.js';
+import { fileHandle, HostStagedFile, openVerified, readVerifiedSync, SYNC_READ_BYTES } from './streams.js';
 
 const NEW_FILE_MODE = 0o644;
 
@@ -91,9 +91,13 @@ export class HostDriver implements BackendDriver {
 
   // ---- primitives -------------------------------------------------------------------------------------
 
+  /**
+   * Synchronous lstats (microseconds each on a local disk): a thread-pool round trip per path component
+   * was most of a small read's or write's time.
+   */
   async #resolve(path: NormalizedPath, followFinal: boolean): Promise<Resolved> {
     try {
-      return await this.#sandbox.resolve(path, followFinal);
+      return this.#sandbox.resolveSync(path, followFinal);
     } catch (error) {
       throw hostError(error, path);
     }
@@ -112,7 +116,11 @@ export class HostDriver implements BackendDriver {
   }
 
   async readFile(path: NormalizedPath, range: { offset: number; length?: number }): Promise<{ content: Uint8Array; sizeBytes: number }> {
-    const { handle, size } = await openVerified(this.#sandbox, await this.#resolve(path, true), path);
+    const target = await this.#resolve(path, true);
+    // A small file is opened, verified and read without leaving the main thread (five thread-pool round
+    // trips were most of a small read's time); a large one is read off it, not to stall other work.
+    if (target.stat !== undefined && target.stat.size <= SYNC_READ_BYTES) return readVerifiedSync(this.#sandbox, target, path, range);
+    const { handle, size } = await openVerified(this.#sandbox, target, path);
     try {
       return await readRange(handle, size, range);
     } catch (error) {
@@ -144,7 +152,7 @@ export class HostDriver implements BackendDriver {
     await this.#store(path, request.mode, async (dirAbs, targetAbs, existing, abs) => {
       if (request.mode === 'create') {
         if (existing !== undefined) throw new FileExistsError(shown);
-        await createFileExclusive(dirAbs, targetAbs, content, NEW_FILE_MODE);
+        await placeFile(dirAbs, targetAbs, content, NEW_FILE_MODE, 'create');
       } else if (request.mode === 'append' && existing !== undefined) {
         const handle = await fs.promises.open(
           abs,
@@ -159,7 +167,7 @@ export class HostDriver implements BackendDriver {
         }
       } else {
         // Overwrite keeps the permission bits of the file it replaces (an executable stays executable).
-        await replaceFile(dirAbs, targetAbs, content, existing === undefined ? NEW_FILE_MODE : existing.mode & 0o7777);
+        await placeFile(dirAbs, targetAbs, content, existing === undefined ? NEW_FILE_MODE : existing.mode & 0o7777, 'replace');
       }
     });
   }
@@ -209,13 +217,13 @@ export class HostDriver implements BackendDriver {
         current = joinPath(current, name);
         const abs = pin.at(name);
         try {
-          await fs.promises.mkdir(abs);
+          fs.mkdirSync(abs);
           this.#changes.touched(current);
         } catch (error) {
           if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw hostError(error, shownPath);
           let st: fs.Stats;
           try {
-            st = await fs.promises.lstat(abs);
+            st = fs.lstatSync(abs);
           } catch (lstatError) {
             throw hostError(lstatError, shownPath);
           }

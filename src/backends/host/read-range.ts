@@ -6,8 +6,7 @@ export async function readRange(
   size: number,
   range: { offset: number; length?: number },
 ): Promise<{ content: Uint8Array; sizeBytes: number }> {
-  const start = Math.min(range.offset, size);
-  const length = range.length === undefined ? size - start : Math.min(range.length, size - start);
+  const { start, length } = clampRange(size, range);
   const buffer = Buffer.alloc(length);
   let done = 0;
   while (done < length) {
@@ -16,4 +15,10 @@ export async function readRange(
     done += bytesRead;
   }
   return { content: new Uint8Array(buffer.buffer, buffer.byteOffset, done), sizeBytes: size };
+}
+
+/** Where `range` starts in a file of `size` bytes and how many bytes of it there are. */
+export function clampRange(size: number, range: { offset: number; length?: number }): { start: number; length: number } {
+  const start = Math.min(range.offset, size);
+  return { start, length: range.length === undefined ? size - start : Math.min(range.length, size - start) };
 }

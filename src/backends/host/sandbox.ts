@@ -219,6 +219,18 @@ export class Sandbox {
     }
     if (actual !== expectedAbs) throw new PathEscapeError(shown, `the path changed while it was being opened: ${shown}`);
   }
+
+  /** {@link verifyDescriptor} on the main thread (a small read's whole open-verify-read runs synchronously). */
+  verifyDescriptorSync(fd: number, expectedAbs: string, shown: string): void {
+    if (process.platform !== 'linux') return;
+    let actual: string;
+    try {
+      actual = fs.readlinkSync(`/proc/self/fd/${fd}`);
+    } catch {
+      return;
+    }
+    if (actual !== expectedAbs) throw new PathEscapeError(shown, `the path changed while it was being opened: ${shown}`);
+  }
 }
 
 /** Whether directories are pinned by descriptor (Linux with /proc); elsewhere a pin is only a checked path. */

@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import { basename, dirname, join, resolve as resolveHostPath } from 'node:path';
-import { execa, type Options as ExecaOptions, type Result as ExecaResult } from 'execa';
+import type { Options as ExecaOptions, Result as ExecaResult } from 'execa';
 import { validatePolicy } from '../../governance/policy.js';
 import { GitStore } from './git/store.js';
 import { DriverWorkspace, type CreateWorkspaceOptions } from '../../workspace/create-workspace.js';
@@ -143,6 +143,8 @@ export class HostWorkspace extends DriverWorkspace {
     if (typeof command !== 'string' || command === '') throw new InvalidArgumentError('command must be a non-empty string');
     this.#changes.mark();
     try {
+      // Loaded on first use: most sessions run no command, and the CLI starts faster without it.
+      const { execa } = await import('execa');
       return (await execa(command, [...args], { ...options, cwd: this.root })) as unknown as ExecaResult;
     } finally {
       this.#changes.mark();

@@ -2,8 +2,11 @@ import { createHash, randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { deflateSync, inflateSync } from 'node:zlib';
-import git from 'isomorphic-git';
+import { lazyRequire } from '../../../workspace/lazy-require.js';
 import { PACK_FLUSH_BYTES, PackBatch, PackIndex } from './pack.js';
+
+/** Only objects read back through git's own format (packs written elsewhere) need it. */
+const git = lazyRequire<typeof import('isomorphic-git')>('isomorphic-git');
 
 /**
  * The git object store behind the host backend's snapshots: a bare repository kept outside the workspace
@@ -219,7 +222,7 @@ export class GitStore {
       }
     }
     // Packs written by git itself (deltas, after a `git gc`): isomorphic-git reads those.
-    const result = await git.readObject({ fs, gitdir: this.gitDir, oid, format: 'content', cache: this.#gitCache });
+    const result = await git().readObject({ fs, gitdir: this.gitDir, oid, format: 'content', cache: this.#gitCache });
     return { type: result.type, content: Buffer.from(result.object as Uint8Array) };
   }
 
