@@ -2,7 +2,8 @@
 // Per-call cost and start time over MCP, side by side in one run with the official filesystem server
 // (@modelcontextprotocol/server-filesystem), every server a child process driven by the official SDK client
 // over stdio, on one tree: the first 10,000 files of this project's node_modules (bench/_corpus.mjs).
-// Measured: median ms per read_file / write_file call over 1,000 files one call at a time; ms for one call
+// Measured: median ms of an MCP ping (the JSON-RPC round trip over stdio every server shares: the floor of
+// any call) and per read_file / write_file call over 1,000 files one call at a time; ms for one call
 // reading the same 1,000 files (read_many_files / read_multiple_files); ms from spawning the server to the
 // answer of its first read (start). sessionfs runs as `sessionfs mcp` does (bench/_mcp-serve.mjs): memory
 // (the tree mounted, so copied in), host (`--root` on the tree) and overlay (`--overlay`, read in place).
@@ -88,15 +89,18 @@ async function measure(name) {
   const startMs = performance.now() - started;
   try {
     const perCall = async (tool, params) => {
-      for (let i = 0; i < 20; i += 1) await call(tool, params(i % picked.length, true));
+      const once = (i, warm) => (tool === null ? client.ping() : call(tool, params(i, warm)));
+      for (let i = 0; i < 20; i += 1) await once(i % picked.length, true);
       const samples = [];
       for (let i = 0; i < picked.length; i += 1) {
         const start = performance.now();
-        await call(tool, params(i, false));
+        await once(i, false);
         samples.push(performance.now() - start);
       }
       return round(median(samples), 3);
     };
+    // The floor every server shares: an MCP ping, one JSON-RPC round trip over the same stdio and SDK.
+    const pingMs = await perCall(null, () => undefined);
     const readMs = await perCall(read, (i) => ({ path: path(picked[i]) }));
     const writeMs = await perCall('write_file', (i, warm) => ({
       path: path(`out-${name}/${warm ? 'warm' : 'file'}${i}.txt`),
@@ -106,7 +110,7 @@ async function measure(name) {
     const result = await call(many, { paths: picked.map(path) });
     const readManyMs = performance.now() - start;
     const text = result.content.map((c) => c.text ?? '').join('');
-    return { startMs: round(startMs), readMs, writeMs, readManyMs: round(readManyMs), readManyChars: text.length };
+    return { startMs: round(startMs), pingMs, readMs, writeMs, readManyMs: round(readManyMs), readManyChars: text.length };
   } finally {
     await client.close();
   }
@@ -123,6 +127,9 @@ try {
       write: ratio(ms[name].writeMs, ms.official.writeMs),
       readMany: ratio(ms[name].readManyMs, ms.official.readManyMs),
       start: ratio(ms[name].startMs, ms.official.startMs),
+      // Per call above the shared floor (a ping): what each server itself adds to a read and a write.
+      readAbovePing: ratio(ms[name].readMs - ms[name].pingMs, ms.official.readMs - ms.official.pingMs),
+      writeAbovePing: ratio(ms[name].writeMs - ms[name].pingMs, ms.official.writeMs - ms.official.pingMs),
     };
   }
   console.log(

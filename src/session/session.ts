@@ -8,7 +8,7 @@ import type { SnapshotableWorkspace, WorkspaceSnapshot } from '../workspace/type
 import { hostDirectories } from './host-dirs.js';
 import { storeNamespaceRequest, validateSessionOptions, type CreateSessionOptions, type SessionSettings } from './options.js';
 import type { ExportResult } from '../workout/export-plan.js';
-import { writeBackMounts, type WriteBackOptions } from '../workout/write-back.js';
+import type { WriteBackOptions } from '../workout/write-back.js';
 import { Outbox, registerOutbox, type SessionOutput } from './outbox.js';
 import { outsideView, SessionQueue } from './queue.js';
 import { dropOldest } from './retention.js';
@@ -17,7 +17,6 @@ import { scrubHostPaths } from './scrub.js';
 import { callScope, runToolCall } from './tool-call.js';
 import type { RunToolOptions, Session, ToolCallRecord, ToolCallResult, ToolDefinition } from './types.js';
 import { ForkedWorkspace, workspaceSource, type WorkspaceSource } from './workspace-source.js';
-import { forkWorkspace } from '../workout/fork.js';
 
 export type { CreateSessionOptions } from './options.js';
 
@@ -223,6 +222,8 @@ class WorkspaceSession implements HydratedSession {
     }
     return this.#enqueue(async () => {
       const settings = this.#settings;
+      // Loaded when first used, as `fork`'s: a session that never writes back or forks starts without them.
+      const { writeBackMounts } = await import('../workout/write-back.js');
       const done = await writeBackMounts(this.filesystem, settings.mounts, settings.allowedHostRoots, this.#hydrated, options);
       if (done.baseline !== undefined) this.#hydrated = done.baseline;
       return done.result;
@@ -237,6 +238,7 @@ class WorkspaceSession implements HydratedSession {
     }
     return this.#enqueue(async () => {
       this.#assertNotDisposed();
+      const { forkWorkspace } = await import('../workout/fork.js');
       const workspace = await forkWorkspace(this.#current());
       const settings: SessionSettings = { ...this.#settings, id: randomUUID() };
       let baseline: WorkspaceSnapshot | undefined;

@@ -1,5 +1,7 @@
-import { parse } from 'just-bash';
+import { lazyRequire } from '../workspace/lazy-require.js';
 import { InvalidArgumentError, PolicyError } from '../workspace/errors.js';
+
+const justBash = lazyRequire<typeof import('just-bash')>('just-bash');
 
 /** What the host shell runs when `allowedCommands` is not given: text and file tools, and git. */
 export const DEFAULT_HOST_COMMANDS: readonly string[] = Object.freeze([
@@ -93,7 +95,7 @@ const PROTECTED_VARIABLES: ReadonlySet<string> = new Set([
 export function checkCommandLine(command: string, allowed: ReadonlySet<string>): void {
   let script: unknown;
   try {
-    script = parse(command);
+    script = justBash().parse(command);
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     throw new InvalidArgumentError(`the command line does not parse: ${message}`);

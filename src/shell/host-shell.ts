@@ -1,5 +1,4 @@
 import { tmpdir } from 'node:os';
-import { execa } from 'execa';
 import { unguardedWorkspace } from '../session/guard.js';
 import { scrubHostPaths } from '../session/scrub.js';
 import type { ToolContext, ToolResult } from '../session/types.js';
@@ -60,6 +59,7 @@ export function hostShell(allowedCommands: readonly string[], env: Readonly<Reco
       // Marked before and after: a write the scan of a snapshot taken meanwhile missed is found by the next one.
       const markChanged = () => marker.markChanged?.();
       markChanged();
+      const { execa } = await import('execa');
       const pathDir = allowedPathDirectory(programs);
       const subprocess = execa(bash, ['--noprofile', '--norc', '-c', script], {
         cwd: workspace.root,

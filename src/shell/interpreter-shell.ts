@@ -1,9 +1,13 @@
-import { Bash, type BashExecResult, type BashOptions } from 'just-bash';
+import type { BashExecResult, BashOptions } from 'just-bash';
+import { lazyRequire } from '../workspace/lazy-require.js';
 import type { ToolContext, ToolResult } from '../session/types.js';
 import { failure, failureFromError, type ToolFailure } from '../tools/failure.js';
 import { ShellFsError } from './fs-errors.js';
 import type { ShellOutcome } from './output.js';
 import { WorkspaceFs } from './workspace-fs.js';
+
+/** The interpreter is loaded when a session first runs a command. */
+const justBash = lazyRequire<typeof import('just-bash')>('just-bash');
 
 export interface InterpreterSettings {
   executionLimits: BashOptions['executionLimits'];
@@ -30,7 +34,7 @@ export async function runInInterpreter(
   const deadline = AbortSignal.timeout(timeoutMs);
   const signal = context.signal === undefined ? deadline : AbortSignal.any([deadline, context.signal]);
   const fs = new WorkspaceFs(context.filesystem, { signal });
-  const bash = new Bash({
+  const bash = new (justBash().Bash)({
     fs,
     cwd: '/',
     env: { HOME: '/', ...settings.env },

@@ -1,7 +1,10 @@
-import chardet from 'chardet';
-import iconv from 'iconv-lite';
+import { lazyRequire } from '../workspace/lazy-require.js';
 import { InvalidArgumentError, InvalidContentError } from '../workspace/errors.js';
 import { decodeUtf8, encodeUtf8 } from '../workspace/text.js';
+
+/** Only files that are not UTF-8 need detection and transcoding. */
+const chardet = lazyRequire<typeof import('chardet')>('chardet');
+const iconv = lazyRequire<typeof import('iconv-lite')>('iconv-lite');
 
 /** How a text file is stored on disk, so a rewrite can store it the same way. */
 export interface TextEncodingInfo {
@@ -53,8 +56,10 @@ export function decodeText(bytes: Uint8Array, encoding?: string): DecodedText | 
 
 /** chardet's candidates for a non-UTF-8 file, best first, that iconv-lite can decode; then the fallback. */
 function detectedEncodings(bytes: Uint8Array): string[] {
-  const names = chardet.analyse(bytes.subarray(0, DETECTION_SAMPLE_BYTES)).map((match) => match.name);
-  const usable = names.filter((name) => !/^(UTF|ASCII)/i.test(name) && iconv.encodingExists(name));
+  const names = chardet()
+    .analyse(bytes.subarray(0, DETECTION_SAMPLE_BYTES))
+    .map((match) => match.name);
+  const usable = names.filter((name) => !/^(UTF|ASCII)/i.test(name) && iconv().encodingExists(name));
   return [...new Set([...usable.slice(0, 3), FALLBACK_ENCODING])];
 }
 
@@ -79,8 +84,8 @@ export function encodeText(text: string, info: TextEncodingInfo, path: string): 
     return withBom;
   }
   const encoding = checkedEncoding(info.encoding);
-  const bytes = iconv.encode(text, encoding, { addBOM: info.bom });
-  const back = iconv.decode(bytes, encoding, { stripBOM: true });
+  const bytes = iconv().encode(text, encoding, { addBOM: info.bom });
+  const back = iconv().decode(bytes, encoding, { stripBOM: true });
   if (back !== text) throw unencodable(text, back, info.encoding, path);
   return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
@@ -96,7 +101,7 @@ function decodeAs(bytes: Uint8Array, encoding: string): DecodedText | undefined 
     return text === undefined ? undefined : { text, encoding: UTF8, bom };
   }
   const bom = hasBom(bytes, encoding);
-  const text = iconv.decode(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), encoding, { stripBOM: true });
+  const text = iconv().decode(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), encoding, { stripBOM: true });
   // A decoder that had to invent characters read bytes that are not this encoding: not text in it.
   if (text.includes('\ufffd') && !bytesContainReplacement(bytes, encoding)) return undefined;
   return { text, encoding, bom };
@@ -104,7 +109,7 @@ function decodeAs(bytes: Uint8Array, encoding: string): DecodedText | undefined 
 
 function checkedEncoding(label: string): string {
   const shown = label.slice(0, 40);
-  if (!iconv.encodingExists(label)) throw new InvalidArgumentError(`unknown encoding '${shown}'`);
+  if (!iconv().encodingExists(label)) throw new InvalidArgumentError(`unknown encoding '${shown}'`);
   return label;
 }
 
@@ -117,8 +122,8 @@ function hasBom(bytes: Uint8Array, encoding: string): boolean {
 
 /** True when U+FFFD is genuinely in the file (encoded in its own encoding), not a decoding failure. */
 function bytesContainReplacement(bytes: Uint8Array, encoding: string): boolean {
-  if (!iconv.encodingExists(encoding)) return false;
-  const needle = iconv.encode('\ufffd', encoding);
+  if (!iconv().encodingExists(encoding)) return false;
+  const needle = iconv().encode('\ufffd', encoding);
   return needle.length > 0 && Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).includes(needle);
 }
 

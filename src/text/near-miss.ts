@@ -1,4 +1,6 @@
-import { diffChars, structuredPatch } from 'diff';
+import { lazyRequire } from '../workspace/lazy-require.js';
+
+const diff = lazyRequire<typeof import('diff')>('diff');
 
 /** The region of a file most similar to an `old_string` that was not found, and how to get there. */
 export interface NearMiss {
@@ -51,12 +53,12 @@ export function describeNearMiss(miss: NearMiss): string {
 function ratio(a: string, b: string): number {
   if (a.length + b.length === 0) return 1;
   let same = 0;
-  for (const part of diffChars(a, b)) if (!part.added && !part.removed) same += part.value.length;
+  for (const part of diff().diffChars(a, b)) if (!part.added && !part.removed) same += part.value.length;
   return (2 * same) / (a.length + b.length);
 }
 
 function shortDiff(from: string, to: string): string[] {
-  const patch = structuredPatch('old_string', 'file', `${from}\n`, `${to}\n`, '', '', { context: 1 });
+  const patch = diff().structuredPatch('old_string', 'file', `${from}\n`, `${to}\n`, '', '', { context: 1 });
   const lines = patch.hunks.flatMap((hunk) => hunk.lines).filter((line) => !line.startsWith('\\'));
   if (lines.length <= MAX_DIFF_LINES) return lines;
   return [...lines.slice(0, MAX_DIFF_LINES), `… (${lines.length - MAX_DIFF_LINES} more diff lines)`];

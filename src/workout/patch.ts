@@ -1,8 +1,10 @@
-import { structuredPatch } from 'diff';
 import type { SnapshotEntry, SnapshotTree } from '../workspace/driver.js';
 import { binaryLiteral, blobOid, isBinary, NULL_OID, quoteName, UTF8 } from './git-format.js';
 import { changedPaths } from './snapshot-tree.js';
 import { LongCall, type LongCallOptions } from '../workspace/progress.js';
+import { lazyRequire } from '../workspace/lazy-require.js';
+
+const diff = lazyRequire<typeof import('diff')>('diff');
 
 /** A file or symlink as a patch sees it: git's mode, the bytes and their blob id. */
 interface Side {
@@ -80,7 +82,7 @@ function fileDiff(path: string, before: Side | undefined, after: Side | undefine
 }
 
 function hunks(oldText: string, newText: string): string {
-  const patch = structuredPatch('', '', oldText, newText, undefined, undefined, { context: 3 });
+  const patch = diff().structuredPatch('', '', oldText, newText, undefined, undefined, { context: 3 });
   let out = '';
   for (const hunk of patch.hunks) {
     // Git's ranges: `start,count`, the count left out when it is 1, and an empty range starts one line earlier.

@@ -1,7 +1,6 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { execa } from 'execa';
 import { GitStore } from '../backends/host/git/store.js';
 import type { SnapshotTree } from '../workspace/driver.js';
 import { LongCall, type LongCallOptions } from '../workspace/progress.js';
@@ -197,7 +196,8 @@ async function withTempRepository<T>(task: (gitDir: string) => Promise<T>): Prom
   }
 }
 
-function git(gitDir: string, args: string[]) {
+async function git(gitDir: string, args: string[]) {
+  const { execa } = await import('execa');
   // No prompts: a transport that needs credentials fails instead of waiting for a terminal. The `ext::`
   // transport runs a command line; it is refused whatever the user's configuration says.
   return execa('git', ['-c', 'protocol.ext.allow=never', '--git-dir', gitDir, ...args], {

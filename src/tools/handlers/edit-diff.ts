@@ -1,5 +1,7 @@
-import { createTwoFilesPatch } from 'diff';
+import { lazyRequire } from '../../workspace/lazy-require.js';
 import { isUtf8, type DecodedText } from '../../text/encoding.js';
+
+const diff = lazyRequire<typeof import('diff')>('diff');
 
 /** Context lines around each change in a dry run's diff (git's default). */
 const CONTEXT_LINES = 3;
@@ -12,7 +14,7 @@ const CONTEXT_LINES = 3;
  */
 export function editDiff(path: string, before: DecodedText, after: string): { exact: string; shown: string } {
   const bom = before.bom && isUtf8(before.encoding) ? '\ufeff' : '';
-  const patch = createTwoFilesPatch(`a/${path}`, `b/${path}`, bom + before.text, bom + after, undefined, undefined, {
+  const patch = diff().createTwoFilesPatch(`a/${path}`, `b/${path}`, bom + before.text, bom + after, undefined, undefined, {
     context: CONTEXT_LINES,
   });
   // jsdiff starts with a line of '=' (a separator from its `Index:` form): not part of a unified diff.
