@@ -1,3 +1,4 @@
+import { PersistentMap } from '../backends/memory/persistent-map.js';
 import type { DirectoryNode, TreeNode } from '../backends/memory/tree.js';
 import { EMPTY_DIR_MARKER, escapeName, unescapeName } from '../backends/host/git/names.js';
 import type { GitStore, TreeEntry } from '../backends/host/git/store.js';
@@ -17,6 +18,12 @@ const MEMORY_READER: TreeReader<DirectoryNode> = {
   child: async (directory, name) => memoryChild(directory.children.get(name)),
   children: async (directory) =>
     [...directory.children.entries()].map(([name, node]) => [name, memoryChild(node) as TreeChild<DirectoryNode>]),
+  // The persistent maps share every unchanged subtree: their diff visits only what changed.
+  changedChildren(a, b) {
+    const out: [string, TreeChild<DirectoryNode> | undefined, TreeChild<DirectoryNode> | undefined][] = [];
+    PersistentMap.diff(a.children, b.children, (name, x, y) => out.push([name, memoryChild(x), memoryChild(y)]));
+    return out;
+  },
 };
 
 /** A memory tree as a snapshot tree: the nodes are immutable, so this view never changes. */

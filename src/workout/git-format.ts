@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { isUtf8 } from 'node:buffer';
 import { deflateSync } from 'node:zlib';
 
 /** The pieces of git's patch format that are not hunks: names, object ids, binary literals. */
@@ -54,15 +55,10 @@ export function binaryLiteral(bytes: Uint8Array): string {
   return `${out}\n`;
 }
 
-/** Git's test: a NUL in the first 8000 bytes. Bytes that are not UTF-8 are binary here too, so a patch stays text. */
-export function isBinary(bytes: Uint8Array): boolean {
-  if (bytes.subarray(0, 8000).includes(0)) return true;
-  try {
-    UTF8.decode(bytes);
-    return false;
-  } catch {
-    return true;
-  }
+/**
+ * Whether a patch shows `bytes` as text: not by git's test for binary (a NUL in the first 8000 bytes), and
+ * valid UTF-8 (bytes that are not are binary here too, so a patch stays text).
+ */
+export function isText(bytes: Uint8Array): boolean {
+  return !bytes.subarray(0, 8000).includes(0) && isUtf8(bytes);
 }
-
-export const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });

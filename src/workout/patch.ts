@@ -1,10 +1,8 @@
 import type { SnapshotEntry, SnapshotTree } from '../workspace/driver.js';
-import { binaryLiteral, blobOid, isBinary, NULL_OID, quoteName, UTF8 } from './git-format.js';
+import { binaryLiteral, blobOid, isText, NULL_OID, quoteName } from './git-format.js';
+import { textHunks } from './patch-hunks.js';
 import { changedPaths } from './snapshot-tree.js';
 import { LongCall, type LongCallOptions } from '../workspace/progress.js';
-import { lazyRequire } from '../workspace/lazy-require.js';
-
-const diff = lazyRequire<typeof import('diff')>('diff');
 
 /** A file or symlink as a patch sees it: git's mode, the bytes and their blob id. */
 interface Side {
@@ -71,24 +69,12 @@ function fileDiff(path: string, before: Side | undefined, after: Side | undefine
   const newBytes = after?.bytes ?? new Uint8Array();
   // An empty file created or deleted: git prints no `---`/`+++` lines when there is no hunk.
   if (oldBytes.byteLength === 0 && newBytes.byteLength === 0) return out;
-  if (isBinary(oldBytes) || isBinary(newBytes)) {
+  if (!isText(oldBytes) || !isText(newBytes)) {
     return `${out}GIT binary patch\n${binaryLiteral(newBytes)}${binaryLiteral(oldBytes)}`;
   }
   // Git adds a tab after a name holding a space, so that the name's end is clear.
   const tab = (name: string): string => (name.includes(' ') ? '\t' : '');
   out += before === undefined ? '--- /dev/null\n' : `--- ${oldName}${tab(oldName)}\n`;
   out += after === undefined ? '+++ /dev/null\n' : `+++ ${newName}${tab(newName)}\n`;
-  return out + hunks(UTF8.decode(oldBytes), UTF8.decode(newBytes));
-}
-
-function hunks(oldText: string, newText: string): string {
-  const patch = diff().structuredPatch('', '', oldText, newText, undefined, undefined, { context: 3 });
-  let out = '';
-  for (const hunk of patch.hunks) {
-    // Git's ranges: `start,count`, the count left out when it is 1, and an empty range starts one line earlier.
-    const range = (start: number, count: number): string => (count === 1 ? `${start}` : `${count === 0 ? start - 1 : start},${count}`);
-    out += `@@ -${range(hunk.oldStart, hunk.oldLines)} +${range(hunk.newStart, hunk.newLines)} @@\n`;
-    for (const line of hunk.lines) out += `${line}\n`;
-  }
-  return out;
+  return out + textHunks(oldBytes, newBytes);
 }

@@ -18,6 +18,11 @@ export type TreeChild<D> =
 export interface TreeReader<D> {
   child(directory: D, name: string): Promise<TreeChild<D> | undefined>;
   children(directory: D): Promise<Iterable<[string, TreeChild<D>]>>;
+  /**
+   * Optional: the names whose child may differ between two directories (each with its child on both sides),
+   * found without listing the rest, as a persistent map's diff does. Without it both are listed whole.
+   */
+  changedChildren?(a: D, b: D): Iterable<[string, TreeChild<D> | undefined, TreeChild<D> | undefined]>;
 }
 
 /**
@@ -143,11 +148,7 @@ async function compare<D>(
   out: TreeChange[],
 ): Promise<void> {
   if (a === b) return;
-  const left = new Map(a === undefined ? [] : await reader.children(a));
-  const right = new Map(b === undefined ? [] : await reader.children(b));
-  for (const name of new Set([...left.keys(), ...right.keys()])) {
-    const x = left.get(name);
-    const y = right.get(name);
+  for (const [name, x, y] of await childPairs(reader, a, b)) {
     const path = joinPath(base, name);
     const xDir = x?.kind === 'directory' ? x.directory : undefined;
     const yDir = y?.kind === 'directory' ? y.directory : undefined;
@@ -161,6 +162,18 @@ async function compare<D>(
     } else if (xLeaf !== undefined) out.push({ path, status: 'deleted' });
     else if (yLeaf !== undefined) out.push({ path, status: 'added' });
   }
+}
+
+/** Each name of either directory with its child on both sides (only those that may differ, when the reader can tell). */
+async function childPairs<D>(
+  reader: TreeReader<D>,
+  a: D | undefined,
+  b: D | undefined,
+): Promise<Iterable<[string, TreeChild<D> | undefined, TreeChild<D> | undefined]>> {
+  if (a !== undefined && b !== undefined && reader.changedChildren !== undefined) return reader.changedChildren(a, b);
+  const left = new Map(a === undefined ? [] : await reader.children(a));
+  const right = new Map(b === undefined ? [] : await reader.children(b));
+  return [...new Set([...left.keys(), ...right.keys()])].map((name) => [name, left.get(name), right.get(name)]);
 }
 
 function toEntry<D>(path: string, node: TreeChild<D>): SnapshotEntry {

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import fc from 'fast-check';
 import { HostWorkspace } from '../../src/backends/host/index.js';
+import { MemoryWorkspace } from '../../src/backends/memory/index.js';
 import { describe, expect, it } from 'vitest';
 import type { SnapshotableWorkspace } from '../../src/workspace/types.js';
 import { BACKENDS } from '../support/backends.js';
@@ -101,4 +102,63 @@ describe('patch format', () => {
       await workspace.dispose();
     }
   });
+
+  it('keeps full context where it sets common lines aside, even when an edit could sit in a run of equal lines', async () => {
+    // The `diff` package alone would put the added L after the kept Ls with no context after it, which git
+    // applies only at the end of the file; the hunk must carry the Z lines that follow.
+    const workspace = new MemoryWorkspace();
+    try {
+      await workspace.write('runs.txt', 'P1\nP2\nP3\nP4\nc\nL\nL\nL\nZ\nZ\nZ\nZ\nZ\n');
+      const from = await workspace.snapshot();
+      await workspace.write('runs.txt', 'P1\nP2\nP3\nP4\nL\nL\nL\nL\nZ\nZ\nZ\nZ\nZ\n');
+      const patch = await workspace.patch(from);
+      expect(patch).toContain('@@ -2,10 +2,10 @@\n P2\n P3\n P4\n-c\n L\n L\n L\n+L\n Z\n Z\n Z\n');
+      const repo = tempDir();
+      await materialize(await workspace.snapshotTree(from), repo);
+      await gitRepo(repo);
+      await gitApply(repo, patch);
+      expect(filesOf(repo)).toEqual(await protocolFiles(workspace));
+    } finally {
+      await workspace.dispose();
+    }
+  });
+
+  it('applies exactly to long texts edited in a few places (common lines set aside), with runs of equal lines', async () => {
+    const line = fc.constantFrom('L\n', 'L\n', 'M\n', 'x\r\n', '\n', 'ünï\n');
+    const long = fc
+      .array(line, { minLength: 0, maxLength: 60 })
+      .chain((lines) => fc.boolean().map((cut) => lines.join('') + (cut ? 'end' : '')));
+    const edit = fc.record({ at: fc.nat(), remove: fc.nat({ max: 3 }), add: fc.array(line, { maxLength: 3 }) });
+    const file = fc.record({
+      text: long,
+      edits: fc.array(edit, { minLength: 1, maxLength: 3 }),
+      final: fc.constantFrom('keep', 'add', 'drop'),
+    });
+    await fc.assert(
+      fc.asyncProperty(fc.array(file, { minLength: 1, maxLength: 8 }), async (files) => {
+        const workspace = new MemoryWorkspace();
+        try {
+          for (const [index, { text }] of files.entries()) await workspace.write(`f${index}.txt`, text);
+          const from = await workspace.snapshot();
+          for (const [index, { text, edits, final }] of files.entries()) {
+            const lines = text.split(/(?<=\n)/);
+            for (const { at, remove, add } of edits) lines.splice(at % (lines.length + 1), remove, ...add);
+            let edited = lines.join('');
+            if (final === 'add' && !edited.endsWith('\n')) edited += '\n';
+            if (final === 'drop' && edited.endsWith('\n')) edited = edited.slice(0, -1);
+            await workspace.write(`f${index}.txt`, edited);
+          }
+          const patch = await workspace.patch(from);
+          const repo = tempDir();
+          await materialize(await workspace.snapshotTree(from), repo);
+          await gitRepo(repo);
+          await gitApply(repo, patch);
+          expect(filesOf(repo)).toEqual(await protocolFiles(workspace));
+        } finally {
+          await workspace.dispose();
+        }
+      }),
+      { numRuns: 40 },
+    );
+  }, 120_000);
 });
