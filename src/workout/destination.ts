@@ -5,6 +5,8 @@ import { PathEscapeError } from '../workspace/errors.js';
 
 /** What an export plan reads and writes: a host directory, or a workspace through the protocol. */
 export interface ExportDestination {
+  /** How many entries it reads or writes at once (default 1: one after the other). */
+  readonly concurrency?: number;
   /** What stands at `path`, links not followed. */
   state(path: string): Promise<DestinationState>;
   /** Every non-directory below directory `path`. */
@@ -26,6 +28,10 @@ export interface ExportDestination {
 export class Destination implements ExportDestination {
   /** The destination's real path. */
   readonly root: string;
+  /** Files read and written at once: the I/O of one overlaps the next's. */
+  readonly concurrency = 8;
+  /** Relative paths seen to be real directories (not links), so that `state` checks each ancestor once. */
+  readonly #directories = new Set<string>();
 
   constructor(root: string) {
     this.root = root;
@@ -40,9 +46,11 @@ export class Destination implements ExportDestination {
     const names = path.split('/');
     for (let depth = 1; depth < names.length; depth += 1) {
       const ancestor = names.slice(0, depth).join('/');
+      if (this.#directories.has(ancestor)) continue;
       const info = await lstatOrUndefined(this.abs(ancestor));
       if (info === undefined) return { kind: 'missing' };
       if (!info.isDirectory()) return { kind: 'blocked', by: ancestor, link: info.isSymbolicLink() };
+      this.#directories.add(ancestor);
     }
     const abs = this.abs(path);
     const info = await lstatOrUndefined(abs);
@@ -87,9 +95,14 @@ export class Destination implements ExportDestination {
     entry: { kind: 'file'; bytes: Uint8Array; mode: number } | { kind: 'symlink'; bytes: Uint8Array },
   ): Promise<void> {
     const parent = path.includes('/') ? path.slice(0, path.lastIndexOf('/')) : '';
-    await this.makeDirectory(parent);
     const target = this.abs(path);
     const temp = join(dirname(target), `.${randomBytes(6).toString('hex')}.sessionfs-export`);
+    // The parent usually exists and is checked in one call; a missing one is made, refusing links on the way.
+    await this.#checkDirectory(parent).catch(async (error: unknown) => {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code !== 'ENOENT' && code !== 'ENOTDIR') throw error;
+      await this.makeDirectory(parent);
+    });
     if (entry.kind === 'symlink') await fs.symlink(Buffer.from(entry.bytes), temp);
     else {
       const handle = await fs.open(temp, 'wx', entry.mode);
@@ -120,6 +133,7 @@ export class Destination implements ExportDestination {
     try {
       await this.#checkDirectory(path);
       await fs.rmdir(this.abs(path));
+      this.#directories.clear();
       return true;
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
