@@ -1,8 +1,9 @@
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { HostWorkspace } from '../../src/backends/host/index.js';
+import { PIN_DIRECTORIES } from '../../src/backends/host/sandbox.js';
 import { scratch } from './support.js';
 
 describe('HostWorkspace.fork', () => {
@@ -40,6 +41,29 @@ describe('HostWorkspace.fork', () => {
     expect(fs.existsSync(fork.gitDir)).toBe(false);
     expect(fs.existsSync(root)).toBe(true);
   });
+
+  it.runIf(PIN_DIRECTORIES)(
+    'copies each file as a reflink where the filesystem has them (COPYFILE_FICLONE, a plain copy elsewhere)',
+    async () => {
+      const parent = workspace();
+      await parent.write('a.txt', 'one\n');
+      await parent.write('d/b.txt', 'two\n');
+      const copyFile = vi.spyOn(fs.promises, 'copyFile');
+      try {
+        const fork = await parent.fork();
+        await fork.dispose();
+        const flags = copyFile.mock.calls.map((call) => call[2] ?? 0);
+        expect(flags).toHaveLength(2);
+        for (const flag of flags) {
+          expect(flag & fs.constants.COPYFILE_FICLONE).toBe(fs.constants.COPYFILE_FICLONE);
+          // Never COPYFILE_FICLONE_FORCE: on a filesystem without reflinks (ext4, tmpfs) the fork still works.
+          expect(flag & fs.constants.COPYFILE_FICLONE_FORCE).toBe(0);
+        }
+      } finally {
+        copyFile.mockRestore();
+      }
+    },
+  );
 
   it('shares the snapshot objects through git alternates: native git reads the parent history in the fork', async () => {
     const parent = workspace();

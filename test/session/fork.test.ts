@@ -35,6 +35,13 @@ describe('session.fork()', () => {
       expect(parent.outputs.map((o) => o.id)).toEqual(['output-1']);
       expect(text(child.readOutput('output-2'))).toBe('try B\n');
       expect(() => parent.readOutput('output-2')).toThrow(/known ids: output-1/);
+      // And the other way: the parent's later calls and snapshots are not the fork's.
+      const childSnapshots = [...child.snapshots];
+      await run(parent, 'write_file', { path: 'parent-only.md', content: 'p\n' });
+      expect(parent.history).toHaveLength(4);
+      expect(child.history.map((h) => h.tool)).toEqual(['write_file', 'send_file', 'write_file', 'write_file', 'send_file']);
+      expect(child.snapshots).toEqual(childSnapshots);
+      expect(await child.filesystem.exists('parent-only.md')).toBe(false);
 
       // A snapshot the parent took before the fork rolls the fork back.
       await child.rollbackTo(parent.snapshots[2]!);

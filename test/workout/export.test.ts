@@ -51,6 +51,10 @@ describe.each(EXPORT_BACKENDS)('exportTo on $name', (backend) => {
     const workspace = await open({ 'a.txt': 'A', 'src/b c/é.ts': 'x\n' });
     await workspace.mkdir('empty/inner');
     const allowed = tempDir();
+    // A dry run reports the same and creates nothing, not even the destination.
+    const dry = await exportTo(workspace, join(allowed, 'out', 'here'), { allowedHostRoots: [allowed], dryRun: true });
+    expect(dry).toEqual({ written: ['a.txt', 'src/b c/é.ts'], deleted: [], conflicts: [], dryRun: true });
+    expect(readdirSync(allowed)).toEqual([]);
     const result = await exportTo(workspace, join(allowed, 'out', 'here'), { allowedHostRoots: [allowed] });
     expect(result).toEqual({ written: ['a.txt', 'src/b c/é.ts'], deleted: [], conflicts: [], dryRun: false });
     const out = join(allowed, 'out', 'here');
@@ -162,6 +166,16 @@ describe.each(EXPORT_BACKENDS)('exportTo on $name', (backend) => {
     writeFileSync(join(allowed, 'd'), 'a file');
     await expect(exportTo(workspace, allowed, { allowedHostRoots: [allowed] })).rejects.toMatchObject({ code: 'ENOTDIR' });
     expect(readdirSync(allowed)).toEqual(['d']);
+
+    // A directory where the export must put a file: a typed clash too, and nothing is written.
+    const clash = tempDir();
+    mkdirSync(join(clash, 'top.txt'));
+    writeFileSync(join(clash, 'top.txt', 'kept'), 'k');
+    await expect(exportTo(workspace, clash, { allowedHostRoots: [clash] })).rejects.toMatchObject({ code: 'EISDIR', path: 'top.txt' });
+    await expect(exportTo(workspace, clash, { allowedHostRoots: [clash], onConflict: 'overwrite' })).rejects.toMatchObject({
+      code: 'EISDIR',
+    });
+    expect(filesOf(clash)).toEqual({ 'top.txt/kept': 'file 100644 k' });
     await workspace.dispose();
   });
 
