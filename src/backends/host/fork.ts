@@ -22,8 +22,9 @@ const COPY_CONCURRENCY = 32;
  * Copies the visible tree of `sourceRoot` (files with their permission bits, links as links, empty
  * directories) into the empty directory `targetRoot`. Each source directory is pinned and each file opened
  * without following links before it is copied, so nothing outside the source root is ever read, even if a
- * program swaps a path for a link meanwhile. A file is copied with `COPYFILE_FICLONE`: a reflink (shared
- * extents, O(1) per file) on filesystems that have them (btrfs, XFS, APFS), a plain copy elsewhere.
+ * program swaps a path for a link meanwhile. On Linux a file is copied from its open descriptor with
+ * `COPYFILE_FICLONE`: a reflink (shared extents, O(1) per file) on filesystems that have them (btrfs, XFS),
+ * a plain copy elsewhere (ext4, tmpfs). Other systems read and write it (no descriptor path to copy from).
  */
 export async function copyRoot(sourceRoot: string, targetRoot: string): Promise<void> {
   const root = pinDirectory(new Sandbox(sourceRoot), '' as NormalizedPath, '' as NormalizedPath);
