@@ -1,6 +1,7 @@
 import { HeldSnapshots } from '../snapshots/held.js';
 import { sortDiff } from '../snapshots/record.js';
 import type { Snapshotter, SnapshotTree } from '../workspace/driver.js';
+import { LongCall, type LongCallOptions } from '../workspace/progress.js';
 import { composeTree } from './compose-tree.js';
 import { releaseSnapshots } from '../workspace/snapshot-queue.js';
 import { displayPath, joinPath, normalizePath, type NormalizedPath } from '../workspace/paths.js';
@@ -35,10 +36,24 @@ export class ComposeSnapshotter implements Snapshotter {
     );
   }
 
+  /**
+   * Each mount's snapshot reports its own progress as part of this call (paths as composed) and stops on
+   * its signal; the mounts snapshotted before an abort keep records nothing names (released at once).
+   */
   async snapshot(options: SnapshotOptions): Promise<WorkspaceSnapshot> {
+    const call = LongCall.start(options, 'snapshot');
     const mounts = new Map<NormalizedPath, WorkspaceSnapshot>();
-    for (const mount of this.#snapshotted()) {
-      mounts.set(mount.path, await mount.workspace.snapshot(options.tag === undefined ? {} : { tag: options.tag }));
+    try {
+      for (const mount of this.#snapshotted()) {
+        const part = call.part((inner) => outerPath(mount.path, inner));
+        mounts.set(mount.path, await mount.workspace.snapshot(options.tag === undefined ? part : { tag: options.tag, ...part }));
+      }
+    } catch (error) {
+      for (const mount of this.#snapshotted()) {
+        const record = mounts.get(mount.path);
+        if (record !== undefined) await releaseSnapshots(mount.workspace, [record]).catch(() => undefined);
+      }
+      throw error;
     }
     const summary = [...mounts].map(([path, record]) => ({ path: displayPath(path), backend: record.backend, ref: record.ref }));
     return { ...this.#taken.take(mounts, options), meta: { mounts: summary } };
@@ -49,7 +64,13 @@ export class ComposeSnapshotter implements Snapshotter {
     return this.#taken.get(snapshot);
   }
 
-  async restore(snapshot: WorkspaceSnapshot): Promise<RestoreResult> {
+  /**
+   * Restores mount after mount, each reporting its progress as part of this call. An abort, like a failure,
+   * stops at the next mount's next unit that may stop (see each backend's restore) and puts the mounts
+   * already restored back as they were: an aborted composed restore leaves every mount exactly as before.
+   */
+  async restore(snapshot: WorkspaceSnapshot, options?: LongCallOptions): Promise<RestoreResult> {
+    const call = LongCall.start(options, 'restore');
     const mounts = this.#recordOf(snapshot);
     const writable = this.#snapshotted().filter((mount) => mount.access === 'read-write');
     const taken: { mount: (typeof writable)[number]; before: WorkspaceSnapshot }[] = [];
@@ -59,10 +80,11 @@ export class ComposeSnapshotter implements Snapshotter {
       for (const mount of writable) {
         const target = mounts.get(mount.path);
         if (target === undefined) continue;
-        taken.push({ mount, before: await mount.workspace.snapshot() });
-        const result = await mount.workspace.restore(target);
+        const outer = (inner: string): string => outerPath(mount.path, inner);
+        taken.push({ mount, before: await mount.workspace.snapshot(call.part(outer)) });
+        const result = await mount.workspace.restore(target, call.part(outer));
         restored += 1;
-        for (const entry of result.skipped) skipped.push({ ...entry, path: outerPath(mount.path, entry.path) });
+        for (const entry of result.skipped) skipped.push({ ...entry, path: outer(entry.path) });
       }
     } catch (error) {
       for (const { mount, before } of taken.slice(0, restored).reverse()) await mount.workspace.restore(before).catch(() => undefined);
@@ -98,7 +120,8 @@ export class ComposeSnapshotter implements Snapshotter {
     this.#taken.clear();
   }
 
-  async diff(from: WorkspaceSnapshot, to?: WorkspaceSnapshot): Promise<DiffEntry[]> {
+  async diff(from: WorkspaceSnapshot, to?: WorkspaceSnapshot, options?: LongCallOptions): Promise<DiffEntry[]> {
+    const call = LongCall.start(options, 'diff');
     const left = this.#recordOf(from);
     const right = to === undefined ? undefined : this.#recordOf(to);
     const entries: DiffEntry[] = [];
@@ -106,7 +129,11 @@ export class ComposeSnapshotter implements Snapshotter {
       const before = left.get(mount.path);
       if (before === undefined) continue;
       const after = right?.get(mount.path);
-      const changes = await mount.workspace.diff(before, after);
+      const changes = await mount.workspace.diff(
+        before,
+        after,
+        call.part((inner) => outerPath(mount.path, inner)),
+      );
       for (const entry of changes) {
         const path = outerPath(mount.path, entry.path);
         // A path a nested mount point shadows is not part of what the composition shows.
@@ -117,13 +144,20 @@ export class ComposeSnapshotter implements Snapshotter {
   }
 
   /** What a snapshot (or, omitted, the live state) of every mount holds, as one tree for `patch` and `snapshotTree`. */
-  async open(snapshot?: WorkspaceSnapshot): Promise<SnapshotTree> {
+  async open(snapshot?: WorkspaceSnapshot, options?: LongCallOptions): Promise<SnapshotTree> {
+    const call = LongCall.start(options, 'snapshotTree');
     const records = snapshot === undefined ? undefined : this.#recordOf(snapshot);
     const trees = new Map<NormalizedPath, SnapshotTree>();
     for (const mount of this.#snapshotted()) {
       const record = records?.get(mount.path);
       if (records !== undefined && record === undefined) continue;
-      trees.set(mount.path, await mount.workspace.snapshotTree(record));
+      trees.set(
+        mount.path,
+        await mount.workspace.snapshotTree(
+          record,
+          call.part((inner) => outerPath(mount.path, inner)),
+        ),
+      );
     }
     return composeTree(this.#table, trees);
   }

@@ -2,14 +2,19 @@ import { EMPTY_DIR_MARKER, escapeName, unescapeName } from '../backends/host/git
 import type { GitStore, TreeEntry } from '../backends/host/git/store.js';
 import type { SnapshotEntry, SnapshotTree } from '../workspace/driver.js';
 import { SnapshotRestoreError } from '../workspace/errors.js';
+import type { LongCall } from '../workspace/progress.js';
 
 /**
  * Writes a snapshot tree as git trees and blobs in the host snapshot layout (names escaped, an empty
- * directory holding the `%` marker; see git-names.ts); returns the root tree id.
+ * directory holding the `%` marker; see git-names.ts); returns the root tree id. With a call, each entry
+ * listed is a unit of `read`, then each file or link written one of `write` (`total` known by then).
  */
-export async function writeSnapshotTree(store: GitStore, tree: SnapshotTree): Promise<string> {
+export async function writeSnapshotTree(store: GitStore, tree: SnapshotTree, call?: LongCall): Promise<string> {
   const children = new Map<string, SnapshotEntry[]>([['', []]]);
+  let leaves = 0;
   for await (const entry of tree.entries()) {
+    call?.unit('read', entry.path);
+    if (entry.kind !== 'directory') leaves += 1;
     const parent = entry.path.includes('/') ? entry.path.slice(0, entry.path.lastIndexOf('/')) : '';
     children.get(parent)?.push(entry);
     if (entry.kind === 'directory') children.set(entry.path, []);
@@ -21,6 +26,7 @@ export async function writeSnapshotTree(store: GitStore, tree: SnapshotTree): Pr
       if (entry.kind === 'directory') entries.push({ name, mode: '40000', oid: await write(entry.path) });
       else {
         const oid = store.writeObject('blob', await entry.bytes());
+        call?.unit('write', entry.path);
         const mode = entry.kind === 'symlink' ? '120000' : entry.executable ? '100755' : '100644';
         entries.push({ name, mode, oid });
       }
@@ -30,7 +36,10 @@ export async function writeSnapshotTree(store: GitStore, tree: SnapshotTree): Pr
     }
     return store.writeTree(entries);
   };
-  return write('');
+  call?.report({ phase: 'write', done: call.done, total: call.done + leaves });
+  const root = await write('');
+  call?.settle();
+  return root;
 }
 
 const LEAF_MODES = new Set(['100644', '100755', '120000']);

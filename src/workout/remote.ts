@@ -68,11 +68,12 @@ export async function pushSnapshot(
     return withTempRepository(async (gitDir) => {
       const store = new GitStore(gitDir);
       store.beginBatch();
-      const root = await writeSnapshotTree(store, tree);
+      const root = await writeSnapshotTree(store, tree, call);
       const trailer = `sessionfs-snapshot: ${snapshot.id}\n${snapshot.tag === undefined ? '' : `sessionfs-tag: ${JSON.stringify(snapshot.tag)}\n`}`;
       const commit = store.writeCommit(root, `sessionfs snapshot\n\n${trailer}`, new Date(snapshot.createdAt));
       store.endBatch();
       call.check(); // the last point where nothing has reached the remote
+      call.report({ phase: 'push', done: call.done });
       const result = await git(gitDir, ['push', '--quiet', '--porcelain', remote, `${options.force === true ? '+' : ''}${commit}:${ref}`]);
       if (result.exitCode !== 0) {
         if (/\[rejected\]|non-fast-forward|already exists|fetch first/.test(result.stdout + result.stderr))

@@ -39,6 +39,11 @@ export interface LongCallOptions {
  * with), `done` kept increasing, and the final event sent. A call with neither costs nothing.
  */
 export class LongCall {
+  /**
+   * The shortest time between two events of `unit()` (the first unit of a phase is always reported): a
+   * walk of a million entries sends a few hundred events, not a million. Tests set it to 0.
+   */
+  static intervalMs = 50;
   /** What to pass down to a snapshotter, a search or a nested long call. */
   readonly forward: LongCallOptions;
   readonly #listener: ProgressListener | undefined;
@@ -52,6 +57,11 @@ export class LongCall {
   #final = false;
   /** Whether the latest event said `total === done`. */
   #complete = false;
+  /** When `unit()` last sent an event, and for which phase. */
+  #lastUnitEvent = -Infinity;
+  #unitPhase: string | undefined;
+  /** Whether units were counted since the latest event. */
+  #unsent = false;
 
   private constructor(what: string, signal: AbortSignal | undefined, listener: ProgressListener | undefined) {
     this.#listener = listener;
@@ -112,11 +122,57 @@ export class LongCall {
     this.report({ phase, done: this.#done + 1, ...(path === undefined ? {} : { path }) });
   }
 
+  /**
+   * One more unit of `phase` (an entry scanned, a file written), counted always but reported at a bounded
+   * rate: at once when the phase changes, then at most once per `LongCall.intervalMs`. Then stops the call
+   * when it must, unless `committed` (past the point where the call may stop: a restore changing files).
+   * Synchronous, so work that never yields to the event loop (the host's stat scan) reports and stops too.
+   */
+  unit(phase: string, path?: string, committed = false): void {
+    if (this.#controller === undefined) return;
+    if (this.#listener !== undefined && this.#failure === undefined && !this.#final) {
+      this.#done += 1;
+      this.#complete = false;
+      const now = performance.now();
+      if (phase !== this.#unitPhase || now - this.#lastUnitEvent >= LongCall.intervalMs) {
+        this.#lastUnitEvent = now;
+        this.#unitPhase = phase;
+        this.report({ phase, done: this.#done, ...(path === undefined ? {} : { path }) });
+      } else this.#unsent = true;
+    }
+    if (!committed) this.check();
+  }
+
+  /** Sends the units `unit()` counted but did not report yet (at the end of a phase, or of a part of a call). */
+  settle(): void {
+    if (this.#unsent) this.report({ done: this.#done });
+  }
+
+  /**
+   * Options for a call run as one part of this one (a mount's snapshot in a composition): its events go on
+   * from this call's count (its own totals dropped: they are not this call's), its paths mapped by `path`;
+   * this call's signal stops it.
+   */
+  part(path?: (inner: string) => string): LongCallOptions {
+    if (this.#controller === undefined) return {};
+    const options: LongCallOptions = { signal: this.#controller.signal };
+    if (this.#listener === undefined) return options;
+    const base = this.#done;
+    options.onProgress = (progress) => {
+      const event: Progress = { done: base + progress.done };
+      if (progress.phase !== undefined) event.phase = progress.phase;
+      if (progress.path !== undefined) event.path = path === undefined ? progress.path : path(progress.path);
+      this.report(event);
+    };
+    return options;
+  }
+
   /** Passes an event on to the listener, `done` never below what was reported before. */
   report(progress: Progress): void {
     if (this.#listener === undefined || this.#failure !== undefined || this.#final) return;
     const done = Math.max(this.#done, Number.isFinite(progress.done) ? progress.done : 0);
     this.#done = done;
+    this.#unsent = false;
     if (progress.phase !== undefined) this.#phase = progress.phase;
     if (progress.total !== undefined && progress.total >= done) this.#total = progress.total;
     const event: Progress = { done };

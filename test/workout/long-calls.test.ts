@@ -111,9 +111,20 @@ describe.each(BACKENDS)('signal and onProgress on the export calls ($name)', (ba
       const snapshot = await source.snapshot();
       await expect(pushSnapshot(source, snapshot, { remote, signal: AbortSignal.abort() })).rejects.toMatchObject({ code: 'ABORT_ERR' });
       expect((await execa('git', ['--git-dir', remote, 'for-each-ref'])).stdout).toBe('');
+      // Aborted part way through writing the files: nothing reaches the remote either.
+      const stop = new AbortController();
+      const midway = (event: Progress): void => (event.phase === 'write' && event.path !== undefined ? stop.abort() : undefined);
+      await expect(pushSnapshot(source, snapshot, { remote, signal: stop.signal, onProgress: midway })).rejects.toMatchObject({
+        code: 'ABORT_ERR',
+      });
+      expect(stop.signal.aborted).toBe(true);
+      expect((await execa('git', ['--git-dir', remote, 'for-each-ref'])).stdout).toBe('');
       const events: Progress[] = [];
       const pushed = await pushSnapshot(source, snapshot, { remote, onProgress: (event) => events.push(event) });
-      expect(events.at(-1)).toMatchObject({ done: 0, total: 0 });
+      // 34 entries read (30 files, src and its 3 directories), then 30 files written, then the push.
+      expect(new Set(events.map((event) => event.phase))).toEqual(new Set(['read', 'write', 'push']));
+      expect(events.find((event) => event.phase === 'write')).toMatchObject({ total: 64 });
+      expect(events.at(-1)).toMatchObject({ done: 64, total: 64 });
 
       await project(target, 20, 'local');
       const before = await contentsOf(target);

@@ -7,6 +7,7 @@ import { diffTrees } from './git/tree-diff.js';
 import type { Snapshotter, SnapshotTree } from '../../workspace/driver.js';
 import { gitSnapshotTree } from '../../workout/backend-trees.js';
 import { SnapshotError, SnapshotRestoreError } from '../../workspace/errors.js';
+import { LongCall, type LongCallOptions } from '../../workspace/progress.js';
 import type { DiffEntry, RestoreResult, RestoreRetry, SnapshotOptions, WorkspaceSnapshot } from '../../workspace/types.js';
 import type { ChangeTracker } from './changes.js';
 import { TreeApplier } from './restore.js';
@@ -73,34 +74,44 @@ export class HostGitSnapshotter implements Snapshotter {
    * file costs ~0.6 ms, so one pack beats dozens of loose objects even for ten changed files. `extra`
    * adds objects (the commit) to the same pack; the caller moves a ref only after this returns.
    */
-  #capture<T>(extra: (tree: string) => T): T {
+  #capture<T>(extra: (tree: string) => T, call?: LongCall): T {
     try {
-      return this.#captureOrThrow(extra);
+      return this.#captureOrThrow(extra, call);
     } catch (error) {
+      if (call?.signal?.aborted === true) throw error;
       throw new SnapshotError(`cannot read the workspace or write its snapshot (${errorCode(error)})`);
     }
   }
 
-  /** `#capture`, throwing the host error itself (restore tells a race from a real failure by its code). */
-  #captureOrThrow<T>(extra: (tree: string) => T): T {
+  /**
+   * `#capture`, throwing the host error itself (restore tells a race from a real failure by its code). With
+   * a call, each entry examined is a unit of its `scan` phase, and the call's signal stops the scan there.
+   */
+  #captureOrThrow<T>(extra: (tree: string) => T, call?: LongCall): T {
     // Another workspace pruned this git dir: objects the cache names may be gone, so hash (and write) all again.
     if (this.#store.prunedSince()) this.#state.tree = undefined;
     const { dirty, fullScan } = this.#changes.take();
     this.#store.beginBatch();
     let result: T;
     try {
-      if (this.#changeDetection === 'scan' || fullScan || this.#state.tree === undefined) this.#state.scan(dirty);
-      else this.#state.refresh(dirty);
+      this.#state.observed(call === undefined ? undefined : (rel) => call.unit('scan', rel), () => {
+        if (this.#changeDetection === 'scan' || fullScan || this.#state.tree === undefined) this.#state.scan(dirty);
+        else this.#state.refresh(dirty);
+      });
+      call?.settle();
       result = extra(this.#state.buildTree());
       this.#store.endBatch();
     } catch (error) {
-      // The cache may now name objects that were never written: hash everything again next time.
+      let written = true;
       try {
         this.#store.endBatch();
       } catch {
-        // already failing
+        written = false; // already failing
       }
-      this.#state.tree = undefined;
+      // Stopped part way with every object written: the blob ids hold, only tree ids may be stale. Otherwise
+      // the cache may name objects that were never written: hash everything again next time.
+      if (written && call?.signal?.aborted === true) this.#state.forgetTrees();
+      else this.#state.tree = undefined;
       this.#changes.giveBack(dirty);
       throw error;
     }
@@ -117,7 +128,7 @@ export class HostGitSnapshotter implements Snapshotter {
     const createdAt = new Date();
     const message = `sessionfs snapshot\n\n${SNAPSHOT_TRAILER}: ${id}\n${tag === undefined ? '' : `sessionfs-tag: ${JSON.stringify(tag)}\n`}`;
     const ref = `${REF_PREFIX}${id}`;
-    const commit = this.#capture((tree) => this.#store.writeCommit(tree, message, createdAt));
+    const commit = this.#capture((tree) => this.#store.writeCommit(tree, message, createdAt), LongCall.start(options, 'snapshot'));
     try {
       // Objects first (the pack is on disk now), the ref last: a crash in between leaves only unreferenced objects.
       this.#store.writeRef(ref, commit);
@@ -176,23 +187,30 @@ export class HostGitSnapshotter implements Snapshotter {
    * end as `SnapshotRestoreError` listing every attempt. Whatever happened, the cache is left so that the
    * next snapshot rescans the root and the next restore is exact (see `TreeApplier`).
    */
-  async restore(snapshot: WorkspaceSnapshot): Promise<RestoreResult> {
-    return this.#gate.use(() => this.#restore(snapshot));
+  async restore(snapshot: WorkspaceSnapshot, options?: LongCallOptions): Promise<RestoreResult> {
+    const call = LongCall.start(options, 'restore');
+    return this.#gate.use(() => this.#restore(snapshot, call));
   }
 
-  async #restore(snapshot: WorkspaceSnapshot): Promise<RestoreResult> {
+  async #restore(snapshot: WorkspaceSnapshot, call: LongCall): Promise<RestoreResult> {
     const tree = await this.#treeOf(snapshot);
     const retries: RestoreRetry[] = [];
     for (let attempt = 1; ; attempt += 1) {
-      const applier = new TreeApplier(this.#root, this.#store, this.#state);
+      // Each entry written or removed is a unit of `apply`, past the point where the restore may stop.
+      const applier = new TreeApplier(this.#root, this.#store, this.#state, (rel) => call.unit('apply', rel, true));
       let stage = 'scan';
       try {
-        this.#captureOrThrow(() => undefined);
+        call.check();
+        this.#captureOrThrow(() => undefined, call);
+        call.check();
         stage = 'apply';
         await applier.apply(tree);
+        call.settle();
         if (applier.incomplete) this.#changes.mark();
         return retries.length === 0 ? { skipped: applier.skipped } : { skipped: applier.skipped, retries };
       } catch (error) {
+        // Stopped before anything changed: the root is exactly as it was.
+        if (stage === 'scan' && call.signal?.aborted === true) throw error;
         this.#changes.mark();
         retries.push({ code: errorCode(error), path: stage === 'scan' ? '' : applier.at });
         if (!RACE_CODES.has(errorCode(error)) || attempt === RESTORE_ATTEMPTS) {
@@ -234,17 +252,18 @@ export class HostGitSnapshotter implements Snapshotter {
     return result ?? { looseRemoved: 0, packsRemoved: 0, skipped: true };
   }
 
-  async open(snapshot?: WorkspaceSnapshot): Promise<SnapshotTree> {
+  async open(snapshot?: WorkspaceSnapshot, options?: LongCallOptions): Promise<SnapshotTree> {
     return this.#gate.use(async () => {
-      const tree = snapshot === undefined ? this.#capture((live) => live) : await this.#treeOf(snapshot);
+      const tree =
+        snapshot === undefined ? this.#capture((live) => live, LongCall.start(options, 'snapshotTree')) : await this.#treeOf(snapshot);
       return gitSnapshotTree(this.#store, tree);
     });
   }
 
-  async diff(from: WorkspaceSnapshot, to?: WorkspaceSnapshot): Promise<DiffEntry[]> {
+  async diff(from: WorkspaceSnapshot, to?: WorkspaceSnapshot, options?: LongCallOptions): Promise<DiffEntry[]> {
     return this.#gate.use(async () => {
       const left = await this.#treeOf(from);
-      const right = to === undefined ? this.#capture((tree) => tree) : await this.#treeOf(to);
+      const right = to === undefined ? this.#capture((tree) => tree, LongCall.start(options, 'diff')) : await this.#treeOf(to);
       return diffTrees(this.#store, left, right);
     });
   }

@@ -26,11 +26,14 @@ export class TreeApplier {
   readonly #sandbox: Sandbox;
   readonly #store: GitStore;
   readonly #state: SnapshotState;
+  /** Told of each entry written or removed (progress). */
+  readonly #changed: (rel: string) => void;
 
-  constructor(rootAbs: string, store: GitStore, state: SnapshotState) {
+  constructor(rootAbs: string, store: GitStore, state: SnapshotState, changed: (rel: string) => void = () => undefined) {
     this.#sandbox = new Sandbox(rootAbs);
     this.#store = store;
     this.#state = state;
+    this.#changed = changed;
   }
 
   async apply(targetTree: string): Promise<void> {
@@ -79,8 +82,10 @@ export class TreeApplier {
     for (const [name, child] of [...node.children]) {
       if (target.has(name)) continue;
       const childRel = join(rel, name);
-      if (child.kind === 'dir' ? this.#removeTree(dir, name, childRel) : this.#removeLeaf(dir, name, childRel)) node.children.delete(name);
-      else {
+      if (child.kind === 'dir' ? this.#removeTree(dir, name, childRel) : this.#removeLeaf(dir, name, childRel)) {
+        node.children.delete(name);
+        this.#changed(childRel);
+      } else {
         this.skipped.push({ path: childRel, reason: 'not in the snapshot, but it holds excluded content, which restore never touches' });
         exact = false;
       }
@@ -126,6 +131,7 @@ export class TreeApplier {
         exact = false;
         continue;
       }
+      this.#changed(childRel);
       const st = fs.lstatSync(abs);
       node.children.set(name, {
         kind: entry.mode === '120000' ? 'link' : 'file',

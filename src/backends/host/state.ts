@@ -80,6 +80,8 @@ export class SnapshotState {
   #emptyBlob: string | undefined;
   /** Files hashed by the last scan or refresh (for tests and the bench). */
   hashed = 0;
+  /** Told of every entry the scan or refresh under way examines (progress; it may throw to stop the scan). */
+  #onEntry: ((rel: string) => void) | undefined;
 
   constructor(rootAbs: string, store: GitStore, excluded: ((rel: string) => boolean) | undefined) {
     this.#sandbox = new Sandbox(rootAbs);
@@ -94,6 +96,29 @@ export class SnapshotState {
   /** The pinned root: throws (the snapshot fails) when the root itself is gone or replaced. */
   #pinRoot(): PinnedDir {
     return pinDirectory(this.#sandbox, '', '');
+  }
+
+  /**
+   * Runs a scan or refresh telling `onEntry` of each entry examined. When `onEntry` throws (an abort), the
+   * scan stops there: the caller then drops the directories' tree ids (`forgetTrees`), which a part-way
+   * scan may have left stale.
+   */
+  observed<T>(onEntry: ((rel: string) => void) | undefined, work: () => T): T {
+    this.#onEntry = onEntry;
+    try {
+      return work();
+    } finally {
+      this.#onEntry = undefined;
+    }
+  }
+
+  /** Forgets every directory's tree id (the leaves' blob ids and stat data stay): the next build rewrites the trees. */
+  forgetTrees(): void {
+    const visit = (node: DirNode): void => {
+      node.oid = undefined;
+      for (const child of node.children.values()) if (child.kind === 'dir') visit(child);
+    };
+    if (this.tree !== undefined) visit(this.tree);
   }
 
   /** Full walk; `force` names paths to re-hash whatever their stat data says. */
@@ -159,6 +184,7 @@ export class SnapshotState {
         const name = names[index] as string;
         rel = rel === '' ? name : `${rel}/${name}`;
         if (!isVisibleName(name) || this.isExcluded(rel)) return;
+        this.#onEntry?.(rel);
         const isLast = index === names.length - 1;
         let st: fs.Stats;
         try {
@@ -219,6 +245,7 @@ export class SnapshotState {
       if (!isVisibleName(name)) continue;
       const childRel = rel === '' ? name : `${rel}/${name}`;
       if (this.#excluded !== undefined && this.#excluded(childRel)) continue;
+      this.#onEntry?.(childRel);
       const existing = node.children.get(name);
       let isDir = dirent.isDirectory();
       let st: fs.Stats | undefined;
