@@ -201,7 +201,8 @@ export class DriverWorkspace implements SnapshotableWorkspace {
 
   /** What glob and grep walk: files include links to files inside the root; walks never enter a link. */
   readonly #searchSource: SearchSource = {
-    walk: (base: NormalizedPath): AsyncIterable<readonly SearchEntry[]> => this.#probe.searchWalk(base),
+    walk: (base: NormalizedPath, descend?: (directory: NormalizedPath) => boolean): AsyncIterable<readonly SearchEntry[]> =>
+      this.#probe.searchWalk(base, descend),
     readFile: async (path: NormalizedPath): Promise<Uint8Array> => (await this.#readFile(path, { offset: 0 })).content,
     pinDirectory: (path: NormalizedPath) => this.driver.pinSearchDirectory?.(path),
   };

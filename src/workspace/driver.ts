@@ -152,7 +152,11 @@ export interface DriverWalkEntry {
 
 /** A walk that can also hand over its entries in batches (the same entries, in the same order). */
 export interface BatchedWalk extends AsyncIterable<DriverWalkEntry> {
-  batches(): AsyncIterable<readonly DriverWalkEntry[]>;
+  /**
+   * `descend`, when given, is a hint: a directory it answers `false` for is reported but need not be listed
+   * (nothing below it can match the search). A walk may list it anyway.
+   */
+  batches(descend?: (directory: string) => boolean): AsyncIterable<readonly DriverWalkEntry[]>;
 }
 
 /** Entries grouped when a walk has no batches of its own: at most this many wait for the next one. */
@@ -162,9 +166,12 @@ const WALK_BATCH = 256;
  * A walk's entries a batch at a time: its own `batches()` when it offers them, else grouped here. A wrapper
  * that filters a walk (the policy's view) returns a plain iterable, so its filter is never skipped.
  */
-export async function* walkBatches(walk: AsyncIterable<DriverWalkEntry>): AsyncGenerator<readonly DriverWalkEntry[]> {
+export async function* walkBatches(
+  walk: AsyncIterable<DriverWalkEntry>,
+  descend?: (directory: string) => boolean,
+): AsyncGenerator<readonly DriverWalkEntry[]> {
   if (typeof (walk as Partial<BatchedWalk>).batches === 'function') {
-    yield* (walk as BatchedWalk).batches();
+    yield* (walk as BatchedWalk).batches(descend);
     return;
   }
   let batch: DriverWalkEntry[] = [];

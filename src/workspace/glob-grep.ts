@@ -19,8 +19,8 @@ export interface SearchEntry {
 
 /** What glob and grep need from a workspace: a walk below a base (the base itself when it is a file), and file bytes. */
 export interface SearchSource {
-  /** Batches of entries, as the walk lists them (a batch per slice of the host's listing). */
-  walk(base: NormalizedPath): AsyncIterable<readonly SearchEntry[]>;
+  /** Batches of entries, as the walk lists them (a batch per slice of the host's listing); `descend` as in `BatchedWalk`. */
+  walk(base: NormalizedPath, descend?: (directory: NormalizedPath) => boolean): AsyncIterable<readonly SearchEntry[]>;
   readFile(path: NormalizedPath): Promise<Uint8Array>;
   /** The driver's `pinSearchDirectory`, when it has one: files of a pinned directory are read by the search workers. */
   pinDirectory?(path: NormalizedPath): SearchDirectoryPin | undefined;

@@ -25,8 +25,8 @@ export class DriverProbe {
     this.#driver = driver;
   }
 
-  /** glob and grep's walk, in batches: `base` itself when it is a file, else every entry below it. */
-  async *searchWalk(base: NormalizedPath): AsyncGenerator<readonly SearchEntry[]> {
+  /** glob and grep's walk, in batches: `base` itself when it is a file, else every entry below it (`descend`: see `BatchedWalk`). */
+  async *searchWalk(base: NormalizedPath, descend?: (directory: NormalizedPath) => boolean): AsyncGenerator<readonly SearchEntry[]> {
     let kind: DriverEntryKind | undefined;
     try {
       kind = await this.kind(base);
@@ -39,7 +39,7 @@ export class DriverProbe {
       return;
     }
     if (kind === undefined) return;
-    for await (const batch of walkBatches(this.#driver.walk(base))) {
+    for await (const batch of walkBatches(this.#driver.walk(base), descend)) {
       const entries: SearchEntry[] = [];
       for (const { path, kind: entryKind } of batch) {
         const isLink = entryKind === 'symlink';

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import picomatch from 'picomatch';
 import { describe, expect, it } from 'vitest';
 import { MemoryWorkspace } from '../../src/backends/memory/index.js';
-import { globNameFilter } from '../../src/workspace/search/patterns.js';
+import { globNameFilter, skipsDotDirectories } from '../../src/workspace/search/patterns.js';
 
 /** Names that exercise picomatch's corners: dots, brackets and braces taken literally, two-byte characters. */
 const segment = fc.constantFrom(
@@ -82,6 +82,23 @@ describe('glob equals picomatch on the same relative paths (matching runs in the
   });
 });
 
+/** Globs of any characters (picomatch's syntax included) and paths of awkward names, for the cheap tests below. */
+const anyGlob = fc
+  .array(
+    fc.constantFrom(
+      ...['a', 'b', '.', '-', '_', '*', '?', '+', '@', '!', '$', '^', '|', 'é', ' ', '/', '(', ')', '[', ']', '{', '}', ','],
+      ...['\\', '#', '~', '%', '&', '=', ':', ';', "'", '"', '`', '<', '>', '**/', '.g'],
+    ),
+    { minLength: 1, maxLength: 8 },
+  )
+  .map((chars) => chars.join(''));
+const anyPath = fc
+  .array(fc.constantFrom('a', 'b', '.a', 'a.b', 'a-b', 'ab.', 'é', 'a b', 'a+b', 'a|b', '$a', 'a^', 'a!b', '.', '.g', '.git'), {
+    minLength: 1,
+    maxLength: 4,
+  })
+  .map((names) => names.join('/'));
+
 describe('the name test that spares the worker the paths a glob cannot match', () => {
   it('passes over `**/*.ts` and `**/package.json` only names that may match', () => {
     const ts = globNameFilter('**/*.ts');
@@ -99,23 +116,28 @@ describe('the name test that spares the worker the paths a glob cannot match', (
   });
 
   it('never turns away a path picomatch matches (generated globs and names, with and without dot)', () => {
-    const char = fc.constantFrom(
-      ...['a', 'b', '.', '-', '_', '*', '?', '+', '@', '!', '$', '^', '|', 'é', ' ', '/', '(', ')', '[', ']', '{', '}', ','],
-      ...['\\', '#', '~', '%', '&', '=', ':', ';', "'", '"', '`', '<', '>'],
-    );
-    const name = fc.constantFrom('a', 'b', '.a', 'a.b', 'a-b', 'ab.', 'é', 'a b', 'a+b', 'a|b', '$a', 'a^', 'a!b', '.');
     fc.assert(
-      fc.property(
-        fc.array(char, { minLength: 1, maxLength: 8 }),
-        fc.array(name, { minLength: 1, maxLength: 3 }),
-        fc.boolean(),
-        (chars, names, dot) => {
-          const glob = chars.join('');
-          const path = names.join('/');
-          const test = globNameFilter(glob);
-          if (test !== undefined && !test(path)) expect(picomatch(glob, { dot })(path), `${glob} ${path}`).toBe(false);
-        },
-      ),
+      fc.property(anyGlob, anyPath, fc.boolean(), (glob, path, dot) => {
+        const test = globNameFilter(glob);
+        if (test !== undefined && !test(path)) expect(picomatch(glob, { dot })(path), `${glob} ${path}`).toBe(false);
+      }),
+      { numRuns: 20_000 },
+    );
+  });
+});
+
+describe('dot directories a search does not list', () => {
+  it('are skipped only when nothing below one can match (generated globs and paths, with and without dot)', () => {
+    expect(skipsDotDirectories(undefined, false)).toBe(true); // grep without a glob
+    expect([skipsDotDirectories('**/*.ts', false), skipsDotDirectories('**/*.ts', true)]).toEqual([true, false]);
+    for (const glob of ['.github/**', '**/.git/*', '{.git,src}/**', '[.]git/**', '@(.git)/*', '!src/**', 'a|.b/c'])
+      expect(skipsDotDirectories(glob, false), glob).toBe(false);
+    fc.assert(
+      fc.property(anyGlob, anyPath, fc.boolean(), (glob, path, dot) => {
+        const directories = path.split('/').slice(0, -1);
+        if (skipsDotDirectories(glob, dot) && directories.some((name) => name.startsWith('.')))
+          expect(picomatch(glob, { dot })(path), `${glob} ${path}`).toBe(false);
+      }),
       { numRuns: 20_000 },
     );
   });

@@ -22,7 +22,7 @@ import { PIN_DIRECTORIES, pinChild, pinDirectory, type PinnedDir, type Sandbox }
  * done this way.
  */
 export function walkTree(sandbox: Sandbox, base: NormalizedPath): BatchedWalk {
-  const batches = (): AsyncGenerator<DriverWalkEntry[]> => walkSlices(sandbox, base);
+  const batches = (descend?: (directory: string) => boolean): AsyncGenerator<DriverWalkEntry[]> => walkSlices(sandbox, base, descend);
   return {
     batches,
     async *[Symbol.asyncIterator]() {
@@ -32,7 +32,11 @@ export function walkTree(sandbox: Sandbox, base: NormalizedPath): BatchedWalk {
 }
 
 /** The walk, one slice of listing at a time. */
-async function* walkSlices(sandbox: Sandbox, base: NormalizedPath): AsyncGenerator<DriverWalkEntry[]> {
+async function* walkSlices(
+  sandbox: Sandbox,
+  base: NormalizedPath,
+  descend: ((directory: string) => boolean) | undefined,
+): AsyncGenerator<DriverWalkEntry[]> {
   let start;
   try {
     start = await sandbox.resolve(base, false);
@@ -41,7 +45,7 @@ async function* walkSlices(sandbox: Sandbox, base: NormalizedPath): AsyncGenerat
     throw error;
   }
   if (start.stat?.isDirectory() !== true) return;
-  const walk = new Walk(sandbox, { logical: base, real: start.rel });
+  const walk = new Walk(sandbox, { logical: base, real: start.rel }, descend);
   try {
     for (;;) {
       yield walk.slice();
@@ -68,12 +72,14 @@ interface PendingDirectory {
 
 class Walk {
   readonly #sandbox: Sandbox;
+  readonly #descend: ((directory: string) => boolean) | undefined;
   readonly #queue: (PendingDirectory | undefined)[];
   #head = 0;
   #pinsAhead = 0;
 
-  constructor(sandbox: Sandbox, start: PendingDirectory) {
+  constructor(sandbox: Sandbox, start: PendingDirectory, descend: ((directory: string) => boolean) | undefined) {
     this.#sandbox = sandbox;
+    this.#descend = descend;
     this.#queue = [start];
   }
 
@@ -127,7 +133,7 @@ class Walk {
         if (kind === undefined) continue;
         const path = logical === '' ? name : `${logical}/${name}`;
         entries.push({ path, kind });
-        if (kind !== 'directory') continue;
+        if (kind !== 'directory' || this.#descend?.(path) === false) continue;
         const child: PendingDirectory = { logical: path, real: real === '' ? name : `${real}/${name}` };
         if (PIN_DIRECTORIES && this.#pinsAhead < PINS_AHEAD) {
           try {

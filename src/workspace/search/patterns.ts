@@ -52,7 +52,7 @@ const PLAIN = /^[\w.-]$/;
  * classes, extglobs, escapes, alternatives with `|`, a negation, a `**` inside a name).
  */
 export function globNameFilter(glob: string): ((path: string) => boolean) | undefined {
-  if (glob.startsWith('!') || /[{}()[\]\\|]/.test(glob)) return undefined;
+  if (!hasPlainSyntax(glob)) return undefined;
   const segment = glob.slice(glob.lastIndexOf('/') + 1);
   if (segment.includes('**') || segment === '.' || segment === '..') return undefined;
   let start = 0;
@@ -68,6 +68,22 @@ export function globNameFilter(glob: string): ((path: string) => boolean) | unde
     const name = path.lastIndexOf('/') + 1;
     return path.length - name >= least && path.endsWith(suffix) && path.startsWith(prefix, name);
   };
+}
+
+/**
+ * Whether nothing in a directory whose name starts with `.` can match: true for grep without a glob (it
+ * skips dot segments) and for a glob without `dot` none of whose segments starts with `.`, in plain syntax
+ * (`*`, `?` and `**` never match a leading `.` without `dot`). The walk then does not list such directories
+ * (`.git` is never read for `**\/*.ts`).
+ */
+export function skipsDotDirectories(glob: string | undefined, dot: boolean): boolean {
+  if (dot) return false;
+  return glob === undefined || (hasPlainSyntax(glob) && !glob.split('/').some((segment) => segment.startsWith('.')));
+}
+
+/** No syntax that could match more than its segments say: braces, classes, extglobs, escapes, `|`, a negation. */
+function hasPlainSyntax(glob: string): boolean {
+  return !/^(?:\.?\/)*!/.test(glob) && !/[{}()[\]\\|]/.test(glob); // picomatch drops a leading `./` before a `!`
 }
 
 /** The literal directory prefix of a glob (`src/lib` for `src/lib/**\/*.ts`): where its walk may start. */

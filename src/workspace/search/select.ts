@@ -2,7 +2,7 @@ import type { SearchEntry, SearchSource } from '../glob-grep.js';
 import { baseName, displayPath, joinPath, normalizePath, relativeTo, type NormalizedPath } from '../paths.js';
 import type { SearchDeadline } from './deadline.js';
 import { matchPool } from './match-pool.js';
-import { compileGlob, globLiteralBase, globNameFilter, searchedByDefault } from './patterns.js';
+import { compileGlob, globLiteralBase, globNameFilter, searchedByDefault, skipsDotDirectories } from './patterns.js';
 
 /** Paths sent to a worker in one message. */
 const PATHS_PER_BATCH = 4096;
@@ -40,7 +40,8 @@ export async function selectFiles(
     paths = [];
   };
 
-  for await (const batch of source.walk(walkStart(base, relativePattern))) {
+  const descend = skipsDotDirectories(relativePattern, dot) ? notDotDirectory : undefined;
+  for await (const batch of source.walk(walkStart(base, relativePattern), descend)) {
     for (const entry of batch) {
       deadline.step('walk', displayPath(entry.path));
       if (!entry.isFile) continue;
@@ -59,6 +60,9 @@ export async function selectFiles(
   for (const selected of await Promise.all(selections)) found.push(...selected);
   return found.sort((a, b) => compareStrings(a.path, b.path));
 }
+
+/** Below the walk's start, where every name is a segment of the path tested. */
+const notDotDirectory = (directory: NormalizedPath): boolean => !baseName(directory).startsWith('.');
 
 /** Where a glob's walk may start: `base` joined with the pattern's literal directory prefix, when it is plain. */
 function walkStart(base: NormalizedPath, pattern: string | undefined): NormalizedPath {
