@@ -1,12 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import * as fs from 'node:fs/promises';
+import * as fs from 'node:fs';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { dirname, join, sep } from 'node:path';
 import { PathEscapeError } from '../workspace/errors.js';
 
 /** What an export plan reads and writes: a host directory, or a workspace through the protocol. */
 export interface ExportDestination {
-  /** How many entries it reads or writes at once (default 1: one after the other). */
-  readonly concurrency?: number;
   /** What stands at `path`, links not followed. */
   state(path: string): Promise<DestinationState>;
   /** Every non-directory below directory `path`. */
@@ -24,14 +23,17 @@ export interface ExportDestination {
  * where a directory is needed blocks the path instead of being walked through. Each file is written to a
  * temp file beside it and renamed into place, after checking that the directory it lands in is still the
  * real directory inside the destination that it was (so a directory swapped for a link meanwhile is refused).
+ *
+ * The system calls are synchronous, in slices of {@link SLICE_MS} with a turn of the event loop between
+ * them (as the host walk and hydration do): a thread-pool hop per call cost more than the calls themselves,
+ * several times what `git apply` takes for the same files on a busy machine.
  */
 export class Destination implements ExportDestination {
   /** The destination's real path. */
   readonly root: string;
-  /** Files read and written at once: the I/O of one overlaps the next's. */
-  readonly concurrency = 8;
   /** Relative paths seen to be real directories (not links), so that `state` checks each ancestor once. */
   readonly #directories = new Set<string>();
+  #sliceStart = performance.now();
 
   constructor(root: string) {
     this.root = root;
@@ -43,28 +45,30 @@ export class Destination implements ExportDestination {
 
   /** What stands at `path`, links not followed; `blocked` names the ancestor that is not a directory. */
   async state(path: string): Promise<DestinationState> {
+    await this.#turn();
     const names = path.split('/');
     for (let depth = 1; depth < names.length; depth += 1) {
       const ancestor = names.slice(0, depth).join('/');
       if (this.#directories.has(ancestor)) continue;
-      const info = await lstatOrUndefined(this.abs(ancestor));
+      const info = lstatOrUndefined(this.abs(ancestor));
       if (info === undefined) return { kind: 'missing' };
       if (!info.isDirectory()) return { kind: 'blocked', by: ancestor, link: info.isSymbolicLink() };
       this.#directories.add(ancestor);
     }
     const abs = this.abs(path);
-    const info = await lstatOrUndefined(abs);
+    const info = lstatOrUndefined(abs);
     if (info === undefined) return { kind: 'missing' };
     if (info.isDirectory()) return { kind: 'directory' };
-    if (info.isSymbolicLink()) return { kind: 'symlink', bytes: new Uint8Array(await fs.readlink(abs, { encoding: 'buffer' })) };
+    if (info.isSymbolicLink()) return { kind: 'symlink', bytes: new Uint8Array(fs.readlinkSync(abs, { encoding: 'buffer' })) };
     if (!info.isFile()) return { kind: 'other' };
-    return { kind: 'file', bytes: new Uint8Array(await fs.readFile(abs)), executable: (info.mode & 0o100) !== 0, mode: info.mode & 0o7777 };
+    return { kind: 'file', bytes: new Uint8Array(fs.readFileSync(abs)), executable: (info.mode & 0o100) !== 0, mode: info.mode & 0o7777 };
   }
 
   /** Every file, link or other non-directory below directory `path` (relative paths). */
   async leavesBelow(path: string): Promise<string[]> {
+    await this.#turn();
     const out: string[] = [];
-    for (const entry of await fs.readdir(this.abs(path), { withFileTypes: true })) {
+    for (const entry of fs.readdirSync(this.abs(path), { withFileTypes: true })) {
       const child = path === '' ? entry.name : `${path}/${entry.name}`;
       if (entry.isDirectory()) out.push(...(await this.leavesBelow(child)));
       else out.push(child);
@@ -74,17 +78,21 @@ export class Destination implements ExportDestination {
 
   /** Creates the directory `path` and its missing parents, refusing anything but a directory on the way. */
   async makeDirectory(path: string): Promise<void> {
+    await this.#turn();
+    this.#makeDirectory(path);
+  }
+
+  #makeDirectory(path: string): void {
     if (path === '') return;
     const names = path.split('/');
     for (let depth = 1; depth <= names.length; depth += 1) {
       const partial = names.slice(0, depth).join('/');
       const abs = this.abs(partial);
       try {
-        await fs.mkdir(abs);
+        fs.mkdirSync(abs);
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-        const info = await fs.lstat(abs);
-        if (!info.isDirectory()) throw new PathEscapeError(partial, `not a directory at the destination: ${partial}`);
+        if (!fs.lstatSync(abs).isDirectory()) throw new PathEscapeError(partial, `not a directory at the destination: ${partial}`);
       }
     }
   }
@@ -94,45 +102,53 @@ export class Destination implements ExportDestination {
     path: string,
     entry: { kind: 'file'; bytes: Uint8Array; mode: number } | { kind: 'symlink'; bytes: Uint8Array },
   ): Promise<void> {
+    await this.#turn();
     const parent = path.includes('/') ? path.slice(0, path.lastIndexOf('/')) : '';
-    const target = this.abs(path);
-    const temp = join(dirname(target), `.${randomBytes(6).toString('hex')}.sessionfs-export`);
     // The parent usually exists and is checked in one call; a missing one is made, refusing links on the way.
-    await this.#checkDirectory(parent).catch(async (error: unknown) => {
+    try {
+      this.#checkDirectory(parent);
+    } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       if (code !== 'ENOENT' && code !== 'ENOTDIR') throw error;
-      await this.makeDirectory(parent);
-    });
-    if (entry.kind === 'symlink') await fs.symlink(Buffer.from(entry.bytes), temp);
+      this.#makeDirectory(parent);
+    }
+    const target = this.abs(path);
+    const temp = join(dirname(target), `.${randomBytes(6).toString('hex')}.sessionfs-export`);
+    if (entry.kind === 'symlink') fs.symlinkSync(Buffer.from(entry.bytes), temp);
     else {
-      const handle = await fs.open(temp, 'wx', entry.mode);
+      const fd = fs.openSync(temp, 'wx', entry.mode);
       try {
-        await handle.writeFile(entry.bytes);
-        await handle.chmod(entry.mode); // the umask must not decide the bits
-      } finally {
-        await handle.close();
+        fs.writeFileSync(fd, entry.bytes);
+        fs.fchmodSync(fd, entry.mode); // the umask must not decide the bits
+      } catch (error) {
+        fs.closeSync(fd);
+        fs.rmSync(temp, { force: true });
+        throw error;
       }
+      fs.closeSync(fd);
     }
     try {
-      await this.#checkDirectory(parent);
-      await fs.rename(temp, target);
+      this.#checkDirectory(parent);
+      fs.renameSync(temp, target);
     } catch (error) {
-      await fs.rm(temp, { force: true });
+      fs.rmSync(temp, { force: true });
       throw error;
     }
   }
 
   /** Removes the file or link at `path` (never what a link points to). */
   async remove(path: string): Promise<void> {
-    await this.#checkDirectory(path.includes('/') ? path.slice(0, path.lastIndexOf('/')) : '');
-    await fs.unlink(this.abs(path));
+    await this.#turn();
+    this.#checkDirectory(path.includes('/') ? path.slice(0, path.lastIndexOf('/')) : '');
+    fs.unlinkSync(this.abs(path));
   }
 
   /** Removes directory `path` when it is empty; true when it is gone. */
   async removeEmptyDirectory(path: string): Promise<boolean> {
+    await this.#turn();
     try {
-      await this.#checkDirectory(path);
-      await fs.rmdir(this.abs(path));
+      this.#checkDirectory(path);
+      fs.rmdirSync(this.abs(path));
       this.#directories.clear();
       return true;
     } catch (error) {
@@ -143,9 +159,9 @@ export class Destination implements ExportDestination {
   }
 
   /** The directory at `path` is, in reality, that path inside the destination (no link on the way). */
-  async #checkDirectory(path: string): Promise<void> {
+  #checkDirectory(path: string): void {
     const expected = this.abs(path);
-    const real = await fs.realpath(expected);
+    const real = fs.realpathSync.native(expected);
     if (real !== expected || !(real === this.root || real.startsWith(this.root.endsWith(sep) ? this.root : `${this.root}${sep}`))) {
       throw new PathEscapeError(
         path === '' ? '/' : path,
@@ -153,7 +169,16 @@ export class Destination implements ExportDestination {
       );
     }
   }
+
+  /** Gives the event loop a turn when the current slice of system calls has run SLICE_MS. */
+  async #turn(): Promise<void> {
+    if (performance.now() - this.#sliceStart < SLICE_MS) return;
+    await nextTurn();
+    this.#sliceStart = performance.now();
+  }
 }
+
+const SLICE_MS = 4;
 
 export type DestinationState =
   | { kind: 'missing' }
@@ -163,9 +188,9 @@ export type DestinationState =
   | { kind: 'symlink'; bytes: Uint8Array }
   | { kind: 'file'; bytes: Uint8Array; executable: boolean; mode: number };
 
-async function lstatOrUndefined(abs: string): Promise<import('node:fs').Stats | undefined> {
+function lstatOrUndefined(abs: string): fs.Stats | undefined {
   try {
-    return await fs.lstat(abs);
+    return fs.lstatSync(abs);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;

@@ -4,7 +4,6 @@ import { ConflictError, IsADirectoryError, NotADirectoryError, WorkspaceError } 
 import { fromDriverError } from '../workspace/driver-errors.js';
 import { compareStrings } from '../workspace/glob-grep.js';
 import type { DestinationState, ExportDestination } from './destination.js';
-import { aheadInOrder } from './in-order.js';
 import { changedPaths } from './snapshot-tree.js';
 
 export type ConflictPolicy = 'fail' | 'skip' | 'overwrite';
@@ -102,15 +101,11 @@ export async function planExport(
   const changes = await changedPaths(from, to, { directories: true });
   for (const target of targets) {
     const pending: { path: string; rel: string; state: DestinationState; directory: boolean; want?: Leaf; base?: Leaf }[] = [];
-    // What stands at each destination path, read ahead of the decisions (which go in path order).
-    const places = changes.map((change) => target.place(change.path));
-    const placed = places.filter((rel): rel is string => rel !== undefined);
-    const states = aheadInOrder(placed, target.destination.concurrency ?? 1, (rel) => target.destination.state(rel));
-    for (const [index, change] of changes.entries()) {
+    for (const change of changes) {
       call?.step('plan', change.path);
-      const rel = places[index];
+      const rel = target.place(change.path);
       if (rel === undefined) continue;
-      const state = (await states.next()).value as DestinationState;
+      const state = await target.destination.state(rel);
       if (change.directory === true) {
         if (change.status === 'deleted') plan.removeDirectories.push({ target, path: change.path, rel });
         else pending.push({ path: change.path, rel, state, directory: true });
@@ -254,7 +249,6 @@ export async function applyExport(
   call?.report({ phase: 'write', done: call.done, total: call.done + total });
   let current = '';
   let changed = 0;
-  let failure: PromiseRejectedResult | undefined;
   const next = (path: string): void => {
     call?.check();
     current = path;
@@ -280,25 +274,11 @@ export async function applyExport(
       await directory.target.destination.makeDirectory(directory.rel);
       did(directory.path);
     }
-    // Files go to distinct paths, so a destination that allows it takes several at once (a batch at a time).
-    const writes = [...plan.writes].sort(byPath);
-    for (let start = 0; start < writes.length;) {
-      const size = (writes[start] as Write).target.destination.concurrency ?? 1;
-      const batch = writes.slice(start, start + size);
-      start += size;
-      next(batch[0]?.path as string);
-      const settled = await Promise.allSettled(batch.map((write) => write.target.destination.put(write.rel, write.entry)));
-      for (const [index, outcome] of settled.entries()) {
-        const write = batch[index] as Write;
-        if (outcome.status === 'rejected') {
-          current = write.path;
-          failure ??= outcome;
-          continue;
-        }
-        result.written.push(write.path);
-        did(write.path);
-      }
-      if (failure !== undefined) throw failure.reason;
+    for (const write of [...plan.writes].sort(byPath)) {
+      next(write.path);
+      await write.target.destination.put(write.rel, write.entry);
+      result.written.push(write.path);
+      did(write.path);
     }
   } catch (error) {
     if (changed === 0 && call?.signal?.aborted === true) throw error;
