@@ -217,7 +217,7 @@ export class Sandbox {
     } catch {
       return;
     }
-    if (actual !== expectedAbs) throw new PathEscapeError(shown, `the path changed while it was being opened: ${shown}`);
+    assertOpenedAt(actual, expectedAbs, shown);
   }
 
   /** {@link verifyDescriptor} on the main thread (a small read's whole open-verify-read runs synchronously). */
@@ -229,8 +229,19 @@ export class Sandbox {
     } catch {
       return;
     }
-    if (actual !== expectedAbs) throw new PathEscapeError(shown, `the path changed while it was being opened: ${shown}`);
+    assertOpenedAt(actual, expectedAbs, shown);
   }
+}
+
+/**
+ * The kernel's path of an opened descriptor must be the one resolved. A file replaced (renamed over or
+ * deleted) between the open and this check shows as `<path> (deleted)`: it was at that very path inside
+ * the root when it went, so the descriptor holds that file's last contents (a read racing a replace gets
+ * the old version, as from a descriptor opened a moment earlier), not an escape.
+ */
+function assertOpenedAt(actual: string, expectedAbs: string, shown: string): void {
+  if (actual === expectedAbs || actual === `${expectedAbs} (deleted)`) return;
+  throw new PathEscapeError(shown, `the path changed while it was being opened: ${shown}`);
 }
 
 /** Whether directories are pinned by descriptor (Linux with /proc); elsewhere a pin is only a checked path. */
