@@ -16,8 +16,7 @@ export function repathError(error: unknown, mountPath: NormalizedPath): unknown 
   }
   const outer = displayPath(inner === '' ? mountPath : joinPath(mountPath, inner));
   const shown = displayPath(inner);
-  const mention = new RegExp(`(^|[\\s:'"(])${escapeRegExp(shown)}(?=$|[\\s'")),;])`, 'g');
-  const message = error.message.replace(mention, (_, lead: string) => `${lead}${outer}`);
+  const message = replaceMentions(error.message, shown, outer);
   const moved = new WorkspaceError(error.code, message, outer, error.cause === undefined ? undefined : { cause: error.cause });
   Object.setPrototypeOf(moved, Object.getPrototypeOf(error) as object);
   Object.defineProperty(moved, 'name', { value: error.name, writable: true, configurable: true });
@@ -33,6 +32,24 @@ export async function inMount<T>(mountPath: NormalizedPath, task: () => Promise<
   }
 }
 
-function escapeRegExp(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+/** Characters a mention follows (or the start) and precedes (or the end). */
+const BEFORE = /[\s:'"(]/;
+const AFTER = /[\s'")),;]/;
+
+/**
+ * `message` with every standing-alone mention of `shown` as `outer`: a plain substring scan, as every missing
+ * path a composed write probes builds one of these errors (a pattern compiled per error cost more).
+ */
+function replaceMentions(message: string, shown: string, outer: string): string {
+  let out = '';
+  let from = 0;
+  for (let at = message.indexOf(shown); at !== -1 && shown !== ''; at = message.indexOf(shown, at + 1)) {
+    const end = at + shown.length;
+    if (at > 0 && !BEFORE.test(message[at - 1] as string)) continue;
+    if (end < message.length && !AFTER.test(message[end] as string)) continue;
+    out += message.slice(from, at) + outer;
+    from = end;
+    at = end - 1;
+  }
+  return from === 0 ? message : out + message.slice(from);
 }

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
+import { SYNC_IO_BYTES } from './read-range.js';
 import { ownerGone, ownerToken } from './owned-temp.js';
 
 /**
@@ -101,9 +102,6 @@ export async function createFileExclusive(dirAbs: string, targetAbs: string, con
   await unlinkQuietly(temp);
 }
 
-/** Content up to this size is written synchronously: each step is a thread-pool round trip otherwise. */
-const SYNC_WRITE_BYTES = 256 * 1024;
-
 /** Creates (exclusively) or replaces `targetAbs` with `content`, atomically; synchronously when it is small. */
 export async function placeFile(
   dirAbs: string,
@@ -112,7 +110,7 @@ export async function placeFile(
   mode: number,
   how: 'create' | 'replace',
 ): Promise<void> {
-  const small = content.byteLength <= SYNC_WRITE_BYTES;
+  const small = content.byteLength <= SYNC_IO_BYTES;
   if (how === 'create') {
     if (small) createFileExclusiveSync(dirAbs, targetAbs, content, mode);
     else await createFileExclusive(dirAbs, targetAbs, content, mode);

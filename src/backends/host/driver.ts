@@ -29,9 +29,8 @@ import { hostError, pinChild, pinDirectory, removeAt, type PinnedDir, type Resol
 import { pinSearchDirectory, walkTree } from './walk.js';
 
 export { listPinned } from './list.js';
-import { readRange } from './read-range.js';
 import { statFromHost } from './stat.js';
-import { fileHandle, HostStagedFile, openVerified, readVerifiedSync, SYNC_READ_BYTES } from './streams.js';
+import { fileHandle, HostStagedFile, openVerified, readVerified } from './streams.js';
 
 const NEW_FILE_MODE = 0o644;
 
@@ -116,18 +115,7 @@ export class HostDriver implements BackendDriver {
   }
 
   async readFile(path: NormalizedPath, range: { offset: number; length?: number }): Promise<{ content: Uint8Array; sizeBytes: number }> {
-    const target = await this.#resolve(path, true);
-    // A small file is opened, verified and read without leaving the main thread (five thread-pool round
-    // trips were most of a small read's time); a large one is read off it, not to stall other work.
-    if (target.stat !== undefined && target.stat.size <= SYNC_READ_BYTES) return readVerifiedSync(this.#sandbox, target, path, range);
-    const { handle, size } = await openVerified(this.#sandbox, target, path);
-    try {
-      return await readRange(handle, size, range);
-    } catch (error) {
-      throw hostError(error, path);
-    } finally {
-      await handle.close();
-    }
+    return readVerified(this.#sandbox, await this.#resolve(path, true), path, range);
   }
 
   /** A read stream's file: the very inode opened now, whatever replaces the path meanwhile. */

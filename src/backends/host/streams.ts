@@ -5,7 +5,7 @@ import { displayPath, type NormalizedPath } from '../../workspace/paths.js';
 import type { WriteMode } from '../../workspace/types.js';
 import { tempPathIn } from './atomic.js';
 import { READ_FLAGS } from './copy.js';
-import { clampRange, readRange } from './read-range.js';
+import { readRange, readRangeAt } from './read-range.js';
 import { hostError, type PinnedDir, type Resolved, type Sandbox } from './sandbox.js';
 
 const TEMP_FLAGS = fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW;
@@ -43,19 +43,16 @@ function assertRegularFile(target: Resolved, shown: string): void {
   if (!target.stat.isFile()) throw new InvalidArgumentError(`not a regular file: ${shown}`, shown);
 }
 
-/** Files up to this size are read (and written) synchronously: the system calls take microseconds. */
-export const SYNC_READ_BYTES = 256 * 1024;
-
 /**
- * {@link openVerified} and a range read, synchronously: the same checks (a regular file, the descriptor's
- * real path the one resolved), for a small file.
+ * `target` opened and verified as {@link openVerified} does, without thread-pool round trips (open, the
+ * descriptor's check and fstat take microseconds), and `range` of it read (see `readRangeAt`).
  */
-export function readVerifiedSync(
+export async function readVerified(
   sandbox: Sandbox,
   target: Resolved,
   path: NormalizedPath,
   range: { offset: number; length?: number },
-): { content: Uint8Array; sizeBytes: number } {
+): Promise<{ content: Uint8Array; sizeBytes: number }> {
   const shown = displayPath(path);
   assertRegularFile(target, shown);
   let fd: number;
@@ -68,16 +65,7 @@ export function readVerifiedSync(
     sandbox.verifyDescriptorSync(fd, target.abs, shown);
     const st = fs.fstatSync(fd);
     if (!st.isFile()) throw new IsADirectoryError(shown);
-    const size = st.size;
-    const { start, length } = clampRange(size, range);
-    const buffer = Buffer.allocUnsafeSlow(length);
-    let done = 0;
-    while (done < length) {
-      const read = fs.readSync(fd, buffer, done, length - done, start + done);
-      if (read === 0) break;
-      done += read;
-    }
-    return { content: new Uint8Array(buffer.buffer, buffer.byteOffset, done), sizeBytes: size };
+    return await readRangeAt(fd, st.size, range);
   } catch (error) {
     throw hostError(error, path);
   } finally {

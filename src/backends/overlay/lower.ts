@@ -7,7 +7,7 @@ import { listPinned } from '../host/driver.js';
 import { excludeMatcher, isVisibleName } from '../host/names.js';
 import { hostError, PIN_DIRECTORIES, pinDirectory, type PinnedDir, type Sandbox } from '../host/sandbox.js';
 import { pinSearchDirectory, walkTree } from '../host/walk.js';
-import { readRange } from '../host/read-range.js';
+import { readRangeAt } from '../host/read-range.js';
 
 /** Which lower paths the overlay shows: picomatch globs (`dot: true`) on root-relative paths. */
 export interface LowerFilter {
@@ -154,23 +154,24 @@ export class LowerLayer {
   async readFile(rel: NormalizedPath, range: { offset: number; length?: number }): Promise<{ content: Uint8Array; sizeBytes: number }> {
     const shown = displayPath(rel);
     const abs = this.sandbox.abs(rel);
-    let handle: fs.promises.FileHandle;
+    // Opened, checked and (when small) read without thread-pool round trips: see `readRangeAt`.
+    let fd: number;
     try {
-      handle = await fs.promises.open(abs, READ_FLAGS);
+      fd = fs.openSync(abs, READ_FLAGS);
     } catch (error) {
       throw hostError(error, rel);
     }
     try {
-      await this.sandbox.verifyDescriptor(handle.fd, abs, shown);
-      const stat = await handle.stat({ bigint: true });
+      this.sandbox.verifyDescriptorSync(fd, abs, shown);
+      const stat = fs.fstatSync(fd, { bigint: true });
       if (stat.isDirectory()) throw new IsADirectoryError(shown);
       if (!stat.isFile()) throw new InvalidArgumentError(`not a regular file: ${shown}`, shown);
       this.#check(rel, stat, true);
-      return await readRange(handle, Number(stat.size), range);
+      return await readRangeAt(fd, Number(stat.size), range);
     } catch (error) {
       throw hostError(error, rel);
     } finally {
-      await handle.close();
+      fs.closeSync(fd);
     }
   }
 
