@@ -55,14 +55,18 @@ const INITIAL = 'initial';
  * for any other caller.
  */
 export async function createMcpServer(session: Session, options: McpServerOptions = {}): Promise<Server> {
-  // The starting state is snapshotted while the first calls are answered: on a big host root that walk
-  // takes seconds, and reads need not wait for it. Every call that may change the workspace waits for it.
-  const initial = session.filesystem.snapshot({ tag: INITIAL });
-  initial.catch(() => undefined); // reported to the calls that need it
+  // The starting state is snapshotted when first needed: before the first call that may change the
+  // workspace (which waits for it), or when a call names it. Taken at start, it held every read behind it
+  // (an outside operation goes before the calls asked after it), and on a big host root it waits for the
+  // session's baseline. Only tool calls change the workspace, so nothing changed before then.
+  // Through the view outside calls (taken here, outside any): a read-only call naming it (diff) may take it.
+  const outside = session.filesystem;
+  let initial: Promise<WorkspaceSnapshot> | undefined;
+  const initialSnapshot = (): Promise<WorkspaceSnapshot> => (initial ??= outside.snapshot({ tag: INITIAL }));
   const records = new Map<string, WorkspaceSnapshot>();
 
   const lookup = async (id: string): Promise<WorkspaceSnapshot> => {
-    if (id === INITIAL && !records.has(INITIAL)) records.set(INITIAL, await initial);
+    if (id === INITIAL && !records.has(INITIAL)) records.set(INITIAL, await initialSnapshot());
     const record = records.get(id);
     if (record === undefined) {
       const known = [...records.keys()];
@@ -208,7 +212,7 @@ export async function createMcpServer(session: Session, options: McpServerOption
           };
     let result: ToolCallResult;
     try {
-      if (tool.annotations?.readOnlyHint !== true) await initial;
+      if (tool.annotations?.readOnlyHint !== true) await initialSnapshot();
       // A call the client cancels is aborted, so rolled back: the client takes it as not done.
       result = await session.runTool(tool, request.params.arguments ?? {}, { signal: extra.signal });
     } catch (error) {

@@ -76,10 +76,15 @@ const isAsyncFunction = (value: unknown): boolean => value instanceof AsyncFunct
 
 /**
  * `session.filesystem` as code outside a tool call sees it: every asynchronous method goes through
- * `queue.outside`; synchronous ones (`seal`, getters) act at once. Assignments reach the workspace (a test
- * may patch a method).
+ * `queue.outside`, first waiting for what `before` gives for it (the session holds changes until the
+ * workspace's starting state is recorded); synchronous ones (`seal`, getters) act at once. Assignments reach
+ * the workspace (a test may patch a method).
  */
-export function outsideView(target: SnapshotableWorkspace, queue: SessionQueue): SnapshotableWorkspace {
+export function outsideView(
+  target: SnapshotableWorkspace,
+  queue: SessionQueue,
+  before: (property: PropertyKey) => Promise<void> | undefined = () => undefined,
+): SnapshotableWorkspace {
   return forwardingView(target, {
     writable: true,
     wrap(method, property) {
@@ -87,8 +92,15 @@ export function outsideView(target: SnapshotableWorkspace, queue: SessionQueue):
       if (!isAsync) return (...args: unknown[]): unknown => method.apply(target, args);
       if (property === 'createWriteStream')
         return (...args: unknown[]): Promise<unknown> =>
-          queue.outside(async () => commitInOrder((await method.apply(target, args)) as WritableStream<Uint8Array>, queue));
-      return (...args: unknown[]): Promise<unknown> => queue.outside(async () => method.apply(target, args));
+          queue.outside(async () => {
+            await before(property);
+            return commitInOrder((await method.apply(target, args)) as WritableStream<Uint8Array>, queue);
+          });
+      return (...args: unknown[]): Promise<unknown> =>
+        queue.outside(async () => {
+          await before(property);
+          return method.apply(target, args);
+        });
     },
   });
 }

@@ -14,6 +14,7 @@ import { outsideView, SessionQueue } from './queue.js';
 import { dropOldest } from './retention.js';
 import { releaseSnapshots } from '../workspace/snapshot-queue.js';
 import { scrubHostPaths } from './scrub.js';
+import { READ_METHODS } from './guard.js';
 import { callScope, runToolCall } from './tool-call.js';
 import type { RunToolOptions, Session, ToolCallRecord, ToolCallResult, ToolDefinition } from './types.js';
 import { ForkedWorkspace, workspaceSource, type WorkspaceSource } from './workspace-source.js';
@@ -78,7 +79,11 @@ class WorkspaceSession implements HydratedSession {
     const scope = callScope.getStore();
     if (scope?.session === this) return scope.view;
     const workspace = this.#current();
-    if (this.#outside?.workspace !== workspace) this.#outside = { workspace, view: outsideView(workspace, this.#queue) };
+    if (this.#outside?.workspace !== workspace) {
+      // A change waits until the source recorded the starting state (a given host root's baseline).
+      const before = (property: PropertyKey) => (READ_METHODS.has(property) ? undefined : this.#ready());
+      this.#outside = { workspace, view: outsideView(workspace, this.#queue, before) };
+    }
     return this.#outside.view;
   }
 
@@ -127,6 +132,7 @@ class WorkspaceSession implements HydratedSession {
       this.#hostDirs = hostDirectories(settings, workspace);
       this.#hydration = undefined;
       if (settings.mounts.length > 0 && !this.#source.showsMounts) {
+        await this.#ready();
         this.#hydration = await hydrate(workspace, settings.mounts, {
           allowedHostRoots: settings.allowedHostRoots,
           ...(settings.onProgress === undefined ? {} : { onProgress: settings.onProgress }),
@@ -140,6 +146,11 @@ class WorkspaceSession implements HydratedSession {
       await this.#source.close(workspace, 'failed').catch(() => undefined);
       throw error;
     }
+  }
+
+  /** Resolves once the workspace may change (see `WorkspaceSource.ready`). */
+  #ready(): Promise<void> {
+    return this.#source.ready?.() ?? Promise.resolve();
   }
 
   /** Runs `task` after every earlier call, reset, rollback or dispose on this session has finished. */
@@ -186,6 +197,7 @@ class WorkspaceSession implements HydratedSession {
           scrub: (message, allAbsolute) => this.#scrub(message, allAbsolute),
           addSnapshot: (snapshot) => this.#snapshots.push(snapshot),
           rollback: this.#settings.rollback,
+          ready: () => this.#ready(),
         },
         tool as ToolDefinition,
         rawParams,
@@ -221,6 +233,7 @@ class WorkspaceSession implements HydratedSession {
       return Promise.reject(error);
     }
     return this.#enqueue(async () => {
+      await this.#ready();
       const settings = this.#settings;
       // Loaded when first used, as `fork`'s: a session that never writes back or forks starts without them.
       const { writeBackMounts } = await import('../workout/write-back.js');
@@ -238,6 +251,7 @@ class WorkspaceSession implements HydratedSession {
     }
     return this.#enqueue(async () => {
       this.#assertNotDisposed();
+      await this.#ready();
       const { forkWorkspace } = await import('../workout/fork.js');
       const workspace = await forkWorkspace(this.#current());
       const settings: SessionSettings = { ...this.#settings, id: randomUUID() };
@@ -268,6 +282,7 @@ class WorkspaceSession implements HydratedSession {
     }
     return this.#enqueue(async () => {
       this.#assertNotDisposed();
+      await this.#ready();
       await this.#current().restore(snapshot);
     });
   }

@@ -30,6 +30,8 @@ export interface CallHost {
   addSnapshot(snapshot: WorkspaceSnapshot): void;
   /** How a failed call is undone: a snapshot before it, or an undo journal of what it changes. */
   rollback: 'snapshot' | 'journal';
+  /** Resolves once the workspace may change (a given host root's baseline is taken); a changing call waits. */
+  ready?: () => Promise<void>;
 }
 
 type Outcome = { kind: 'result'; value: unknown } | { kind: 'error'; error: unknown } | { kind: 'aborted' };
@@ -96,6 +98,17 @@ async function runCall(
   // the host backend). Its view refuses every method but reads, so the annotation cannot lie.
   const readOnlyTool = tool.annotations?.readOnlyHint === true;
   const changing = !workspace.readOnly && !readOnlyTool;
+  if (changing && host.ready !== undefined) {
+    try {
+      await host.ready();
+    } catch (error) {
+      return record(
+        params,
+        undefined,
+        failed('ESNAPSHOT', `${tool.name} was not run: the snapshot of the workspace's starting state failed (${errorMessage(error)})`),
+      );
+    }
+  }
   // The journal sees only what goes through the call's view: a tool that reaches beyond it (`openWorldHint`,
   // as the host shell running programs in the root) gets a snapshot. So does a workspace whose policy has
   // `confirm`, which would be asked again for the journal's own undo writes.

@@ -21,6 +21,11 @@ export interface WorkspaceSource {
   open(): Promise<SnapshotableWorkspace>;
   /** Lets go of `workspace`. For `reset`, throws before changing anything when the workspace cannot go back. */
   close(workspace: SnapshotableWorkspace, reason: CloseReason): Promise<void>;
+  /**
+   * Resolves once the workspace `open()` returned may change: its state before any change is recorded. Reads
+   * need not wait. Rejects when that record could not be made (nothing may change then).
+   */
+  ready?(): Promise<void>;
 }
 
 export function workspaceSource(settings: SessionSettings): WorkspaceSource {
@@ -81,6 +86,8 @@ class UserWorkspace extends GivenWorkspace {
 class BuiltInBackend implements WorkspaceSource {
   /** Given host root only: the root as it was before hydration, which `reset()` goes back to. */
   #baseline: WorkspaceSnapshot | undefined;
+  /** Given host root only: the baseline being taken. */
+  #taking: Promise<void> | undefined;
 
   readonly sessionId: string;
   readonly showsMounts: boolean;
@@ -114,18 +121,26 @@ class BuiltInBackend implements WorkspaceSource {
       ...audit,
     });
     if (settings.root === undefined) return workspace;
-    try {
-      this.#baseline = await workspace.snapshot({ tag: `session ${this.sessionId} baseline` });
-    } catch (error) {
-      await workspace.dispose().catch(() => undefined);
-      throw error;
-    }
+    // Taken while the session answers its first reads: on a big root it hashes every file (seconds at 10k
+    // files), and only a change must wait for it (see `ready`; the session holds every change until then).
+    this.#baseline = undefined;
+    this.#taking = workspace.snapshot({ tag: `session ${this.sessionId} baseline` }).then((baseline) => {
+      this.#baseline = baseline;
+    });
+    this.#taking.catch(() => undefined);
     return workspace;
+  }
+
+  ready(): Promise<void> {
+    return this.#taking ?? Promise.resolve();
   }
 
   async close(workspace: SnapshotableWorkspace, reason: CloseReason): Promise<void> {
     // A given host root outlives its workspace object: put it back as it was before the first hydration.
+    if (reason === 'reset') await this.#taking;
     if (reason === 'reset' && this.#baseline !== undefined) await this.#restoreBaseline(workspace, this.#baseline);
+    // Disposed after the baseline settles, which is taken from this workspace.
+    await this.#taking?.catch(() => undefined);
     await workspace.dispose();
   }
 

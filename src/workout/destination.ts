@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import { TimeSlices } from '../workspace/time-slices.js';
 import * as fs from 'node:fs';
-import { setImmediate as nextTurn } from 'node:timers/promises';
 import { dirname, join, sep } from 'node:path';
 import { PathEscapeError } from '../workspace/errors.js';
 
@@ -24,16 +24,16 @@ export interface ExportDestination {
  * temp file beside it and renamed into place, after checking that the directory it lands in is still the
  * real directory inside the destination that it was (so a directory swapped for a link meanwhile is refused).
  *
- * The system calls are synchronous, in slices of {@link SLICE_MS} with a turn of the event loop between
- * them (as the host walk and hydration do): a thread-pool hop per call cost more than the calls themselves,
- * several times what `git apply` takes for the same files on a busy machine.
+ * The system calls are synchronous, in time slices with a turn of the event loop between them (see
+ * `TimeSlices`, as the host walk and hydration do): a thread-pool hop per call cost more than the calls
+ * themselves, several times what `git apply` takes for the same files on a busy machine.
  */
 export class Destination implements ExportDestination {
   /** The destination's real path. */
   readonly root: string;
   /** Relative paths seen to be real directories (not links), so that `state` checks each ancestor once. */
   readonly #directories = new Set<string>();
-  #sliceStart = performance.now();
+  readonly #slices = new TimeSlices();
 
   constructor(root: string) {
     this.root = root;
@@ -170,15 +170,11 @@ export class Destination implements ExportDestination {
     }
   }
 
-  /** Gives the event loop a turn when the current slice of system calls has run SLICE_MS. */
-  async #turn(): Promise<void> {
-    if (performance.now() - this.#sliceStart < SLICE_MS) return;
-    await nextTurn();
-    this.#sliceStart = performance.now();
+  /** Gives the event loop a turn when the current slice of system calls is over. */
+  #turn(): Promise<void> {
+    return this.#slices.turn();
   }
 }
-
-const SLICE_MS = 4;
 
 export type DestinationState =
   | { kind: 'missing' }

@@ -95,11 +95,11 @@ describe('host snapshots are exact', () => {
     const state = new SnapshotState(root, store, undefined);
     const file = join(root, 'tick.txt');
     fs.writeFileSync(file, 'v1');
-    state.scan();
+    await state.scan();
     const first = (state.lookup('tick.txt') as LeafNode).oid;
     fs.writeFileSync(file, 'v2');
     (state.lookup('tick.txt') as LeafNode).stat = statKey(fs.lstatSync(file));
-    state.scan();
+    await state.scan();
     const second = state.lookup('tick.txt') as LeafNode;
     expect(second.oid).not.toBe(first);
     expect(second.oid).toBe(GitStore.hash('blob', Buffer.from('v2')));

@@ -74,9 +74,9 @@ export class HostGitSnapshotter implements Snapshotter {
    * file costs ~0.6 ms, so one pack beats dozens of loose objects even for ten changed files. `extra`
    * adds objects (the commit) to the same pack; the caller moves a ref only after this returns.
    */
-  #capture<T>(extra: (tree: string) => T, call?: LongCall): T {
+  async #capture<T>(extra: (tree: string) => T, call?: LongCall): Promise<T> {
     try {
-      return this.#captureOrThrow(extra, call);
+      return await this.#captureOrThrow(extra, call);
     } catch (error) {
       if (call?.signal?.aborted === true) throw error;
       throw new SnapshotError(`cannot read the workspace or write its snapshot (${errorCode(error)})`);
@@ -87,16 +87,16 @@ export class HostGitSnapshotter implements Snapshotter {
    * `#capture`, throwing the host error itself (restore tells a race from a real failure by its code). With
    * a call, each entry examined is a unit of its `scan` phase, and the call's signal stops the scan there.
    */
-  #captureOrThrow<T>(extra: (tree: string) => T, call?: LongCall): T {
+  async #captureOrThrow<T>(extra: (tree: string) => T, call?: LongCall): Promise<T> {
     // Another workspace pruned this git dir: objects the cache names may be gone, so hash (and write) all again.
     if (this.#store.prunedSince()) this.#state.tree = undefined;
     const { dirty, fullScan } = this.#changes.take();
     this.#store.beginBatch();
     let result: T;
     try {
-      this.#state.observed(call === undefined ? undefined : (rel) => call.unit('scan', rel), () => {
-        if (this.#changeDetection === 'scan' || fullScan || this.#state.tree === undefined) this.#state.scan(dirty);
-        else this.#state.refresh(dirty);
+      await this.#state.observed(call === undefined ? undefined : (rel) => call.unit('scan', rel), async () => {
+        if (this.#changeDetection === 'scan' || fullScan || this.#state.tree === undefined) await this.#state.scan(dirty);
+        else await this.#state.refresh(dirty);
       });
       call?.settle();
       result = extra(this.#state.buildTree());
@@ -128,7 +128,7 @@ export class HostGitSnapshotter implements Snapshotter {
     const createdAt = new Date();
     const message = `sessionfs snapshot\n\n${SNAPSHOT_TRAILER}: ${id}\n${tag === undefined ? '' : `sessionfs-tag: ${JSON.stringify(tag)}\n`}`;
     const ref = `${REF_PREFIX}${id}`;
-    const commit = this.#capture((tree) => this.#store.writeCommit(tree, message, createdAt), LongCall.start(options, 'snapshot'));
+    const commit = await this.#capture((tree) => this.#store.writeCommit(tree, message, createdAt), LongCall.start(options, 'snapshot'));
     try {
       // Objects first (the pack is on disk now), the ref last: a crash in between leaves only unreferenced objects.
       this.#store.writeRef(ref, commit);
@@ -201,7 +201,7 @@ export class HostGitSnapshotter implements Snapshotter {
       let stage = 'scan';
       try {
         call.check();
-        this.#captureOrThrow(() => undefined, call);
+        await this.#captureOrThrow(() => undefined, call);
         call.check();
         stage = 'apply';
         await applier.apply(tree);
@@ -255,7 +255,9 @@ export class HostGitSnapshotter implements Snapshotter {
   async open(snapshot?: WorkspaceSnapshot, options?: LongCallOptions): Promise<SnapshotTree> {
     return this.#gate.use(async () => {
       const tree =
-        snapshot === undefined ? this.#capture((live) => live, LongCall.start(options, 'snapshotTree')) : await this.#treeOf(snapshot);
+        snapshot === undefined
+          ? await this.#capture((live) => live, LongCall.start(options, 'snapshotTree'))
+          : await this.#treeOf(snapshot);
       return gitSnapshotTree(this.#store, tree);
     });
   }
@@ -263,7 +265,7 @@ export class HostGitSnapshotter implements Snapshotter {
   async diff(from: WorkspaceSnapshot, to?: WorkspaceSnapshot, options?: LongCallOptions): Promise<DiffEntry[]> {
     return this.#gate.use(async () => {
       const left = await this.#treeOf(from);
-      const right = to === undefined ? this.#capture((tree) => tree, LongCall.start(options, 'diff')) : await this.#treeOf(to);
+      const right = to === undefined ? await this.#capture((tree) => tree, LongCall.start(options, 'diff')) : await this.#treeOf(to);
       return diffTrees(this.#store, left, right);
     });
   }

@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import { escapeName, EMPTY_DIR_MARKER } from './git/names.js';
 import { GitStore, type TreeEntry, type TreeMode } from './git/store.js';
 import { isVisibleName } from './names.js';
+import { TimeSlices } from '../../workspace/time-slices.js';
 import { pinChild, pinDirectory, Sandbox, type PinnedDir } from './sandbox.js';
 
 /**
@@ -72,6 +73,8 @@ export function isRacy(st: StatKey, scanStartMs: number): boolean {
 const O_NOFOLLOW = fs.constants.O_NOFOLLOW;
 
 export class SnapshotState {
+  /** A first scan of a big root hashes every file (seconds): reads are answered between its slices. */
+  readonly #slices = new TimeSlices();
   /** Undefined until the first full scan. */
   tree: DirNode | undefined;
   readonly #sandbox: Sandbox;
@@ -103,10 +106,10 @@ export class SnapshotState {
    * scan stops there: the caller then drops the directories' tree ids (`forgetTrees`), which a part-way
    * scan may have left stale.
    */
-  observed<T>(onEntry: ((rel: string) => void) | undefined, work: () => T): T {
+  async observed<T>(onEntry: ((rel: string) => void) | undefined, work: () => Promise<T>): Promise<T> {
     this.#onEntry = onEntry;
     try {
-      return work();
+      return await work();
     } finally {
       this.#onEntry = undefined;
     }
@@ -122,25 +125,27 @@ export class SnapshotState {
   }
 
   /** Full walk; `force` names paths to re-hash whatever their stat data says. */
-  scan(force: ReadonlySet<string> = new Set()): void {
+  async scan(force: ReadonlySet<string> = new Set()): Promise<void> {
     this.hashed = 0;
     const start = Date.now();
+    this.#slices.restart();
     if (this.tree === undefined) this.tree = newDir();
     for (const path of force) this.#markRacy(path);
     const root = this.#pinRoot();
     try {
-      this.#scanDir('', this.tree, start, root);
+      await this.#scanDir('', this.tree, start, root);
     } finally {
       root.release();
     }
   }
 
   /** Tracked mode: re-examine only `paths` (and the directories leading to them). */
-  refresh(paths: Iterable<string>): void {
+  async refresh(paths: Iterable<string>): Promise<void> {
     this.hashed = 0;
     const start = Date.now();
+    this.#slices.restart();
     if (this.tree === undefined) {
-      this.scan();
+      await this.scan();
       return;
     }
     const sorted = [...new Set(paths)].sort();
@@ -148,7 +153,7 @@ export class SnapshotState {
     for (const path of sorted) {
       // A path below one already refreshed as a whole directory is covered.
       if (previous !== undefined && (previous === '' || path.startsWith(`${previous}/`))) continue;
-      this.#refreshPath(path, start);
+      await this.#refreshPath(path, start);
       previous = path;
     }
   }
@@ -168,12 +173,12 @@ export class SnapshotState {
     return node;
   }
 
-  #refreshPath(path: string, start: number): void {
+  async #refreshPath(path: string, start: number): Promise<void> {
     const tree = this.tree as DirNode;
     let pin = this.#pinRoot();
     try {
       if (path === '') {
-        this.#scanDir('', tree, start, pin);
+        await this.#scanDir('', tree, start, pin);
         return;
       }
       const names = path.split('/');
@@ -207,7 +212,7 @@ export class SnapshotState {
             const dir = existing?.kind === 'dir' ? existing : newDir();
             node.children.set(name, dir);
             // A new directory, or the path itself: compare its whole content (unchanged files are not re-hashed).
-            this.#scanDir(rel, dir, start, pin);
+            await this.#scanDir(rel, dir, start, pin);
             dir.oid = undefined;
             return;
           }
@@ -231,7 +236,8 @@ export class SnapshotState {
   }
 
   /** Returns whether `node`'s tree id must be recomputed. */
-  #scanDir(rel: string, node: DirNode, start: number, pin: PinnedDir): boolean {
+  async #scanDir(rel: string, node: DirNode, start: number, pin: PinnedDir): Promise<boolean> {
+    await this.#slices.turn();
     let entries: fs.Dirent[];
     try {
       entries = fs.readdirSync(pin.path, { withFileTypes: true });
@@ -273,7 +279,7 @@ export class SnapshotState {
           changed = true;
         } else dir = existing;
         try {
-          if (this.#scanDir(childRel, dir, start, child)) changed = true;
+          if (await this.#scanDir(childRel, dir, start, child)) changed = true;
         } finally {
           child.release();
         }
