@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { lazyRequire } from '../workspace/lazy-require.js';
 import { InvalidArgumentError, InvalidContentError } from '../workspace/errors.js';
 import { decodeUtf8, encodeUtf8 } from '../workspace/text.js';
@@ -47,11 +48,32 @@ export function decodeText(bytes: Uint8Array, encoding?: string): DecodedText | 
   if (utf8 !== undefined) return { text: utf8, encoding: UTF8, bom: false };
   if (startsWith(bytes, [0xff, 0xfe])) return decodeAs(bytes, 'UTF-16LE');
   if (startsWith(bytes, [0xfe, 0xff])) return decodeAs(bytes, 'UTF-16BE');
+  const key = createHash('sha1').update(bytes).digest('base64');
+  const known = detections.get(key);
+  if (known !== undefined) return known === BINARY ? undefined : decodeAs(bytes, known);
   for (const candidate of detectedEncodings(bytes)) {
     const decoded = decodeAs(bytes, candidate);
-    if (decoded !== undefined && !BINARY_CONTROL.test(decoded.text)) return decoded;
+    if (decoded !== undefined && !BINARY_CONTROL.test(decoded.text)) {
+      remember(key, candidate);
+      return decoded;
+    }
   }
+  remember(key, BINARY);
   return undefined;
+}
+
+/**
+ * The encoding detection chose for recent contents (by digest; `BINARY` for none): a model reading a
+ * legacy-encoded file window by window ran chardet over the same 64 KiB each time (most of a 1 MiB Latin-1
+ * read). The same bytes always detect the same, so this only saves time.
+ */
+const detections = new Map<string, string>();
+const MAX_DETECTIONS = 256;
+const BINARY = '';
+
+function remember(key: string, encoding: string): void {
+  if (detections.size >= MAX_DETECTIONS) detections.delete(detections.keys().next().value as string);
+  detections.set(key, encoding);
 }
 
 /** chardet's candidates for a non-UTF-8 file, best first, that iconv-lite can decode; then the fallback. */

@@ -1,5 +1,6 @@
+import { createRequire } from 'node:module';
 import iconv from 'iconv-lite';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { decodeText, encodeText } from '../../src/text/encoding.js';
 
 const bytes = (text: string, encoding: string, addBOM = false): Uint8Array => new Uint8Array(iconv.encode(text, encoding, { addBOM }));
@@ -40,6 +41,24 @@ describe('decodeText', () => {
   it('decodes with an explicit encoding, and refuses an unknown label with EINVAL', () => {
     expect(decodeText(bytes('Grüße', 'latin1'), 'latin1')?.text).toBe('Grüße');
     expect(() => decodeText(bytes('x', 'utf-8'), 'klingon-8')).toThrow(expect.objectContaining({ code: 'EINVAL' }));
+  });
+  it('detects the encoding of the same bytes once (a file read window by window), and of new bytes again', () => {
+    const chardet = createRequire(import.meta.url)('chardet') as { analyse: (bytes: Uint8Array) => unknown };
+    const analyse = vi.spyOn(chardet, 'analyse');
+    try {
+      const latin = bytes(`${FRENCH.repeat(40)}detected once\n`, 'latin1');
+      const first = decodeText(latin);
+      expect(decodeText(latin)).toEqual(first);
+      expect(first?.text).toContain('Élève');
+      expect(analyse).toHaveBeenCalledTimes(1);
+      const binary = new Uint8Array([0x80, 0x01, 0x02, 0xff, 0x03]);
+      expect(decodeText(binary)).toBeUndefined();
+      expect(decodeText(binary)).toBeUndefined();
+      expect(decodeText(bytes(`${FRENCH}another file\n`, 'latin1'))?.text).toContain('another file');
+      expect(analyse).toHaveBeenCalledTimes(3);
+    } finally {
+      analyse.mockRestore();
+    }
   });
 });
 
