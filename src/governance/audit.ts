@@ -90,22 +90,24 @@ export class AuditLog {
   }
 
   /**
-   * Runs `task` and records it: start time, actor, outcome and duration. The event is built when the task
-   * ends, from the call's arguments (`detail`) and, for byte counts, its result (`bytes`).
+   * Runs `task` on `args` (with `self` as `this`) and records it: start time, actor, outcome and duration.
+   * The event is built when the task ends, from the arguments (`detail`) and, for byte counts, its result
+   * (`bytes`).
    */
   record<T>(
     op: string,
     args: unknown[],
     detail: (args: unknown[]) => AuditDetail,
     bytes: ((args: unknown[], result: T | undefined) => number | undefined) | undefined,
-    task: () => Promise<T>,
+    task: (...args: unknown[]) => Promise<T>,
+    self?: unknown,
   ): Promise<T> {
     const started = performance.now();
     const at = isoNow();
     const { sessionId, actor } = this.context();
     let running: Promise<T>;
     try {
-      running = task();
+      running = task.apply(self, args);
     } catch (error) {
       running = Promise.reject(error);
     }

