@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
-import * as fs from 'node:fs';
+import fsModule, * as fs from 'node:fs';
+import { syncBuiltinESMExports } from 'node:module';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { HostWorkspace } from '../../src/backends/host/index.js';
@@ -48,7 +49,9 @@ describe('HostWorkspace.fork', () => {
       const parent = workspace();
       await parent.write('a.txt', 'one\n');
       await parent.write('d/b.txt', 'two\n');
-      const copyFile = vi.spyOn(fs.promises, 'copyFile');
+      // The copy is synchronous: spy on the module's copyFileSync (and let its ESM namespace see the spy).
+      const copyFile = vi.spyOn(fsModule, 'copyFileSync');
+      syncBuiltinESMExports();
       try {
         const fork = await parent.fork();
         await fork.dispose();
@@ -61,6 +64,7 @@ describe('HostWorkspace.fork', () => {
         }
       } finally {
         copyFile.mockRestore();
+        syncBuiltinESMExports();
       }
     },
   );
