@@ -82,6 +82,7 @@ export class BlobSnapshotter implements Snapshotter {
     call.check();
     try {
       await this.#apply('', this.#mirror as DirNode, target, call);
+      call.settle();
       this.#mirror = await this.#load(target);
     } catch (error) {
       this.#mirror = undefined;
@@ -138,7 +139,8 @@ export class BlobSnapshotter implements Snapshotter {
 
   /**
    * Brings the mirror up to date (everything the first time, then the changed paths) and returns the root
-   * hash. Each file read is a unit of progress (phase `capture`); an abort stops it between files.
+   * hash. Each file read is a unit of progress (phase `capture`, reported at the bounded rate of
+   * `LongCall.unit`); an abort stops it between files.
    */
   async #capture(call: LongCall): Promise<string> {
     const dirty = [...this.#dirty].sort(compareStrings);
@@ -153,6 +155,7 @@ export class BlobSnapshotter implements Snapshotter {
           covered = path;
         }
       }
+      call.settle();
       return await this.#hashDirectory(this.#mirror);
     } catch (error) {
       this.#mirror = undefined;
@@ -224,7 +227,7 @@ export class BlobSnapshotter implements Snapshotter {
 
   async #storeFile(path: string, call: LongCall): Promise<FileNode> {
     const { content } = await this.#driver.readFile(path, { offset: 0 });
-    call.step('capture', path);
+    call.unit('capture', path);
     return { kind: 'file', hash: await this.#put(content), size: content.byteLength };
   }
 
@@ -277,7 +280,7 @@ export class BlobSnapshotter implements Snapshotter {
         if (current?.kind === 'file' && current.hash === childHash) continue;
         if (current?.kind === 'dir') await this.#driver.remove(childPath, { recursive: true });
         await this.#driver.writeFile(childPath, await this.#blob(childHash), { mode: 'overwrite' });
-        call.tick('apply', childPath);
+        call.unit('apply', childPath, true);
         continue;
       }
       if (current?.kind === 'file') await this.#driver.remove(childPath, { recursive: false });
