@@ -125,6 +125,31 @@ describe.each(['host', 'compose over host', 'memory', 'compose over memory'])('s
   });
 });
 
+describe('an abort from outside the listener', () => {
+  const { create } = disposing(backendNamed('host'));
+
+  it('stops a host snapshot part way: the scan gives the event loop turns, and the next entry sees the abort', async () => {
+    const ws = create();
+    for (let i = 0; i < 1500; i += 1) await ws.write(`big/d${i % 30}/f${i}.txt`, `${i}\n`.repeat(50));
+    const controller = new AbortController();
+    let scanned = 0;
+    const onProgress = (event: Progress): void => {
+      // Not from inside the listener: on a later turn of the event loop, as a timer or a request would.
+      if (scanned === 0 && event.phase === 'scan') setImmediate(() => controller.abort());
+      scanned = event.done;
+    };
+    await expectError(ws.snapshot({ signal: controller.signal, onProgress }), 'AbortError', 'ABORT_ERR');
+    expect(scanned).toBeGreaterThan(0);
+    expect(scanned).toBeLessThan(1500);
+    // The stat cache kept what the scan learned: the next snapshot is whole and restores exactly.
+    const whole = await ws.snapshot();
+    const before = await contentsOf(ws);
+    await ws.write('big/d0/f0.txt', 'changed');
+    await ws.restore(whole);
+    expect(await contentsOf(ws)).toEqual(before);
+  });
+});
+
 describe('progress of a composition names composed paths, and an aborted restore puts every mount back', () => {
   const created: SnapshotableWorkspace[] = [];
   afterEach(async () => {
