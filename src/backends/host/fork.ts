@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import { join } from 'node:path';
-import { setImmediate as nextTurn } from 'node:timers/promises';
 import { joinPath, type NormalizedPath } from '../../workspace/paths.js';
+import { TimeSlices } from '../../workspace/time-slices.js';
 import { READ_FLAGS } from './copy.js';
 import { isVisibleName } from './names.js';
 import { removeOwnedTemp } from './owned-temp.js';
@@ -16,9 +16,6 @@ import { markBorrowed } from './git/prune.js';
 
 const SNAPSHOT_REFS = 'refs/sessionfs';
 
-/** The copy makes its system calls synchronously, giving the event loop a turn after each slice this long. */
-const SLICE_MS = 4;
-
 /**
  * Copies the visible tree of `sourceRoot` (files with their permission bits, links as links, empty
  * directories) into the empty directory `targetRoot`. Each source directory is pinned and each file opened
@@ -26,35 +23,32 @@ const SLICE_MS = 4;
  * program swaps a path for a link meanwhile. On Linux a file is copied from its open descriptor with
  * `COPYFILE_FICLONE`: a reflink (shared extents, O(1) per file) on filesystems that have them (btrfs, XFS),
  * a plain copy elsewhere (ext4, tmpfs). Other systems read and write it (no descriptor path to copy from).
- * The system calls are synchronous, in slices of SLICE_MS with a turn of the event loop between them (as the
- * host walk does): a thread-pool hop per call made a fork several times slower than `cp -r`.
+ * The system calls are synchronous, in {@link TimeSlices} (as the host scan and an export's destination):
+ * a thread-pool hop per call made a fork several times slower than `cp -r`.
  */
 export async function copyRoot(sourceRoot: string, targetRoot: string): Promise<void> {
   const root = pinDirectory(new Sandbox(sourceRoot), '' as NormalizedPath, '' as NormalizedPath);
   try {
-    await copyDir(root, targetRoot, '' as NormalizedPath, { start: performance.now() });
+    await copyDir(root, targetRoot, '' as NormalizedPath, new TimeSlices());
   } finally {
     root.release();
   }
 }
 
-async function copyDir(source: PinnedDir, target: string, rel: NormalizedPath, slice: { start: number }): Promise<void> {
+async function copyDir(source: PinnedDir, target: string, rel: NormalizedPath, slices: TimeSlices): Promise<void> {
   const subdirs: string[] = [];
   for (const dirent of fs.readdirSync(source.path, { withFileTypes: true })) {
     if (!isVisibleName(dirent.name)) continue;
     if (dirent.isDirectory()) subdirs.push(dirent.name);
     else copyEntry(source, dirent, join(target, dirent.name));
-    if (performance.now() - slice.start >= SLICE_MS) {
-      await nextTurn();
-      slice.start = performance.now();
-    }
+    await slices.turn();
   }
   for (const name of subdirs) {
     const childRel = joinPath(rel, name);
     fs.mkdirSync(join(target, name));
     const child = pinChild(source, name, childRel);
     try {
-      await copyDir(child, join(target, name), childRel, slice);
+      await copyDir(child, join(target, name), childRel, slices);
     } finally {
       child.release();
     }
