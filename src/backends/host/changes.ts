@@ -13,10 +13,58 @@ export class ChangeTracker {
   dirty = new Set<string>();
   fullScan = true;
   readonly stamps = new ChangeStamps();
+  /** The sets of the scans under way (see `watch`). */
+  readonly #watchers = new Set<Set<string>>();
+  /** The driver's changes under way (see `during`). */
+  readonly #running = new Set<Promise<unknown>>();
 
   touched(...paths: NormalizedPath[]): void {
     for (const path of paths) this.dirty.add(path);
+    for (const watcher of this.#watchers) for (const path of paths) watcher.add(path);
     this.stamps.touch(...paths);
+  }
+
+  /**
+   * Runs one of the driver's changes, known to be under way until it ends: its system calls may land while
+   * a scan runs, and it reports the paths it touched only when it ends (see `settled`).
+   */
+  during<T>(change: () => Promise<T>): Promise<T> {
+    const running = change();
+    const settled = running.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.#running.add(settled);
+    void settled.then(() => this.#running.delete(settled));
+    return running;
+  }
+
+  /** Resolves once every change under way now has ended (and reported what it touched). */
+  async settled(): Promise<void> {
+    await Promise.all([...this.#running]);
+  }
+
+  /**
+   * Collects the paths touched from now on, for a scan under way: it gives the event loop a turn between
+   * slices, so this workspace's own changes run meanwhile, and a path it listed before a change and one it
+   * lists after may disagree (a file moved out of a directory not scanned yet into one already listed was
+   * in neither). `take` hands over what was touched since the last `take`; `stop` ends the collection.
+   */
+  watch(): { take(): Set<string>; stop(): void } {
+    let touched = new Set<string>();
+    this.#watchers.add(touched);
+    return {
+      take: () => {
+        const taken = touched;
+        this.#watchers.delete(taken);
+        touched = new Set();
+        this.#watchers.add(touched);
+        return taken;
+      },
+      stop: () => {
+        this.#watchers.delete(touched);
+      },
+    };
   }
 
   mark(paths?: readonly string[]): void {
@@ -26,8 +74,7 @@ export class ChangeTracker {
     }
     if (!Array.isArray(paths)) throw new InvalidArgumentError('markChanged takes a list of paths');
     const normalized = paths.map((path) => normalizePath(path));
-    for (const path of normalized) this.dirty.add(path);
-    this.stamps.touch(...normalized);
+    this.touched(...normalized);
   }
 
   /** Hands over what is pending and starts afresh. */

@@ -34,6 +34,9 @@ import { fileHandle, HostStagedFile, openVerified, readVerified } from './stream
 
 const NEW_FILE_MODE = 0o644;
 
+/** The driver's methods that change the root. */
+const CHANGES = ['writeFiles', 'commitStaged', 'writeFile', 'mkdir', 'remove', 'move', 'copy'] as const;
+
 /**
  * The host backend's driver: a real directory, sandboxed to it. Every path is resolved component by
  * component inside the root (see `Sandbox`); reads verify the opened descriptor and mutations act through a
@@ -57,6 +60,11 @@ export class HostDriver implements BackendDriver {
     this.#changes = changes;
     this.snapshots = snapshots;
     this.#release = release;
+    // Each change is known to the tracker while it runs: a snapshot's scan waits for those under way.
+    for (const name of CHANGES) {
+      const change = this[name] as (...args: unknown[]) => Promise<void>;
+      this[name] = ((...args: unknown[]) => changes.during(() => change.apply(this, args))) as never;
+    }
   }
 
   /** Discards write streams left open (their staged files), then releases what the workspace created. */

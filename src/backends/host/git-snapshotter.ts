@@ -24,6 +24,8 @@ const FIRST_RETRY_PAUSE_MS = 5;
 const MAX_RETRY_PAUSE_MS = 200;
 /** Snapshots released between two prunes (a prune walks every remaining snapshot's trees). */
 const PRUNE_EVERY = 10;
+/** Rounds of looking again at what the workspace changed during a scan (see `#settle`). */
+const SETTLE_ROUNDS = 8;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /**
@@ -95,8 +97,14 @@ export class HostGitSnapshotter implements Snapshotter {
     let result: T;
     try {
       await this.#state.observed(call === undefined ? undefined : (rel) => call.unit('scan', rel), async () => {
-        if (this.#changeDetection === 'scan' || fullScan || this.#state.tree === undefined) await this.#state.scan(dirty);
-        else await this.#state.refresh(dirty);
+        const meanwhile = this.#changes.watch();
+        try {
+          if (this.#changeDetection === 'scan' || fullScan || this.#state.tree === undefined) await this.#state.scan(dirty);
+          else await this.#state.refresh(dirty);
+          await this.#settle(meanwhile);
+        } finally {
+          meanwhile.stop();
+        }
       });
       call?.settle();
       result = extra(this.#state.buildTree());
@@ -116,6 +124,23 @@ export class HostGitSnapshotter implements Snapshotter {
       throw error;
     }
     return result;
+  }
+
+  /**
+   * Looks again at the paths this workspace changed while the scan ran (its slices let them run between,
+   * and a change's system calls run in the thread pool meanwhile), once those changes have ended: the tree
+   * then holds each as it is after that change, never a file in neither of two listings. Rounds repeat while
+   * changes keep coming during the previous one, up to SETTLE_ROUNDS.
+   */
+  async #settle(meanwhile: { take(): Set<string> }): Promise<void> {
+    for (let round = 0; round < SETTLE_ROUNDS; round += 1) {
+      await this.#changes.settled();
+      const paths = meanwhile.take();
+      if (paths.size === 0) return;
+      const hashed = this.#state.hashed;
+      await this.#state.refresh(paths);
+      this.#state.hashed += hashed;
+    }
   }
 
   async snapshot(options: SnapshotOptions): Promise<WorkspaceSnapshot> {
