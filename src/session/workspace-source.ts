@@ -118,6 +118,9 @@ class BuiltInBackend implements WorkspaceSource {
       // then costs O(changes). A root the caller gives may be written by anyone: scan.
       changeDetection: settings.changeDetection ?? (settings.root === undefined ? 'tracked' : 'scan'),
       limits: settings.limits,
+      // Read-only from the start when nothing is hydrated into it: a read-only session's root is left as it
+      // is (a writable workspace removes killed writers' temp files from a given root when it opens).
+      ...(this.session.readOnly && this.session.mounts.length === 0 ? { readOnly: true } : {}),
       ...audit,
     });
     if (settings.root === undefined) return workspace;

@@ -5,7 +5,7 @@ import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { isTempName } from '../../src/backends/host/index.js';
-import { HostWorkspace, sweepStaleTemp } from '../../src/index.js';
+import { createSession, HostWorkspace, sweepStaleTemp } from '../../src/index.js';
 import { assertBuilt, CLI, REPO } from '../cli/support.js';
 
 // Children run the built package (npm test builds first), each with its own TMPDIR, so these tests never
@@ -272,5 +272,17 @@ describe('temp files of writes killed mid-write', () => {
     const writable = new HostWorkspace({ root });
     expect(await writable.tempFilesSwept).toEqual([stale]);
     await writable.dispose();
+  });
+
+  it('a read-only session on a given root removes nothing either', async () => {
+    const root = isolatedTemp();
+    const gone = child(isolatedTemp(), 'console.log(process.pid);');
+    const deadPid = Number((await gone.output).trim());
+    const stale = `.sessionfs-tmp-${deadPid}.1.${hostTag}-0123456789abcdef`;
+    writeFileSync(join(root, stale), 'x');
+    const session = await createSession({ backend: 'host', root, readOnly: true });
+    expect(await (session.filesystem as HostWorkspace).tempFilesSwept).toEqual([]);
+    await session.dispose();
+    expect(tempFiles(root)).toEqual([stale]);
   });
 });
