@@ -15,8 +15,8 @@ type Taken = Map<NormalizedPath, WorkspaceSnapshot>;
  * One snapshot record spanning every mount (`backend: 'compose'`): each mount that can snapshot is
  * snapshotted, and the composed record remembers their records. Restore rewrites `read-write` mounts only:
  * `read-only` and `disabled` mounts are never written, and `append-only` mounts keep what was appended (a
- * log survives a rollback). If one mount's restore fails, the mounts already restored are put back as they
- * were, so a restore changes all of them or none. Diff spans every snapshotted mount, paths as composed.
+ * log survives a rollback). If one mount's restore fails, that mount and the mounts already restored are put
+ * back as they were, so a restore changes all of them or none. Diff spans every snapshotted mount, paths as composed.
  *
  * A record belongs to the composed workspace that took it (as memory snapshots do). Releasing one (a
  * session's retention) releases each mount's record through that mount's own snapshotter, so a memory
@@ -67,14 +67,14 @@ export class ComposeSnapshotter implements Snapshotter {
   /**
    * Restores mount after mount, each reporting its progress as part of this call. An abort, like a failure,
    * stops at the next mount's next unit that may stop (see each backend's restore) and puts the mounts
-   * already restored back as they were: an aborted composed restore leaves every mount exactly as before.
+   * already restored (and the one under way) back as they were: an aborted composed restore leaves every
+   * mount exactly as before.
    */
   async restore(snapshot: WorkspaceSnapshot, options?: LongCallOptions): Promise<RestoreResult> {
     const call = LongCall.start(options, 'restore');
     const mounts = this.#recordOf(snapshot);
     const writable = this.#snapshotted().filter((mount) => mount.access === 'read-write');
     const taken: { mount: (typeof writable)[number]; before: WorkspaceSnapshot }[] = [];
-    let restored = 0;
     const skipped: RestoreResult['skipped'] = [];
     try {
       for (const mount of writable) {
@@ -83,11 +83,11 @@ export class ComposeSnapshotter implements Snapshotter {
         const outer = (inner: string): string => outerPath(mount.path, inner);
         taken.push({ mount, before: await mount.workspace.snapshot(call.part(outer)) });
         const result = await mount.workspace.restore(target, call.part(outer));
-        restored += 1;
         for (const entry of result.skipped) skipped.push({ ...entry, path: outer(entry.path) });
       }
     } catch (error) {
-      for (const { mount, before } of taken.slice(0, restored).reverse()) await mount.workspace.restore(before).catch(() => undefined);
+      // The mount that failed too: a restore can fail part way (a host root), and its snapshot was taken first.
+      for (const { mount, before } of taken.reverse()) await mount.workspace.restore(before).catch(() => undefined);
       throw error;
     } finally {
       // The snapshots taken to undo a failed restore are not kept (nothing else can name them).

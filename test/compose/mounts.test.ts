@@ -239,6 +239,32 @@ describe('composeWorkspace: snapshots span every mount', () => {
     await expect(ws.restore(empty)).rejects.toThrow();
     expect(await contentsOf(ws)).toEqual({ 'a/': '', 'a/file.txt': 'a', 'bb/': '', 'bb/file.txt': 'b' });
   });
+
+  it('a mount whose own restore fails part way is put back too', async () => {
+    const a = new MemoryWorkspace();
+    const b = new MemoryWorkspace();
+    const ws = composeWorkspace({
+      mounts: [
+        { path: '/a', workspace: a, access: 'read-write' },
+        { path: '/bb', workspace: b, access: 'read-write' },
+      ],
+    });
+    opened.push(ws);
+    const empty = await ws.snapshot();
+    await ws.write('a/file.txt', 'a');
+    await ws.write('bb/file.txt', 'b');
+    // /bb is restored first, then /a's restore changes something and fails (as a host restore can, part way).
+    const restore = a.restore.bind(a);
+    let failed = false;
+    a.restore = async (snapshot, options) => {
+      if (failed) return restore(snapshot, options);
+      failed = true;
+      await a.write('partial.txt', 'half restored');
+      throw new Error('disk full');
+    };
+    await expect(ws.restore(empty)).rejects.toThrow('disk full');
+    expect(await contentsOf(ws)).toEqual({ 'a/': '', 'a/file.txt': 'a', 'bb/': '', 'bb/file.txt': 'b' });
+  });
 });
 
 describe('composeWorkspace: patches span every mount', () => {
