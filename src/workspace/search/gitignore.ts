@@ -37,7 +37,7 @@ export async function withoutIgnored(
 class GitignoreRules {
   readonly #source: SearchSource;
   /** Directory → its `.gitignore`'s rules (undefined: none). */
-  readonly #levels = new Map<NormalizedPath, Promise<Ignore | undefined>>();
+  readonly #levels = new Map<NormalizedPath, Promise<IgnoreFile | undefined>>();
   /** Directory → whether it is ignored (so is everything below it). */
   readonly #directories = new Map<NormalizedPath, Promise<boolean>>();
 
@@ -68,14 +68,14 @@ class GitignoreRules {
     for (const level of ancestry(directory)) {
       const rules = await this.#rules(level);
       if (rules === undefined) continue;
-      const result = rules.test(relativeTo(path, level) + (isDirectory ? '/' : ''));
+      const result = rules.verdict(relativeTo(path, level), isDirectory);
       if (result.ignored) ignored = true;
       else if (result.unignored) ignored = false;
     }
     return ignored;
   }
 
-  #rules(directory: NormalizedPath): Promise<Ignore | undefined> {
+  #rules(directory: NormalizedPath): Promise<IgnoreFile | undefined> {
     let rules = this.#levels.get(directory);
     if (rules === undefined) {
       rules = this.#read(joinPath(directory, '.gitignore'));
@@ -84,7 +84,7 @@ class GitignoreRules {
     return rules;
   }
 
-  async #read(path: NormalizedPath): Promise<Ignore | undefined> {
+  async #read(path: NormalizedPath): Promise<IgnoreFile | undefined> {
     let bytes: Uint8Array;
     try {
       bytes = await this.#source.readFile(path);
@@ -96,7 +96,44 @@ class GitignoreRules {
     }
     const text = decodeText(bytes)?.text;
     // Case-sensitive, as git is by default where names are (core.ignorecase false), and as workspace paths are.
-    return text === undefined ? undefined : ignore({ ignorecase: false }).add(text);
+    return text === undefined ? undefined : new IgnoreFile(text);
+  }
+}
+
+/**
+ * One `.gitignore`'s rules, asked about one path at a time, its ancestors already judged. `ignore`'s
+ * `test` also applies the file's rules to the path's parents and lets an excluded parent decide; that is
+ * right unless a deeper `.gitignore` re-included that parent (root `tmp/`, then a negated directory pattern
+ * in `a/.gitignore`: git does not ignore `a/b/tmp/z.txt`). Only then is the path matched by itself, line by line.
+ */
+class IgnoreFile {
+  readonly #rules: Ignore;
+  readonly #text: string;
+  /** Each pattern line as a lone negation, so `unignored` says it matches the path itself (built on demand). */
+  #lines: { negative: boolean; matches: Ignore }[] | undefined;
+
+  constructor(text: string) {
+    this.#text = text;
+    this.#rules = ignore({ ignorecase: false }).add(text);
+  }
+
+  verdict(relative: string, isDirectory: boolean): { ignored: boolean; unignored: boolean } {
+    const target = isDirectory ? `${relative}/` : relative;
+    const slash = relative.lastIndexOf('/');
+    if (slash < 0 || !this.#rules.test(relative.slice(0, slash + 1)).ignored) return this.#rules.test(target);
+    this.#lines ??= this.#text
+      .split(/\r?\n/)
+      .filter((line) => line.trim() !== '' && !line.startsWith('#'))
+      .map((line) => {
+        const negative = line.startsWith('!');
+        return { negative, matches: ignore({ ignorecase: false }).add(negative ? line : `!${line}`) };
+      });
+    // The last line that matches decides, as in git.
+    for (let index = this.#lines.length - 1; index >= 0; index -= 1) {
+      const { negative, matches } = this.#lines[index] as { negative: boolean; matches: Ignore };
+      if (matches.test(target).unignored) return { ignored: !negative, unignored: negative };
+    }
+    return { ignored: false, unignored: false };
   }
 }
 
