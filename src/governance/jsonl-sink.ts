@@ -16,7 +16,8 @@ export interface JsonlAuditSink extends AuditSink {
  * opened for appending, and at process exit; so a crash, even `kill -9`, leaves every line written
  * before it whole, losing at most the events of that last turn. A line torn by a crash (no final newline)
  * is cut off when the file is opened again, so the log stays one complete JSON object per line.
- * A failed write is thrown by the next event, which the workspace's audit reports once.
+ * A failed write is thrown by the next event, which the workspace's audit reports once; an event that cannot
+ * be written as JSON (one a caller built) is left out alone, and the next event (still written) throws why.
  */
 export function jsonlAuditSink(file: string): JsonlAuditSink {
   if (typeof file !== 'string' || file === '') throw new InvalidArgumentError('jsonlAuditSink needs a file path');
@@ -26,6 +27,8 @@ export function jsonlAuditSink(file: string): JsonlAuditSink {
   let scratch = Buffer.allocUnsafeSlow(64 * 1024);
   let scheduled = false;
   let failure: unknown;
+  /** An event that could not be written as JSON: reported once, by the next event, which is still written. */
+  let refused: unknown;
 
   // Events are serialised here, once per batch, into one string written with one call: cheaper than a
   // string per event joined later, and nothing is paid inside the operation that emitted them.
@@ -36,7 +39,15 @@ export function jsonlAuditSink(file: string): JsonlAuditSink {
     queued = [];
     try {
       const out: string[] = [];
-      for (const event of events) appendLine(out, event);
+      for (const event of events) {
+        const length = out.length;
+        try {
+          appendLine(out, event);
+        } catch (error) {
+          out.length = length; // only a caller-built event can fail (JSON.stringify): it alone is left out
+          refused ??= error;
+        }
+      }
       const text = out.join('');
       // Encoded into a buffer kept from batch to batch: a fresh 40 KB buffer per batch cost ten times the encoding.
       if (scratch.byteLength < text.length * 3 && text.length * 3 <= SCRATCH_MAX) scratch = Buffer.allocUnsafeSlow(text.length * 3);
@@ -62,6 +73,11 @@ export function jsonlAuditSink(file: string): JsonlAuditSink {
     if (!scheduled) {
       scheduled = true;
       setImmediate(flush);
+    }
+    if (refused !== undefined) {
+      const error = refused;
+      refused = undefined;
+      throw error;
     }
   };
   return Object.assign(sink, { flush, close });

@@ -87,6 +87,21 @@ describe('jsonlAuditSink', () => {
     }
   });
 
+  it('an event that cannot be written as JSON is refused alone: the rest of its batch and later events are written', () => {
+    const file = scratchFile();
+    const sink = jsonlAuditSink(file);
+    const event = (at: string): AuditEvent => ({ at, actor: { kind: 'orchestrator' }, op: 'read', outcome: 'ok', durationMs: 1 });
+    sink(event('1'));
+    sink({ ...event('bad'), bytes: 1n } as unknown as AuditEvent);
+    sink(event('2'));
+    sink.flush();
+    // The failure is reported once, by the next event (which is kept); the sink goes on working.
+    expect(() => sink(event('3'))).toThrow(/BigInt/);
+    sink(event('4'));
+    sink.close();
+    expect(readAuditLog(file).map((logged) => logged.at)).toEqual(['1', '2', '3', '4']);
+  });
+
   it('refuses a missing path', () => {
     expect(() => jsonlAuditSink('')).toThrow(/needs a file path/);
   });
