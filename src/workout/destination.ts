@@ -3,6 +3,10 @@ import { TimeSlices } from '../workspace/time-slices.js';
 import * as fs from 'node:fs';
 import { dirname, join, sep } from 'node:path';
 import { PathEscapeError } from '../workspace/errors.js';
+import { ownerGone, ownerToken } from '../backends/host/owned-temp.js';
+
+/** An export's temp file: `.sessionfs-export-<pid>.<start>.<host>-<hex>`, beside the file it becomes. */
+const EXPORT_TEMP = /^\.sessionfs-export-(\d+)\.(\d+)\.([0-9a-f]{6})-[0-9a-f]{12}$/;
 
 /** What an export plan reads and writes: a host directory, or a workspace through the protocol. */
 export interface ExportDestination {
@@ -33,6 +37,8 @@ export class Destination implements ExportDestination {
   readonly root: string;
   /** Relative paths seen to be real directories (not links), so that `state` checks each ancestor once. */
   readonly #directories = new Set<string>();
+  /** Directories this export has written into, each swept once of temp files a killed export left there. */
+  readonly #swept = new Set<string>();
   readonly #slices = new TimeSlices();
 
   constructor(root: string) {
@@ -113,7 +119,8 @@ export class Destination implements ExportDestination {
       this.#makeDirectory(parent);
     }
     const target = this.abs(path);
-    const temp = join(dirname(target), `.${randomBytes(6).toString('hex')}.sessionfs-export`);
+    this.#sweep(parent);
+    const temp = join(dirname(target), `.sessionfs-export-${ownerToken()}-${randomBytes(6).toString('hex')}`);
     if (entry.kind === 'symlink') fs.symlinkSync(Buffer.from(entry.bytes), temp);
     else {
       const fd = fs.openSync(temp, 'wx', entry.mode);
@@ -133,6 +140,26 @@ export class Destination implements ExportDestination {
     } catch (error) {
       fs.rmSync(temp, { force: true });
       throw error;
+    }
+  }
+
+  /**
+   * Removes from directory `path` (once per export) the temp files of exports whose process is gone (a
+   * `kill -9` between a temp file's write and its rename), never a live export's, and only files or links
+   * themselves (unlink never follows a link).
+   */
+  #sweep(path: string): void {
+    if (this.#swept.has(path)) return;
+    this.#swept.add(path);
+    const abs = this.abs(path);
+    for (const name of fs.readdirSync(abs)) {
+      const owner = EXPORT_TEMP.exec(name);
+      if (owner === null || !ownerGone(owner[1] as string, owner[2] as string, owner[3] as string)) continue;
+      try {
+        if (!fs.lstatSync(join(abs, name)).isDirectory()) fs.unlinkSync(join(abs, name));
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error; // another sweeper was first
+      }
     }
   }
 

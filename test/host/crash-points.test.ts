@@ -1,6 +1,6 @@
 import { execFileSync, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { GitStore } from '../../src/backends/host/git/store.js';
@@ -106,9 +106,9 @@ describe('host workspace killed at random points of write, snapshot, restore and
 
       // No exported file is torn: each ends with the marker every written content ends with.
       if (fs.existsSync(exportDir)) {
-        // (An export's own temp files, `.<hex>.sessionfs-export`, are the unfinished ones: renamed into place once whole.)
+        // (An export's own temp files, `.sessionfs-export-<owner>-<hex>`, are the unfinished ones: renamed into place once whole.)
         for (const [path, content] of Object.entries(filesOf(exportDir).files))
-          if (!path.endsWith('.sessionfs-export')) expect(content.endsWith(':end'), `export ${path}`).toBe(true);
+          if (!basename(path).startsWith('.sessionfs-export-')) expect(content.endsWith(':end'), `export ${path}`).toBe(true);
       }
 
       // A fresh workspace on the same root and git dir restores the last completed snapshot exactly.
