@@ -29,11 +29,19 @@ describe('a host snapshot taken while the same workspace changes', () => {
     });
     expect(moved).toBeDefined();
     await moved;
-    // The move finished before the snapshot did: the snapshot is the state after it (or, at worst, before).
-    expect(await ws.diff(snapshot)).toEqual([]);
+    // The snapshot holds the state before the move or after it, never a mix of the two.
+    const changes = (await ws.diff(snapshot)).map(({ path, status }) => `${status} ${path}`).sort();
+    expect([[], ['added a/moved-in.txt', 'deleted b/precious.txt'], ['added b/moved-in.txt', 'deleted a/precious.txt']]).toContainEqual(
+      changes,
+    );
     await ws.write('a/later.txt', 'later\n');
     await ws.restore(snapshot);
-    const texts = ['a', 'b'].flatMap((top) => fs.readdirSync(join(root, top)).filter((name) => !/^f\d+\.txt$/.test(name)));
-    expect(texts.sort()).toEqual(['moved-in.txt', 'precious.txt']);
+    const kept = ['a', 'b'].flatMap((top) =>
+      fs
+        .readdirSync(join(root, top))
+        .filter((name) => !/^f\d+\.txt$/.test(name))
+        .map((name) => fs.readFileSync(join(root, top, name), 'utf8')),
+    );
+    expect(kept.sort()).toEqual(['precious from a\n', 'precious from b\n']);
   });
 });
