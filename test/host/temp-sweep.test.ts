@@ -1,12 +1,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { hostname, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { isTempName } from '../../src/backends/host/index.js';
 import { createSession, HostWorkspace, sweepStaleTemp } from '../../src/index.js';
 import { assertBuilt, CLI, REPO } from '../cli/support.js';
+import { hostTag as ownHostTag } from '../../src/backends/host/owned-temp.js';
 
 // Children run the built package (npm test builds first), each with its own TMPDIR, so these tests never
 // see (or sweep) another process's temp directories.
@@ -67,7 +67,7 @@ async function killed(process: ChildProcess): Promise<void> {
 }
 
 const ownedNames = (temp: string) => readdirSync(temp).filter((name) => name.startsWith('sessionfs-'));
-const hostTag = createHash('sha256').update(hostname()).digest('hex').slice(0, 6);
+const hostTag = ownHostTag();
 
 describe('temp directories outlive no process', () => {
   it('a kill -9 leaves the root and git dir, and a later sweep removes exactly those', async () => {

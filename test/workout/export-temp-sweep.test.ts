@@ -1,16 +1,14 @@
 import { spawn } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
-import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
-import { ownerToken } from '../../src/backends/host/owned-temp.js';
+import { hostTag as ownHostTag, ownerToken } from '../../src/backends/host/owned-temp.js';
 import { MemoryWorkspace } from '../../src/backends/memory/index.js';
 import { exportTo } from '../../src/workout/export.js';
 import { tempDirs } from './support.js';
 
 const tempDir = tempDirs();
-const hostTag = createHash('sha256').update(hostname()).digest('hex').slice(0, 6);
+const hostTag = ownHostTag();
 
 /** The pid of a process that has exited. */
 function deadPid(): Promise<number> {

@@ -7,8 +7,9 @@ import { pinDirectory, removeAt, Sandbox, type PinnedDir } from './sandbox.js';
 /**
  * Temp directories owned by this process, named `sessionfs-<kind>-<owner>-XXXXXX`, where `<owner>` is
  * `<pid>.<start>.<host>`: the owner's pid, its start time (from /proc; `0` where there is none, so a reused
- * pid is not taken for the owner) and a short hash of the host name (a sweeper judges only its own host's
- * processes: another container sharing /tmp may have a live process with a pid this one does not see).
+ * pid is not taken for the owner) and a short hash of the host name and pid namespace (a sweeper judges only
+ * processes it can see: another container sharing /tmp may have a live process with a pid this one does not
+ * see, even under the same host name), see {@link hostTag}.
  *
  * They are removed when the process exits (an `exit` hook, for whatever was not disposed), and a later
  * process's {@link sweepStaleTemp} removes those whose owner is gone (`kill -9`). A sweeper claims a stale
@@ -33,9 +34,23 @@ export function ownerToken(): string {
 }
 
 let ownHost: string | undefined;
-function hostTag(): string {
-  ownHost ??= createHash('sha256').update(hostname()).digest('hex').slice(0, 6);
+/**
+ * Whose pids this process can judge: a short hash of the host name and the pid namespace. Containers of
+ * one pod share a host name (and often /tmp) but not pids; a live process in another namespace would look
+ * dead from here, so its names carry another tag and are never judged.
+ */
+export function hostTag(): string {
+  ownHost ??= createHash('sha256').update(hostname()).update('\0').update(pidNamespace()).digest('hex').slice(0, 6);
   return ownHost;
+}
+
+/** The kernel's id of this process's pid namespace (Linux), or '' where there is none to read. */
+function pidNamespace(): string {
+  try {
+    return fs.readlinkSync('/proc/self/ns/pid');
+  } catch {
+    return '';
+  }
 }
 
 /**
