@@ -7,6 +7,7 @@ import { isVisibleName } from './names.js';
 import { removeOwnedTemp } from './owned-temp.js';
 import { pinChild, pinDirectory, PIN_DIRECTORIES, Sandbox, type PinnedDir } from './sandbox.js';
 import { markBorrowed } from './git/prune.js';
+import { direntKind } from './walk.js';
 
 /**
  * What a host fork is made of: a copy of the root (reflinked where the filesystem can share extents), and
@@ -39,8 +40,10 @@ async function copyDir(source: PinnedDir, target: string, rel: NormalizedPath, s
   const subdirs: string[] = [];
   for (const dirent of fs.readdirSync(source.path, { withFileTypes: true })) {
     if (!isVisibleName(dirent.name)) continue;
-    if (dirent.isDirectory()) subdirs.push(dirent.name);
-    else copyEntry(source, dirent, join(target, dirent.name));
+    // A filesystem that does not report entry types (DT_UNKNOWN) is asked through the pin, as the walk does.
+    const kind = direntKind(dirent, source);
+    if (kind === 'directory') subdirs.push(dirent.name);
+    else if (kind !== undefined) copyEntry(source, dirent.name, kind, join(target, dirent.name));
     await slices.turn();
   }
   for (const name of subdirs) {
@@ -56,13 +59,13 @@ async function copyDir(source: PinnedDir, target: string, rel: NormalizedPath, s
   fs.chmodSync(target, fs.statSync(source.path).mode & 0o7777);
 }
 
-function copyEntry(source: PinnedDir, dirent: fs.Dirent, target: string): void {
-  const path = source.at(dirent.name);
-  if (dirent.isSymbolicLink()) {
+/** Copies a file or link (FIFOs, sockets and devices are not workspace content: `direntKind` leaves them out). */
+function copyEntry(source: PinnedDir, name: string, kind: 'file' | 'symlink', target: string): void {
+  const path = source.at(name);
+  if (kind === 'symlink') {
     fs.symlinkSync(fs.readlinkSync(path, { encoding: 'buffer' }), target);
     return;
   }
-  if (!dirent.isFile()) return; // FIFOs, sockets and devices are not workspace content
   const fd = fs.openSync(path, READ_FLAGS);
   try {
     const st = fs.fstatSync(fd);

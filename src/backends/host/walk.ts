@@ -158,7 +158,7 @@ class Walk {
 }
 
 /** A listed entry's kind, asking the disk (through the pinned directory, never following) when the listing did not say. */
-function direntKind(dirent: fs.Dirent, pin: PinnedDir): DriverWalkEntry['kind'] | undefined {
+export function direntKind(dirent: fs.Dirent, pin: PinnedDir): DriverWalkEntry['kind'] | undefined {
   let entry: fs.Dirent | fs.Stats = dirent;
   if (!dirent.isDirectory() && !dirent.isFile() && !dirent.isSymbolicLink()) {
     try {
