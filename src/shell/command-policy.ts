@@ -93,9 +93,10 @@ const PROTECTED_VARIABLES: ReadonlySet<string> = new Set([
  * others. The real enforcement is the PATH holding only the allowed programs.
  */
 export function checkCommandLine(command: string, allowed: ReadonlySet<string>): void {
+  const parser = justBash(); // loaded outside the try: a broken install is not a parse error
   let script: unknown;
   try {
-    script = justBash().parse(command);
+    script = parser.parse(command);
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     throw new InvalidArgumentError(`the command line does not parse: ${message}`);
