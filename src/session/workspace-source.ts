@@ -88,6 +88,8 @@ class BuiltInBackend implements WorkspaceSource {
   #baseline: WorkspaceSnapshot | undefined;
   /** Given host root only: the baseline being taken. */
   #taking: Promise<void> | undefined;
+  /** Stops a baseline still being taken when the session goes away (nothing would ever restore it). */
+  #stopBaseline: AbortController | undefined;
 
   readonly sessionId: string;
   readonly showsMounts: boolean;
@@ -127,7 +129,9 @@ class BuiltInBackend implements WorkspaceSource {
     // Taken while the session answers its first reads: on a big root it hashes every file (seconds at 10k
     // files), and only a change must wait for it (see `ready`; the session holds every change until then).
     this.#baseline = undefined;
-    this.#taking = workspace.snapshot({ tag: `session ${this.sessionId} baseline` }).then((baseline) => {
+    this.#stopBaseline = new AbortController();
+    const signal = this.#stopBaseline.signal;
+    this.#taking = workspace.snapshot({ tag: `session ${this.sessionId} baseline`, signal }).then((baseline) => {
       this.#baseline = baseline;
     });
     this.#taking.catch(() => undefined);
@@ -142,7 +146,9 @@ class BuiltInBackend implements WorkspaceSource {
     // A given host root outlives its workspace object: put it back as it was before the first hydration.
     if (reason === 'reset') await this.#taking;
     if (reason === 'reset' && this.#baseline !== undefined) await this.#restoreBaseline(workspace, this.#baseline);
-    // Disposed after the baseline settles, which is taken from this workspace.
+    // Disposed after the baseline settles, which is taken from this workspace; a dispose does not wait for
+    // the rest of a big root's scan.
+    if (reason !== 'reset') this.#stopBaseline?.abort();
     await this.#taking?.catch(() => undefined);
     await workspace.dispose();
   }

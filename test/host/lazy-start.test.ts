@@ -62,6 +62,24 @@ describe('a session on a given host root starts before its baseline is taken', (
     }
   });
 
+  it('dispose stops a baseline still being taken instead of waiting for the rest of the scan', async () => {
+    const root = dir();
+    fs.writeFileSync(join(root, 'a.txt'), 'before');
+    let signal: AbortSignal | undefined;
+    // A baseline that ends only when its signal aborts (a very big root, as far as dispose can tell).
+    vi.spyOn(HostWorkspace.prototype, 'snapshot').mockImplementation(async (options) => {
+      signal = options?.signal;
+      await new Promise<void>((resolve) => signal?.addEventListener('abort', () => resolve()));
+      throw new Error('aborted');
+    });
+    const session = await createSession({ backend: 'host', root });
+    expect(await session.filesystem.read('a.txt')).toMatchObject({ content: 'before' });
+    expect(signal?.aborted).toBe(false);
+    await session.dispose(); // without the abort, this waits for ever
+    expect(signal?.aborted).toBe(true);
+    expect(fs.readFileSync(join(root, 'a.txt'), 'utf8')).toBe('before');
+  }, 10_000);
+
   it('a changing tool call waits for the baseline; a failed baseline fails the change, nothing written', async () => {
     const root = dir();
     fs.writeFileSync(join(root, 'a.txt'), 'before');
