@@ -25,7 +25,8 @@ import { writeEntries } from './bulk-write.js';
 import { hostFileVersion, type ChangeTracker } from './changes.js';
 import { copyDirectory, copyLeaf } from './copy.js';
 import { listPinned } from './list.js';
-import { hostError, pinChild, pinDirectory, removeAt, type PinnedDir, type Resolved, type Sandbox } from './sandbox.js';
+import { removeAt } from './remove-at.js';
+import { hostError, pinChild, pinDirectory, type PinnedDir, type Resolved, type Sandbox } from './sandbox.js';
 import { pinSearchDirectory, walkTree } from './walk.js';
 
 export { listPinned } from './list.js';

@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
-import { pinDirectory, removeAt, Sandbox, type PinnedDir } from './sandbox.js';
+import { removeAt } from './remove-at.js';
+import { pinDirectory, Sandbox, type PinnedDir } from './sandbox.js';
 
 /**
  * Temp directories owned by this process, named `sessionfs-<kind>-<owner>-XXXXXX`, where `<owner>` is

@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import { fromDriverError } from '../../workspace/driver-errors.js';
 import { isAbsolute } from 'node:path';
 import { promisify } from 'node:util';
-import { FileNotFoundError, NotADirectoryError, PathEscapeError, WorkspaceError } from '../../workspace/errors.js';
+import { NotADirectoryError, PathEscapeError, WorkspaceError } from '../../workspace/errors.js';
 import { displayPath, type NormalizedPath } from '../../workspace/paths.js';
 
 /**
@@ -364,37 +364,6 @@ export async function pinChildAsync(parent: PinnedDir, name: string, shown: Norm
     throw hostError(error, shown);
   }
   return new PinnedDir(`/proc/self/fd/${fd}`, fd);
-}
-
-/**
- * Removes the entry `name` of a pinned directory, a whole directory included, never following a link: each
- * directory is pinned before it is listed, so one swapped for a link meanwhile is unlinked, not entered.
- */
-export function removeAt(parent: PinnedDir, name: string | Buffer, shown: NormalizedPath): void {
-  let child: PinnedDir;
-  try {
-    child = pinChild(parent, name, shown);
-  } catch (error) {
-    if (error instanceof FileNotFoundError) return;
-    if (!(error instanceof NotADirectoryError) && !(error instanceof PathEscapeError)) throw error;
-    // Not a directory (or a link): unlink it.
-    try {
-      fs.unlinkSync(parent.at(name));
-    } catch (unlinkError) {
-      const code = (unlinkError as NodeJS.ErrnoException).code;
-      if (code === 'ENOENT') return;
-      // Became a directory since: go again.
-      if (code === 'EISDIR' || code === 'EPERM') return removeAt(parent, name, shown);
-      throw unlinkError;
-    }
-    return;
-  }
-  try {
-    for (const entry of fs.readdirSync(child.path, { encoding: 'buffer' })) removeAt(child, entry, shown);
-  } finally {
-    child.release();
-  }
-  fs.rmdirSync(parent.at(name));
 }
 
 /**
