@@ -221,19 +221,24 @@ describe('composeWorkspace: snapshots span every mount', () => {
     await expectError(ws.restore({ ...first, ref: `${first.ref}0` }), 'SnapshotRestoreError', 'ESNAPSHOT');
   });
 
-  it('a failed restore puts every mount back as it was', async () => {
+  /** Memory mounts at /a and /bb, an empty snapshot, then a file in each. */
+  async function twoMountsWithFiles() {
     const a = new MemoryWorkspace();
-    const b = new MemoryWorkspace();
     const ws = composeWorkspace({
       mounts: [
         { path: '/a', workspace: a, access: 'read-write' },
-        { path: '/bb', workspace: b, access: 'read-write' },
+        { path: '/bb', workspace: new MemoryWorkspace(), access: 'read-write' },
       ],
     });
     opened.push(ws);
     const empty = await ws.snapshot();
     await ws.write('a/file.txt', 'a');
     await ws.write('bb/file.txt', 'b');
+    return { a, ws, empty };
+  }
+
+  it('a failed restore puts every mount back as it was', async () => {
+    const { a, ws, empty } = await twoMountsWithFiles();
     // Mounts restore longest path first, so /bb is restored, then /a fails (sealed behind the composition's back).
     a.seal();
     await expect(ws.restore(empty)).rejects.toThrow();
@@ -241,18 +246,7 @@ describe('composeWorkspace: snapshots span every mount', () => {
   });
 
   it('a mount whose own restore fails part way is put back too', async () => {
-    const a = new MemoryWorkspace();
-    const b = new MemoryWorkspace();
-    const ws = composeWorkspace({
-      mounts: [
-        { path: '/a', workspace: a, access: 'read-write' },
-        { path: '/bb', workspace: b, access: 'read-write' },
-      ],
-    });
-    opened.push(ws);
-    const empty = await ws.snapshot();
-    await ws.write('a/file.txt', 'a');
-    await ws.write('bb/file.txt', 'b');
+    const { a, ws, empty } = await twoMountsWithFiles();
     // /bb is restored first, then /a's restore changes something and fails (as a host restore can, part way).
     const restore = a.restore.bind(a);
     let failed = false;

@@ -5,7 +5,7 @@ import fc from 'fast-check';
 import { HostWorkspace } from '../../src/backends/host/index.js';
 import { MemoryWorkspace } from '../../src/backends/memory/index.js';
 import { describe, expect, it } from 'vitest';
-import type { SnapshotableWorkspace } from '../../src/workspace/types.js';
+import type { SnapshotableWorkspace, WorkspaceSnapshot } from '../../src/workspace/types.js';
 import { BACKENDS } from '../support/backends.js';
 import { op, protocolFiles, run } from './edits.js';
 import { filesOf, gitApply, gitRepo, materialize, tempDirs } from './support.js';
@@ -65,6 +65,15 @@ describe.each(PATCH_BACKENDS)('patch on $name', (backend) => {
 describe('patch format', () => {
   const tempDir = tempDirs();
 
+  /** Native `git apply` of `patch` onto the `from` tree gives exactly the workspace's live tree. */
+  async function expectGitApplies(workspace: MemoryWorkspace, from: WorkspaceSnapshot, patch: string): Promise<void> {
+    const repo = tempDir();
+    await materialize(await workspace.snapshotTree(from), repo);
+    await gitRepo(repo);
+    await gitApply(repo, patch);
+    expect(filesOf(repo)).toEqual(await protocolFiles(workspace));
+  }
+
   it('matches `git diff --binary` byte for byte on text, modes, links, empty files and quoted names', async () => {
     const workspace = new HostWorkspace();
     try {
@@ -113,11 +122,7 @@ describe('patch format', () => {
       await workspace.write('runs.txt', 'P1\nP2\nP3\nP4\nL\nL\nL\nL\nZ\nZ\nZ\nZ\nZ\n');
       const patch = await workspace.patch(from);
       expect(patch).toContain('@@ -2,10 +2,10 @@\n P2\n P3\n P4\n-c\n L\n L\n L\n+L\n Z\n Z\n Z\n');
-      const repo = tempDir();
-      await materialize(await workspace.snapshotTree(from), repo);
-      await gitRepo(repo);
-      await gitApply(repo, patch);
-      expect(filesOf(repo)).toEqual(await protocolFiles(workspace));
+      await expectGitApplies(workspace, from, patch);
     } finally {
       await workspace.dispose();
     }
@@ -149,11 +154,7 @@ describe('patch format', () => {
             await workspace.write(`f${index}.txt`, edited);
           }
           const patch = await workspace.patch(from);
-          const repo = tempDir();
-          await materialize(await workspace.snapshotTree(from), repo);
-          await gitRepo(repo);
-          await gitApply(repo, patch);
-          expect(filesOf(repo)).toEqual(await protocolFiles(workspace));
+          await expectGitApplies(workspace, from, patch);
         } finally {
           await workspace.dispose();
         }
