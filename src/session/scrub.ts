@@ -33,6 +33,9 @@ const ABSOLUTE = /(^|[\s'"`(=<[{,:])((?:[A-Za-z]:)?[\\/][^\s'"`,;()<>[\]{}]+)/g;
 
 export function scrubHostPaths(message: string, options: ScrubOptions): string {
   const plan = planFor(options.root, options.hostDirs ?? []);
+  // Every replacement below starts at an occurrence of one of the needles: a message holding none (most
+  // tool output: file contents, listings) is returned as it is, after one substring search per needle.
+  if (options.allAbsolute !== true && !plan.needles.some((needle) => message.includes(needle))) return message;
   let segments: Segment[] = [{ text: message, done: false }];
   if (plan.root !== undefined) segments = replacePrefix(segments, plan.root, (rest) => (rest === '' ? '/' : rest));
   for (const dir of plan.dirs) segments = replacePrefix(segments, dir, () => '<host path>');
@@ -52,6 +55,11 @@ interface ScrubPlan {
   /** The slash-less forms (longest first), and one pattern matching any of them as a whole path. */
   bare: string[];
   barePattern: RegExp | undefined;
+  /**
+   * Substrings every form of a hidden path contains: a directory's bare form when it has one (the
+   * directory itself contains it), else the directory.
+   */
+  needles: string[];
 }
 
 /** Plans by options: a session scrubs every call's result with the same root and directories. */
@@ -72,7 +80,10 @@ function planFor(rootOption: string | undefined, hostDirs: readonly string[]): S
   const escaped = bare.map((dir) => dir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|');
   const barePattern =
     bare.length === 0 ? undefined : new RegExp(`(?<![\\p{L}\\p{N}\\p{M}_.~+/-])(?:${escaped})(?![\\p{L}\\p{N}\\p{M}_.~+-])`, 'gu');
-  plan = { root, dirs, bare, barePattern };
+  const needles = (root === undefined ? dirs : [root, ...dirs]).map((dir) =>
+    dir.startsWith('/') && dir.length > 2 && dir.slice(1).includes('/') ? dir.slice(1) : dir,
+  );
+  plan = { root, dirs, bare, barePattern, needles };
   if (plans.size >= MAX_PLANS) plans.clear();
   plans.set(key, plan);
   return plan;

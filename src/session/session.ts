@@ -104,7 +104,7 @@ class WorkspaceSession implements HydratedSession {
   }
 
   get history(): readonly ToolCallRecord[] {
-    return [...this.#history];
+    return this.#history.slice(-this.#settings.retention.maxHistory);
   }
 
   get outputs(): readonly SessionOutput[] {
@@ -206,7 +206,8 @@ class WorkspaceSession implements HydratedSession {
       // A failed call is taken as not done: a file it sent is not sent.
       if (!entry.result.success) this.#outbox.dropAfter(sent);
       this.#history.push(entry);
-      await this.#retain();
+      const released = this.#retain();
+      if (released !== undefined) await released;
       return entry.result;
     }) as Promise<ToolCallResult<T>>;
   }
@@ -215,11 +216,14 @@ class WorkspaceSession implements HydratedSession {
    * Drops the oldest history entries and snapshots beyond `retention`, and has the backend free what only
    * the dropped snapshots held. A release that fails costs storage, not correctness: the call's result stands.
    */
-  async #retain(): Promise<void> {
+  #retain(): Promise<void> | undefined {
     const { maxHistory, maxSnapshots } = this.#settings.retention;
-    dropOldest(this.#history, maxHistory);
+    // History is cut in batches, `history` shows the newest `maxHistory`: cutting one entry off the front of
+    // a full list on every call moved the whole list each time.
+    if (this.#history.length > maxHistory + Math.ceil(maxHistory / 8)) dropOldest(this.#history, maxHistory);
     const released = dropOldest(this.#snapshots, maxSnapshots);
-    if (released.length > 0 && this.#workspace !== undefined) await releaseSnapshots(this.#workspace, released).catch(() => undefined);
+    if (released.length === 0 || this.#workspace === undefined) return undefined;
+    return releaseSnapshots(this.#workspace, released).catch(() => undefined);
   }
 
   #scrub(message: string, allAbsolute: boolean): string {

@@ -17,6 +17,8 @@ export function countLineEndings(text: string): LineEndingCounts {
 }
 
 export function lineEndingStyle(text: string): LineEndingStyle {
+  // Most files hold no CR at all: one native search settles it.
+  if (!text.includes('\r')) return text.includes('\n') ? 'LF' : 'none';
   const { crlf, lf } = countLineEndings(text);
   if (crlf === 0) return lf === 0 ? 'none' : 'LF';
   return lf === 0 ? 'CRLF' : 'mixed';

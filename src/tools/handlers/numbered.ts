@@ -47,12 +47,14 @@ export function numberedWindow(
   const numbered: string[] = [];
   let chars = 0;
   let cutLines = 0;
-  for (const [index, line] of all.slice(first - 1, first - 1 + wanted).entries()) {
+  const last = Math.min(totalLines, first - 1 + wanted);
+  for (let index = first - 1; index < last; index += 1) {
+    const line = all[index] as string;
     const shown = cutLine(line, limits.maxLineChars);
     if (numbered.length > 0 && chars + shown.length > maxChars) break;
     if (shown !== line) cutLines += 1;
     chars += shown.length + 1;
-    numbered.push(`${String(first + index).padStart(6)}\t${shown}`);
+    numbered.push(`${lineNumber(index + 1)}\t${shown}`);
   }
   const endLine = first + numbered.length - 1;
   const truncated = endLine < totalLines;
@@ -73,4 +75,12 @@ export function numberedWindow(
     text,
     value: { path, totalLines, startLine: first, endLine, truncated, encoding: file.decoded.encoding, lineEndings: file.style },
   };
+}
+
+const PADDING = '      ';
+
+/** `n` right-aligned in six columns, as `String(n).padStart(6)` (a read numbers every line it shows). */
+function lineNumber(n: number): string {
+  const digits = String(n);
+  return digits.length >= 6 ? digits : PADDING.slice(digits.length) + digits;
 }
