@@ -7,6 +7,7 @@ import { pinDirectory, Sandbox } from '../backends/host/sandbox.js';
 import { parseSnapshotRecord } from '../snapshots/record.js';
 import { InvalidArgumentError } from '../workspace/errors.js';
 import type { SnapshotOptions, WorkspaceSnapshot } from '../workspace/types.js';
+import { registerDirectoryNamespace } from './namespace-registry.js';
 
 export interface WorkspaceNamespaceOptions {
   /** Where every user's workspace lives (created if missing). Nothing is ever created outside it. */
@@ -42,6 +43,7 @@ export class DirectoryNamespace {
     for (const key of ['root', 'gitDir', 'changeDetection']) {
       if (workspace?.[key] !== undefined) throw new InvalidArgumentError(`workspace.${key} is the namespace's to choose`);
     }
+    registerDirectoryNamespace(this);
     try {
       fs.mkdirSync(join(resolve(options.dir), USERS), { recursive: true });
       this.dir = fs.realpathSync.native(resolve(options.dir));

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { DirectoryNamespace } from '../compose/namespace.js';
+import type { DirectoryNamespace } from '../compose/namespace.js';
+import { isDirectoryNamespace } from '../compose/namespace-registry.js';
 import type { WorkspaceNamespace } from '../compose/workspace-namespace.js';
 import type { StoreNamespace } from '../scale/store-namespace.js';
 import { HostMountSchema, type HostMount, type HydrateProgress } from '../host-mounts/schema.js';
@@ -157,7 +158,7 @@ export function storeNamespaceRequest(options: CreateSessionOptions): { namespac
 
 function namespaceSource(options: CreateSessionOptions): SessionSettings['source'] {
   const { namespace, user } = options;
-  if (!(namespace instanceof DirectoryNamespace)) throw new InvalidArgumentError('user needs namespace: a WorkspaceNamespace');
+  if (!isDirectoryNamespace(namespace)) throw new InvalidArgumentError('user needs namespace: a WorkspaceNamespace');
   if (typeof user !== 'string') throw new InvalidArgumentError('namespace needs user: the user id, a string');
   if (options.backend !== undefined || options.workspace !== undefined)
     throw new InvalidArgumentError('pass one of backend, workspace or namespace + user');

@@ -1,6 +1,3 @@
-import { HostWorkspace } from '../backends/host/index.js';
-import { MemoryWorkspace } from '../backends/memory/index.js';
-import { overlayMounts } from '../compose/overlay-mounts.js';
 import { auditWorkspace } from '../governance/audited.js';
 import { InvalidArgumentError } from '../workspace/errors.js';
 import type { SnapshotableWorkspace, WorkspaceSnapshot } from '../workspace/types.js';
@@ -105,12 +102,19 @@ class BuiltInBackend implements WorkspaceSource {
   async open(): Promise<SnapshotableWorkspace> {
     const settings = this.settings;
     const audit = settings.audit === undefined ? {} : { audit: settings.audit };
-    if (settings.backend === 'memory') return new MemoryWorkspace({ limits: settings.limits, ...audit });
+    // Each backend's modules load when a session first opens one: a server on one backend starts without
+    // loading the others (the host backend and the composition are a third of the modules `sessionfs mcp` loads).
+    if (settings.backend === 'memory') {
+      const { MemoryWorkspace } = await import('../backends/memory/index.js');
+      return new MemoryWorkspace({ limits: settings.limits, ...audit });
+    }
     if (settings.backend === 'overlay') {
+      const { overlayMounts } = await import('../compose/overlay-mounts.js');
       const workspace = overlayMounts(this.session.mounts, this.session.allowedHostRoots, settings.limits);
       auditWorkspace(workspace, settings.audit);
       return workspace;
     }
+    const { HostWorkspace } = await import('../backends/host/index.js');
     const workspace = new HostWorkspace({
       root: settings.root,
       gitDir: settings.gitDir,
@@ -164,6 +168,7 @@ class BuiltInBackend implements WorkspaceSource {
       return;
     }
     const settings = this.settings;
+    const { HostWorkspace } = await import('../backends/host/index.js');
     const writer = new HostWorkspace({
       root: settings.root,
       gitDir: baseline.gitDir,

@@ -1,7 +1,9 @@
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createMcpServer } from '../../src/cli/mcp-server.js';
 import { createSession } from '../../src/session/index.js';
-import { connectInMemory } from './support.js';
+import { assertBuilt, connectInMemory, REPO } from './support.js';
 
 describe('the MCP server snapshots the starting state while it answers the first calls', () => {
   for (const backend of ['memory', 'host'] as const) {
@@ -27,4 +29,37 @@ describe('the MCP server snapshots the starting state while it answers the first
       }
     });
   }
+});
+
+describe('a server loads the modules of its own backend only', () => {
+  // What `sessionfs mcp` loads is most of its start (the official server starts in about 150 ms): a session
+  // on one backend must not load another's modules (the host backend and the composition are ~40 modules).
+  const loadedBy = (backend: string): Promise<string[]> =>
+    new Promise((done, fail) => {
+      const hooks = `export async function load(url, context, next) { if (url.includes('/dist/src/')) process.stderr.write('LOADED ' + url.split('/dist/src/')[1] + '\\n'); return next(url, context); }`;
+      const register = `import { register } from 'node:module'; register(${JSON.stringify(`data:text/javascript,${encodeURIComponent(hooks)}`)});`;
+      const script = `const { createSession } = await import(${JSON.stringify(join(REPO, 'dist/src/session/index.js'))}); const session = await createSession({ backend: '${backend}' }); await session.filesystem.write('a.txt', 'a'); await session.dispose();`;
+      execFile(
+        process.execPath,
+        ['--import', `data:text/javascript,${encodeURIComponent(register)}`, '--input-type=module', '-e', script],
+        (error, _stdout, stderr) => {
+          if (error) fail(error);
+          else done([...stderr.matchAll(/^LOADED (.+)$/gm)].map((match) => match[1] as string));
+        },
+      );
+    });
+
+  it('memory: no host backend, no composition; host: no composition', async () => {
+    assertBuilt();
+    // Shared helpers (the composition's namespace registry, git's name escaping) may load; the backends may not.
+    const composition = (paths: string[]) =>
+      paths.filter((path) => path.startsWith('compose/') && path !== 'compose/namespace-registry.js');
+    const memory = await loadedBy('memory');
+    expect(memory).toContain('backends/memory/index.js');
+    expect(memory).not.toContain('backends/host/index.js');
+    expect(composition(memory)).toEqual([]);
+    const host = await loadedBy('host');
+    expect(host).toContain('backends/host/index.js');
+    expect(composition(host)).toEqual([]);
+  });
 });
