@@ -1,6 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { performance } from 'node:perf_hooks';
 import { InvalidArgumentError, isWorkspaceError } from '../workspace/errors.js';
+import { AuditRecords, isoTime, RECORD, recording, wallTime, type RecordFields, type RecordingSink } from './audit-records.js';
 
 /** Who caused an operation: a tool call (its tool name and call id) or the code driving the session. */
 export type AuditActor = { kind: 'tool'; tool: string; callId: string } | { kind: 'orchestrator' };
@@ -36,19 +37,26 @@ export interface MemoryAuditSink extends AuditSink {
   readonly events: AuditEvent[];
 }
 
-/** Keeps the latest `max` (default 10 000) events in memory: for tests, dashboards, a session's own review. */
+/**
+ * Keeps the latest `max` (default 10 000) events in memory: for tests, dashboards, a session's own review.
+ * The events the audit records are kept as their fields (see `AuditRecords`) and become `AuditEvent`s when
+ * `events` is read, each once: `events` is one array, brought up to date on every read.
+ */
 export function memoryAuditSink(options: { max?: number } = {}): MemoryAuditSink {
   const max = options.max ?? 10_000;
   if (!Number.isSafeInteger(max) || max < 1)
     throw new InvalidArgumentError(`memoryAuditSink max must be a positive whole number, got ${String(max)}`);
   const events: AuditEvent[] = [];
-  const sink = (event: AuditEvent): void => {
-    events.push(event);
-    // Trim in batches so a full buffer costs O(1) per event on average, not a shift per event.
-    if (events.length >= max * 2 || (events.length > max && events.length - max >= 1024)) events.splice(0, events.length - max);
-  };
+  const kept = new AuditRecords(max);
+  const sink = recording((event: AuditEvent): void => kept.pushEvent(event), kept.push);
   return Object.defineProperty(sink, 'events', {
     get: () => {
+      const fresh = kept.length;
+      if (fresh === 0) return events;
+      // `kept` holds at most `max`: when that many came since the last read, they are the latest `max`.
+      if (fresh >= max) events.length = 0;
+      for (let index = 0; index < fresh; index += 1) events.push(kept.event(index));
+      kept.clear();
       if (events.length > max) events.splice(0, events.length - max);
       return events;
     },
@@ -61,10 +69,21 @@ export const auditScope = new AsyncLocalStorage<{ sessionId: string; actor: Audi
 /** The orchestrator as an actor: one frozen object, so a sink can recognise it by identity. */
 export const ORCHESTRATOR: AuditActor = Object.freeze({ kind: 'orchestrator' });
 
-/** What an operation tells the log besides its name and outcome. */
-export interface AuditDetail {
-  path?: unknown;
-  to?: unknown;
+/** A protocol method as the audit records it: its name, and where its arguments and result say what it touched. */
+export interface AuditedMethod {
+  op: string;
+  /** The path it was given (recorded when a string). */
+  path: (args: unknown[]) => unknown;
+  /** Whether its second argument is a second path (rename, copy). */
+  to: boolean;
+  /** The bytes it moved, from its result (undefined when it failed) or its arguments. */
+  bytes: ((args: unknown[], result: unknown) => number | undefined) | undefined;
+}
+
+/** A sink and, for a built-in one, how it takes an event's fields. */
+interface SinkEntry {
+  sink: AuditSink;
+  record: RecordFields | undefined;
 }
 
 /**
@@ -73,7 +92,7 @@ export interface AuditDetail {
  * ones are dropped silently.
  */
 export class AuditLog {
-  readonly #sinks: AuditSink[];
+  readonly #sinks: SinkEntry[];
   readonly #failed = new Set<AuditSink>();
   /** The session this workspace serves, when its operations run outside a tool call. */
   sessionId: string | undefined;
@@ -82,7 +101,7 @@ export class AuditLog {
     if (sinks === undefined) this.#sinks = [];
     else if (!Array.isArray(sinks) || !sinks.every((sink) => typeof sink === 'function'))
       throw new InvalidArgumentError('audit must be an array of sinks (functions of an event, e.g. memoryAuditSink())');
-    else this.#sinks = [...(sinks as AuditSink[])];
+    else this.#sinks = (sinks as RecordingSink[]).map((sink) => ({ sink, record: sink[RECORD] }));
   }
 
   get active(): boolean {
@@ -90,21 +109,16 @@ export class AuditLog {
   }
 
   /**
-   * Runs `task` on `args` (with `self` as `this`) and records it: start time, actor, outcome and duration.
-   * The event is built when the task ends, from the arguments (`detail`) and, for byte counts, its result
-   * (`bytes`).
+   * Runs `task` on `args` (with `self` as `this`) and records it: start time, actor, outcome and duration,
+   * read from one clock at the start and at the end; what it touched from its arguments and, for byte
+   * counts, its result. A built-in sink gets the fields, any other sink one event built for them all.
    */
-  record<T>(
-    op: string,
-    args: unknown[],
-    detail: (args: unknown[]) => AuditDetail,
-    bytes: ((args: unknown[], result: T | undefined) => number | undefined) | undefined,
-    task: (...args: unknown[]) => Promise<T>,
-    self?: unknown,
-  ): Promise<T> {
+  record<T>(method: AuditedMethod, args: unknown[], task: (...args: unknown[]) => Promise<T>, self?: unknown): Promise<T> {
     const started = performance.now();
-    const at = isoNow();
-    const { sessionId, actor } = this.context();
+    const at = wallTime(started);
+    const scope = auditScope.getStore();
+    const sessionId = scope === undefined ? this.sessionId : scope.sessionId;
+    const actor = scope === undefined ? ORCHESTRATOR : scope.actor;
     let running: Promise<T>;
     try {
       running = task.apply(self, args);
@@ -113,33 +127,71 @@ export class AuditLog {
     }
     return running.then(
       (result) => {
-        this.emit(auditEvent(at, sessionId, actor, op, detail(args), bytes?.(args, result), 'ok', started));
+        this.#ended(method, args, result, 'ok', at, started, sessionId, actor);
         return result;
       },
       (error: unknown) => {
-        this.emit(auditEvent(at, sessionId, actor, op, detail(args), bytes?.(args, undefined), outcomeOf(error), started));
+        this.#ended(method, args, undefined, outcomeOf(error), at, started, sessionId, actor);
         throw error;
       },
     );
   }
 
+  #ended(
+    method: AuditedMethod,
+    args: unknown[],
+    result: unknown,
+    outcome: string,
+    at: number,
+    started: number,
+    sessionId: string | undefined,
+    actor: AuditActor,
+  ): void {
+    // Microseconds are all a log needs: a rounded number is shorter to write and to read.
+    const durationMs = Math.round((performance.now() - started) * 1000) / 1000;
+    const path = method.path(args);
+    const to = method.to ? args[1] : undefined;
+    const bytes = method.bytes?.(args, result);
+    let event: AuditEvent | undefined;
+    for (const entry of this.#sinks) {
+      try {
+        if (entry.record !== undefined)
+          entry.record(
+            at,
+            sessionId,
+            actor,
+            method.op,
+            typeof path === 'string' ? path : undefined,
+            typeof to === 'string' ? to : undefined,
+            bytes,
+            outcome,
+            durationMs,
+          );
+        else {
+          event ??= auditEvent(isoTime(at), sessionId, actor, method.op, path, to, bytes, outcome, durationMs);
+          this.#handOver(entry.sink, event);
+        }
+      } catch (error) {
+        this.#sinkFailed(entry.sink, error);
+      }
+    }
+  }
+
   /** Hands a finished event to every sink. */
   emit(event: AuditEvent): void {
-    for (const sink of this.#sinks) {
+    for (const { sink } of this.#sinks) {
       try {
-        const result = sink(event);
-        if (result !== undefined && typeof (result as Promise<void>).then === 'function')
-          (result as Promise<void>).then(undefined, (error: unknown) => this.#sinkFailed(sink, error));
+        this.#handOver(sink, event);
       } catch (error) {
         this.#sinkFailed(sink, error);
       }
     }
   }
 
-  /** The actor and session of the code running now. */
-  context(): { sessionId: string | undefined; actor: AuditActor } {
-    const scope = auditScope.getStore();
-    return scope === undefined ? { sessionId: this.sessionId, actor: ORCHESTRATOR } : scope;
+  #handOver(sink: AuditSink, event: AuditEvent): void {
+    const result = sink(event);
+    if (result !== undefined && typeof (result as Promise<void>).then === 'function')
+      (result as Promise<void>).then(undefined, (error: unknown) => this.#sinkFailed(sink, error));
   }
 
   #sinkFailed(sink: AuditSink, error: unknown): void {
@@ -158,31 +210,18 @@ function auditEvent(
   sessionId: string | undefined,
   actor: AuditActor,
   op: string,
-  detail: AuditDetail,
+  path: unknown,
+  to: unknown,
   bytes: number | undefined,
   outcome: string,
-  started: number,
+  durationMs: number,
 ): AuditEvent {
-  // Microseconds are all a log needs: a rounded number is shorter to write and to read.
-  const event: AuditEvent = { at, actor, op, outcome, durationMs: Math.round((performance.now() - started) * 1000) / 1000 };
+  const event: AuditEvent = { at, actor, op, outcome, durationMs };
   if (sessionId !== undefined) event.sessionId = sessionId;
-  if (typeof detail.path === 'string') event.path = detail.path;
-  if (typeof detail.to === 'string') event.to = detail.to;
+  if (typeof path === 'string') event.path = path;
+  if (typeof to === 'string') event.to = to;
   if (bytes !== undefined) event.bytes = bytes;
   return event;
-}
-
-let isoMs = NaN;
-let isoText = '';
-
-/** `new Date().toISOString()`, formatted once per millisecond: thousands of operations share one. */
-function isoNow(): string {
-  const now = Date.now();
-  if (now !== isoMs) {
-    isoMs = now;
-    isoText = new Date(now).toISOString();
-  }
-  return isoText;
 }
 
 /** An operation's outcome as the audit records it. */

@@ -1,34 +1,39 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { AuditLog, registerAuditLog, type AuditDetail } from './audit.js';
+import { AuditLog, registerAuditLog, type AuditedMethod } from './audit.js';
 
 export type { AuditSink } from './audit.js';
 
 type Method = (...args: unknown[]) => Promise<unknown>;
 
-/** How each audited method names its paths (never contents). */
-const DETAILS: Record<string, (args: unknown[]) => AuditDetail> = {
-  read: ([path]) => ({ path }),
-  readBytes: ([path]) => ({ path }),
-  write: ([path]) => ({ path }),
-  writeBytes: ([path]) => ({ path }),
-  createReadStream: ([path]) => ({ path }),
-  createWriteStream: ([path]) => ({ path }),
-  exists: ([path]) => ({ path }),
-  stat: ([path]) => ({ path }),
-  list: ([path]) => ({ path: path ?? '.' }),
-  glob: ([, options]) => ({ path: (options as { path?: unknown } | undefined)?.path ?? '.' }),
-  grep: ([, options]) => ({ path: (options as { path?: unknown } | undefined)?.path ?? '.' }),
-  mkdir: ([path]) => ({ path }),
-  delete: ([path]) => ({ path }),
-  rename: ([path, to]) => ({ path, to }),
-  copy: ([path, to]) => ({ path, to }),
-  snapshot: () => ({}),
-  restore: () => ({}),
-  diff: () => ({}),
-  patch: () => ({}),
-  snapshotTree: () => ({}),
-  writeFiles: () => ({}),
+const first = ([path]: unknown[]): unknown => path;
+const searched = ([, options]: unknown[]): unknown => (options as { path?: unknown } | undefined)?.path ?? '.';
+const none = (): undefined => undefined;
+
+/** How each audited method names its path (never contents); rename and copy name a second one (`to`). */
+const PATHS: Record<string, (args: unknown[]) => unknown> = {
+  read: first,
+  readBytes: first,
+  write: first,
+  writeBytes: first,
+  createReadStream: first,
+  createWriteStream: first,
+  exists: first,
+  stat: first,
+  list: ([path]) => path ?? '.',
+  glob: searched,
+  grep: searched,
+  mkdir: first,
+  delete: first,
+  rename: first,
+  copy: first,
+  snapshot: none,
+  restore: none,
+  diff: none,
+  patch: none,
+  snapshotTree: none,
+  writeFiles: none,
 };
+const TWO_PATHS: ReadonlySet<string> = new Set(['rename', 'copy']);
 
 /**
  * The bytes an operation moved: from its result when it succeeded (no second pass over the content), from
@@ -62,21 +67,21 @@ const insideCompound = new AsyncLocalStorage<object>();
  */
 export function auditMethods(workspace: object, log: AuditLog): void {
   let compoundsRunning = 0;
-  for (const [name, detail] of Object.entries(DETAILS)) {
+  for (const [name, path] of Object.entries(PATHS)) {
     const method = (workspace as Record<string, unknown>)[name];
     if (typeof method !== 'function') continue;
     const original = method as Method;
-    const bytes = BYTES[name];
+    const audited: AuditedMethod = { op: name, path, to: TWO_PATHS.has(name), bytes: BYTES[name] };
     const compound = COMPOUND.has(name);
     Object.defineProperty(workspace, name, {
       configurable: true,
       writable: true,
       value(this: unknown, ...args: unknown[]): Promise<unknown> {
         if (compoundsRunning > 0 && insideCompound.getStore() === workspace) return original.apply(this, args);
-        if (!compound) return log.record(name, args, detail, bytes, original, this);
+        if (!compound) return log.record(audited, args, original, this);
         compoundsRunning += 1;
         const run = () => insideCompound.run(workspace, () => original.apply(this, args));
-        return log.record(name, args, detail, bytes, run).finally(() => (compoundsRunning -= 1));
+        return log.record(audited, args, run).finally(() => (compoundsRunning -= 1));
       },
     });
   }

@@ -48,14 +48,17 @@ export class Governance {
    */
   admit(path: unknown, intent: AccessIntent): NormalizedPath | Promise<NormalizedPath> {
     const target = normalizePath(path);
-    const checked = this.checkAccess(target, intent);
+    const checked = this.checkAccess(target, intent, path as string);
     return checked === undefined ? target : checked.then(() => target);
   }
 
-  /** PolicyError unless the path (and what it really reaches, links followed) is admitted; synchronous when it can be. */
-  checkAccess(path: NormalizedPath, intent: AccessIntent): Promise<void> | undefined {
+  /**
+   * PolicyError unless the path (and what it really reaches, links followed) is admitted; synchronous when it
+   * can be. `given`: the string the caller gave for `path`, under which its verdict is remembered.
+   */
+  checkAccess(path: NormalizedPath, intent: AccessIntent, given?: string): Promise<void> | undefined {
     if (!this.#rules.active) return undefined;
-    const verdict = this.#rules.judge(path);
+    const verdict = this.#rules.judge(path, given);
     if (verdict === 'denied') throw denied(path);
     if (verdict === 'admitted' && (this.#driver.resolve === undefined || path === '')) return undefined;
     return this.#checkAccess(path, intent);

@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import { InvalidArgumentError } from '../workspace/errors.js';
-import { ORCHESTRATOR, type AuditEvent, type AuditSink } from './audit.js';
+import { ORCHESTRATOR, type AuditActor, type AuditEvent, type AuditSink } from './audit.js';
+import { AuditRecords, isoTime, recording, type RecordFields, type RecordView } from './audit-records.js';
 
 /** A sink appending one JSON object per line to a file. */
 export interface JsonlAuditSink extends AuditSink {
@@ -23,7 +24,7 @@ export function jsonlAuditSink(file: string): JsonlAuditSink {
   if (typeof file !== 'string' || file === '') throw new InvalidArgumentError('jsonlAuditSink needs a file path');
   let fd: number | undefined = fs.openSync(file, 'a+', 0o600);
   cutTornLine(fd);
-  let queued: AuditEvent[] = [];
+  const queued = new AuditRecords();
   let scratch = Buffer.allocUnsafeSlow(64 * 1024);
   let scheduled = false;
   let failure: unknown;
@@ -35,19 +36,23 @@ export function jsonlAuditSink(file: string): JsonlAuditSink {
   const flush = (): void => {
     scheduled = false;
     if (queued.length === 0 || fd === undefined) return;
-    const events = queued;
-    queued = [];
     try {
       const out: string[] = [];
-      for (const event of events) {
+      for (let index = 0; index < queued.length; index += 1) {
+        const record = queued.view(index);
+        if (record.event === undefined && plainActor(record.actor)) {
+          appendRecord(out, record);
+          continue;
+        }
         const length = out.length;
         try {
-          appendLine(out, event);
+          appendLine(out, queued.event(index));
         } catch (error) {
           out.length = length; // only a caller-built event can fail (JSON.stringify): it alone is left out
           refused ??= error;
         }
       }
+      queued.clear();
       const text = out.join('');
       // Encoded into a buffer kept from batch to batch: a fresh 40 KB buffer per batch cost ten times the encoding.
       if (scratch.byteLength < text.length * 3 && text.length * 3 <= SCRATCH_MAX) scratch = Buffer.allocUnsafeSlow(text.length * 3);
@@ -56,6 +61,7 @@ export function jsonlAuditSink(file: string): JsonlAuditSink {
       while (written < bytes.byteLength) written += fs.writeSync(fd, bytes, written);
     } catch (error) {
       failure ??= error;
+      queued.clear();
     }
   };
   const close = (): void => {
@@ -66,10 +72,12 @@ export function jsonlAuditSink(file: string): JsonlAuditSink {
   };
   process.on('exit', flush);
 
-  const sink = (event: AuditEvent): void => {
+  /** Before an event is queued: the sink still works. After: the batch is due, and a refused event is reported. */
+  const accepting = (): void => {
     if (failure !== undefined) throw failure;
     if (fd === undefined) throw new InvalidArgumentError(`the audit log ${file} was closed`);
-    queued.push(event);
+  };
+  const queuedOne = (): void => {
     if (!scheduled) {
       scheduled = true;
       setImmediate(flush);
@@ -80,7 +88,17 @@ export function jsonlAuditSink(file: string): JsonlAuditSink {
       throw error;
     }
   };
-  return Object.assign(sink, { flush, close });
+  const sink = (event: AuditEvent): void => {
+    accepting();
+    queued.pushEvent(event);
+    queuedOne();
+  };
+  const record: RecordFields = (at, sessionId, actor, op, path, to, bytes, outcome, durationMs) => {
+    accepting();
+    queued.push(at, sessionId, actor, op, path, to, bytes, outcome, durationMs);
+    queuedOne();
+  };
+  return Object.assign(recording(sink, record), { flush, close });
 }
 
 /** The largest encoding buffer a sink keeps between batches (a bigger batch gets one of its own). */
@@ -142,6 +160,27 @@ function appendLine(out: string[], event: AuditEvent): void {
     out.push(JSON.stringify(event), '\n');
     return;
   }
+  appendFields(out, at, sessionId, actor, op, path, to, bytes, outcome, durationMs);
+}
+
+/** A recorded event (its fields, see `AuditRecords`) as one line of JSON: the same line as its `AuditEvent`. */
+function appendRecord(out: string[], record: RecordView): void {
+  const { at, sessionId, actor, op, path, to, bytes, outcome, durationMs } = record;
+  appendFields(out, isoTime(at), sessionId, actor, op, path, to, bytes, outcome, durationMs);
+}
+
+function appendFields(
+  out: string[],
+  at: string,
+  sessionId: string | undefined,
+  actor: AuditActor,
+  op: string,
+  path: string | undefined,
+  to: string | undefined,
+  bytes: number | undefined,
+  outcome: string,
+  durationMs: number,
+): void {
   out.push('{"at":');
   text(out, at);
   if (sessionId !== undefined) {

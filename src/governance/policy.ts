@@ -106,13 +106,18 @@ export class PathRules {
     this.active = this.#deny !== undefined || this.#extensions.length > 0 || this.#allow !== undefined;
   }
 
-  judge(path: NormalizedPath): PathVerdict {
+  /**
+   * The verdict on `path`, remembered under `given`: the string the caller gave for it, when there was one
+   * (the same string object on every call hashes once, where a freshly normalised copy hashes each time).
+   * One table serves both: a normalised path normalises to itself, so a key always names one path.
+   */
+  judge(path: NormalizedPath, given: string = path): PathVerdict {
     if (path === '' || !this.active) return 'admitted';
-    let verdict = this.#verdicts.get(path);
+    let verdict = this.#verdicts.get(given);
     if (verdict === undefined) {
       verdict = this.#judge(path);
       if (this.#verdicts.size >= VERDICTS_KEPT) this.#verdicts = new Map();
-      this.#verdicts.set(path, verdict);
+      this.#verdicts.set(given, verdict);
     }
     return verdict;
   }

@@ -100,13 +100,14 @@ export class DriverWorkspace implements SnapshotableWorkspace {
   constructor(driver: BackendDriver, options: CreateWorkspaceOptions = {}) {
     if (options === null || typeof options !== 'object') throw new InvalidArgumentError('options must be an object');
     assertDriver(driver);
+    const own = driver; // what the policy reads through: it needs no versions layer (and no Proxy trap for a missing `resolve`)
     driver = withFallbackVersions(driver);
     this.limits = resolveLimits(options.limits);
     this.#readOnly = options.readOnly === true;
     this.driver = driver;
     this.backend = driver.name;
     this.root = driver.root ?? '/';
-    this.#governance = new Governance(driver, options.policy);
+    this.#governance = new Governance(own, options.policy);
     this.policy = this.#governance.policy;
     this.#probe = new DriverProbe(this.#governance.view(driver));
     const snapshotter = driver.snapshots ?? new BlobSnapshotter(driver, options.blobs);

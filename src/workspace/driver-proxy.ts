@@ -9,6 +9,11 @@ import type { BackendDriver } from './driver.js';
  * so a member replaced later is seen, and one added later is found through a Proxy behind them.
  */
 export function driverWith(driver: BackendDriver, overrides: Partial<Record<keyof BackendDriver, unknown>>): BackendDriver {
+  // Over another layer: the same as one layer over its driver with both sets of members, the new ones first
+  // (a layer's members are closures over the driver they wrap, not `this`), so that a driver call costs one
+  // getter and one bound call however many layers there are (a policy's view over the versions layer).
+  const below = layers.get(driver);
+  if (below !== undefined) return driverWith(below.driver, { ...below.overrides, ...overrides });
   const bound = new WeakMap<object, unknown>();
   const forward = (value: unknown): unknown => {
     if (typeof value !== 'function') return value;
@@ -45,5 +50,9 @@ export function driverWith(driver: BackendDriver, overrides: Partial<Record<keyo
   }
   for (const key of Object.keys(overrides))
     Object.defineProperty(layered, key, { configurable: true, enumerable: true, value: overrides[key as keyof BackendDriver] });
+  layers.set(layered, { driver, overrides });
   return layered as unknown as BackendDriver;
 }
+
+/** What each layer was made of. */
+const layers = new WeakMap<object, { driver: BackendDriver; overrides: Partial<Record<keyof BackendDriver, unknown>> }>();

@@ -1,0 +1,210 @@
+import { performance } from 'node:perf_hooks';
+import type { AuditActor, AuditEvent, AuditSink } from './audit.js';
+
+/**
+ * What the built-in sinks keep of an event the audit recorded itself: its fields as they are, `at` as a
+ * number (milliseconds since the epoch), so that recording an operation builds no object and no string;
+ * the `AuditEvent` (and its ISO `at`) is made only when someone reads it (`memoryAuditSink().events`) or
+ * writes it out (the JSONL sink's batch).
+ */
+export type RecordFields = (
+  at: number,
+  sessionId: string | undefined,
+  actor: AuditActor,
+  op: string,
+  path: string | undefined,
+  to: string | undefined,
+  bytes: number | undefined,
+  outcome: string,
+  durationMs: number,
+) => void;
+
+/** How a built-in sink takes an event's fields without the event object (see {@link RecordFields}). */
+export const RECORD: unique symbol = Symbol('sessionfs.auditRecord');
+
+/** A sink that can also take the fields of an event: the audit uses that instead of calling it with an event. */
+export type RecordingSink = AuditSink & { readonly [RECORD]?: RecordFields };
+
+/** Gives a sink its fields entry point (not enumerable: the sink stays a plain function of an event). */
+export function recording<S extends AuditSink>(sink: S, record: RecordFields): S {
+  return Object.defineProperty(sink, RECORD, { value: record });
+}
+
+let wallOrigin = performance.timeOrigin;
+let wallChecked = -Infinity;
+
+/**
+ * The wall-clock time (ms since the epoch) of `now`, a `performance.now()` reading just taken: an event's
+ * start and duration come from one clock, read twice per operation instead of three times. The monotonic
+ * clock's origin is checked against `Date.now()` at most once a second; a wall clock set or stepped since
+ * (by more than its millisecond of rounding) is followed from then on.
+ */
+export function wallTime(now: number): number {
+  if (now - wallChecked >= 1000) {
+    wallChecked = now;
+    const wall = Date.now();
+    // Date.now() rounds down: the wall time lies in [wall, wall + 1).
+    if (wallOrigin + now < wall - 1 || wallOrigin + now > wall + 2) wallOrigin = wall + 0.5 - now;
+  }
+  return wallOrigin + now;
+}
+
+let isoMs = NaN;
+let isoText = '';
+
+/** `new Date(ms).toISOString()`, formatted once per millisecond: thousands of events share one. */
+export function isoTime(ms: number): string {
+  const whole = Math.floor(ms);
+  if (whole !== isoMs) {
+    isoMs = whole;
+    isoText = new Date(whole).toISOString();
+  }
+  return isoText;
+}
+
+/** One event as {@link AuditRecords} hands it out: the fields of a recorded one, or an event given whole. */
+export interface RecordView {
+  /** The event as it was given to the sink (a tool call's, a caller's): the other fields are unset then. */
+  event: AuditEvent | undefined;
+  at: number;
+  sessionId: string | undefined;
+  actor: AuditActor;
+  op: string;
+  path: string | undefined;
+  to: string | undefined;
+  bytes: number | undefined;
+  outcome: string;
+  durationMs: number;
+}
+
+const NUMBERS = 3; // at, durationMs, bytes (NaN: none)
+const REFERENCES = 7; // event, sessionId, actor, op, path, to, outcome
+
+/**
+ * The latest `capacity` events (oldest first) in flat columns: numbers in a Float64Array, the rest in one
+ * array, grown as needed up to `capacity`, then reused as a ring. Keeping an event costs no object of its
+ * own, so a sink holding thousands of them gives the garbage collector nothing new to copy.
+ */
+export class AuditRecords {
+  readonly #capacity: number;
+  #numbers = new Float64Array(0);
+  #references: unknown[] = [];
+  #size = 0;
+  #start = 0;
+  #count = 0;
+  readonly #view: RecordView = {
+    event: undefined,
+    at: 0,
+    sessionId: undefined,
+    actor: { kind: 'orchestrator' },
+    op: '',
+    path: undefined,
+    to: undefined,
+    bytes: undefined,
+    outcome: '',
+    durationMs: 0,
+  };
+
+  constructor(capacity = Infinity) {
+    this.#capacity = capacity;
+  }
+
+  get length(): number {
+    return this.#count;
+  }
+
+  /** Keeps a recorded event's fields (the oldest goes when full). */
+  readonly push: RecordFields = (at, sessionId, actor, op, path, to, bytes, outcome, durationMs) => {
+    const slot = this.#slot();
+    const numbers = this.#numbers;
+    const n = slot * NUMBERS;
+    numbers[n] = at;
+    numbers[n + 1] = durationMs;
+    numbers[n + 2] = bytes ?? NaN;
+    const references = this.#references;
+    const r = slot * REFERENCES;
+    references[r] = undefined;
+    references[r + 1] = sessionId;
+    references[r + 2] = actor;
+    references[r + 3] = op;
+    references[r + 4] = path;
+    references[r + 5] = to;
+    references[r + 6] = outcome;
+  };
+
+  /** Keeps an event given whole, as it is (the oldest goes when full). */
+  pushEvent(event: AuditEvent): void {
+    const r = this.#slot() * REFERENCES;
+    this.#references[r] = event;
+    for (let k = 1; k < REFERENCES; k += 1) this.#references[r + k] = undefined;
+  }
+
+  /** The `index`-th oldest event kept, in a view reused by the next call (copy what must outlive it). */
+  view(index: number): RecordView {
+    const slot = (this.#start + index) % this.#size;
+    const view = this.#view;
+    const r = slot * REFERENCES;
+    const references = this.#references;
+    view.event = references[r] as AuditEvent | undefined;
+    if (view.event !== undefined) return view;
+    const n = slot * NUMBERS;
+    view.at = this.#numbers[n] as number;
+    view.durationMs = this.#numbers[n + 1] as number;
+    const bytes = this.#numbers[n + 2] as number;
+    view.bytes = Number.isNaN(bytes) ? undefined : bytes;
+    view.sessionId = references[r + 1] as string | undefined;
+    view.actor = references[r + 2] as AuditActor;
+    view.op = references[r + 3] as string;
+    view.path = references[r + 4] as string | undefined;
+    view.to = references[r + 5] as string | undefined;
+    view.outcome = references[r + 6] as string;
+    return view;
+  }
+
+  /** The `index`-th oldest event as an `AuditEvent` (a new object for a recorded one). */
+  event(index: number): AuditEvent {
+    const view = this.view(index);
+    if (view.event !== undefined) return view.event;
+    const event: AuditEvent = { at: isoTime(view.at), actor: view.actor, op: view.op, outcome: view.outcome, durationMs: view.durationMs };
+    if (view.sessionId !== undefined) event.sessionId = view.sessionId;
+    if (view.path !== undefined) event.path = view.path;
+    if (view.to !== undefined) event.to = view.to;
+    if (view.bytes !== undefined) event.bytes = view.bytes;
+    return event;
+  }
+
+  /** Forgets every event (letting go of what they referenced). */
+  clear(): void {
+    this.#references.fill(undefined, 0, this.#size * REFERENCES);
+    this.#start = 0;
+    this.#count = 0;
+  }
+
+  /** The slot of the next event: a free one (growing the columns when allowed), else the oldest's. */
+  #slot(): number {
+    if (this.#count === this.#size && this.#size < this.#capacity) this.#grow();
+    if (this.#count < this.#size) {
+      const slot = (this.#start + this.#count) % this.#size;
+      this.#count += 1;
+      return slot;
+    }
+    const slot = this.#start;
+    this.#start = (this.#start + 1) % this.#size;
+    return slot;
+  }
+
+  #grow(): void {
+    const size = Math.min(this.#capacity, Math.max(64, this.#size * 2));
+    const numbers = new Float64Array(size * NUMBERS);
+    const references = new Array<unknown>(size * REFERENCES).fill(undefined);
+    for (let index = 0; index < this.#count; index += 1) {
+      const from = (this.#start + index) % this.#size;
+      numbers.set(this.#numbers.subarray(from * NUMBERS, (from + 1) * NUMBERS), index * NUMBERS);
+      for (let k = 0; k < REFERENCES; k += 1) references[index * REFERENCES + k] = this.#references[from * REFERENCES + k];
+    }
+    this.#numbers = numbers;
+    this.#references = references;
+    this.#size = size;
+    this.#start = 0;
+  }
+}
