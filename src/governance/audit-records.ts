@@ -40,7 +40,7 @@ let wallChecked = -Infinity;
  * (by more than its millisecond of rounding) is followed from then on.
  */
 export function wallTime(now: number): number {
-  if (now - wallChecked >= 1000) {
+  if (now - wallChecked >= 1000 || now < wallChecked) {
     wallChecked = now;
     const wall = Date.now();
     // Date.now() rounds down: the wall time lies in [wall, wall + 1).

@@ -1,7 +1,10 @@
 import * as fs from 'node:fs';
 import { InvalidArgumentError } from '../workspace/errors.js';
-import { ORCHESTRATOR, type AuditActor, type AuditEvent, type AuditSink } from './audit.js';
-import { AuditRecords, isoTime, recording, type RecordFields, type RecordView } from './audit-records.js';
+import type { AuditEvent, AuditSink } from './audit.js';
+import { AuditRecords, recording, type RecordFields } from './audit-records.js';
+import { JsonLines, plainActor } from './jsonl-lines.js';
+
+export { jsonLine } from './jsonl-lines.js';
 
 /** A sink appending one JSON object per line to a file. */
 export interface JsonlAuditSink extends AuditSink {
@@ -25,43 +28,37 @@ export function jsonlAuditSink(file: string): JsonlAuditSink {
   let fd: number | undefined = fs.openSync(file, 'a+', 0o600);
   cutTornLine(fd);
   const queued = new AuditRecords();
-  let scratch = Buffer.allocUnsafeSlow(64 * 1024);
+  const lines = new JsonLines();
   let scheduled = false;
   let failure: unknown;
   /** An event that could not be written as JSON: reported once, by the next event, which is still written. */
   let refused: unknown;
 
-  // Events are serialised here, once per batch, into one string written with one call: cheaper than a
-  // string per event joined later, and nothing is paid inside the operation that emitted them.
+  // Events are serialised here, once per batch, straight into one buffer written with one call: nothing is
+  // paid inside the operation that emitted them.
   const flush = (): void => {
     scheduled = false;
     if (queued.length === 0 || fd === undefined) return;
     try {
-      const out: string[] = [];
       for (let index = 0; index < queued.length; index += 1) {
         const record = queued.view(index);
-        if (record.event === undefined && plainActor(record.actor)) {
-          appendRecord(out, record);
-          continue;
-        }
-        const length = out.length;
-        try {
-          appendLine(out, queued.event(index));
-        } catch (error) {
-          out.length = length; // only a caller-built event can fail (JSON.stringify): it alone is left out
-          refused ??= error;
+        if (record.event === undefined && plainActor(record.actor)) lines.record(record);
+        else {
+          try {
+            lines.event(queued.event(index));
+          } catch (error) {
+            refused ??= error; // only a caller-built event can fail (JSON.stringify): it alone is left out
+          }
         }
       }
-      queued.clear();
-      const text = out.join('');
-      // Encoded into a buffer kept from batch to batch: a fresh 40 KB buffer per batch cost ten times the encoding.
-      if (scratch.byteLength < text.length * 3 && text.length * 3 <= SCRATCH_MAX) scratch = Buffer.allocUnsafeSlow(text.length * 3);
-      const bytes = scratch.byteLength >= text.length * 3 ? scratch.subarray(0, scratch.write(text, 0, 'utf8')) : Buffer.from(text);
+      const bytes = lines.bytes;
       let written = 0;
       while (written < bytes.byteLength) written += fs.writeSync(fd, bytes, written);
     } catch (error) {
       failure ??= error;
+    } finally {
       queued.clear();
+      lines.reset();
     }
   };
   const close = (): void => {
@@ -99,121 +96,6 @@ export function jsonlAuditSink(file: string): JsonlAuditSink {
     queuedOne();
   };
   return Object.assign(recording(sink, record), { flush, close });
-}
-
-/** The largest encoding buffer a sink keeps between batches (a bigger batch gets one of its own). */
-const SCRATCH_MAX = 4 * 1024 * 1024;
-
-const PLAIN = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
-/** A string as JSON: printable ASCII without quotes or backslashes as it is, anything else through JSON.stringify. */
-function text(out: string[], value: string): void {
-  if (PLAIN.test(value)) out.push('"', value, '"');
-  else out.push(JSON.stringify(value));
-}
-/** Fields with few distinct values (`op`, `outcome`): each value's JSON is worked out once. */
-const KNOWN_KEPT = 512;
-let known = new Map<string, string>();
-function knownText(out: string[], value: string): void {
-  let json = known.get(value);
-  if (json === undefined) {
-    json = PLAIN.test(value) ? `"${value}"` : JSON.stringify(value);
-    if (known.size >= KNOWN_KEPT) known = new Map();
-    known.set(value, json);
-  }
-  out.push(json);
-}
-const optional = (value: unknown, type: 'string' | 'number'): boolean => value === undefined || typeof value === type;
-
-/** Whether the actor is one of the two shapes the audit builds (anything else goes through JSON.stringify). */
-function plainActor(actor: unknown): boolean {
-  if (actor === ORCHESTRATOR) return true;
-  if (typeof actor !== 'object' || actor === null) return false;
-  const { kind, tool, callId } = actor as { kind?: unknown; tool?: unknown; callId?: unknown };
-  const members = Object.keys(actor).length;
-  return (
-    (kind === 'orchestrator' && members === 1) ||
-    (kind === 'tool' && typeof tool === 'string' && typeof callId === 'string' && members === 3)
-  );
-}
-
-/**
- * Appends an event as one line of JSON to `out`, field by field, as pieces a single `join` makes into one
- * flat string (building each line by concatenation made ropes that cost more to flatten at the write than
- * JSON.stringify itself). An event of any other shape than the audit's (one a caller built) goes through
- * JSON.stringify.
- */
-function appendLine(out: string[], event: AuditEvent): void {
-  const { at, sessionId, actor, op, path, to, bytes, outcome, durationMs } = event;
-  const present = 5 + Number(sessionId !== undefined) + Number(path !== undefined) + Number(to !== undefined) + Number(bytes !== undefined);
-  if (
-    !plainActor(actor) ||
-    typeof at !== 'string' ||
-    typeof op !== 'string' ||
-    typeof outcome !== 'string' ||
-    !Number.isFinite(durationMs) ||
-    !optional(sessionId, 'string') ||
-    !optional(path, 'string') ||
-    !optional(to, 'string') ||
-    !(bytes === undefined || Number.isFinite(bytes)) ||
-    Object.keys(event).length !== present
-  ) {
-    out.push(JSON.stringify(event), '\n');
-    return;
-  }
-  appendFields(out, at, sessionId, actor, op, path, to, bytes, outcome, durationMs);
-}
-
-/** A recorded event (its fields, see `AuditRecords`) as one line of JSON: the same line as its `AuditEvent`. */
-function appendRecord(out: string[], record: RecordView): void {
-  const { at, sessionId, actor, op, path, to, bytes, outcome, durationMs } = record;
-  appendFields(out, isoTime(at), sessionId, actor, op, path, to, bytes, outcome, durationMs);
-}
-
-function appendFields(
-  out: string[],
-  at: string,
-  sessionId: string | undefined,
-  actor: AuditActor,
-  op: string,
-  path: string | undefined,
-  to: string | undefined,
-  bytes: number | undefined,
-  outcome: string,
-  durationMs: number,
-): void {
-  out.push('{"at":');
-  text(out, at);
-  if (sessionId !== undefined) {
-    out.push(',"sessionId":');
-    text(out, sessionId);
-  }
-  if (actor.kind === 'tool') {
-    out.push(',"actor":{"kind":"tool","tool":');
-    text(out, actor.tool);
-    out.push(',"callId":');
-    text(out, actor.callId);
-    out.push('},"op":');
-  } else out.push(',"actor":{"kind":"orchestrator"},"op":');
-  knownText(out, op);
-  if (path !== undefined) {
-    out.push(',"path":');
-    text(out, path);
-  }
-  if (to !== undefined) {
-    out.push(',"to":');
-    text(out, to);
-  }
-  if (bytes !== undefined) out.push(',"bytes":', String(bytes));
-  out.push(',"outcome":');
-  knownText(out, outcome);
-  out.push(',"durationMs":', String(durationMs), '}\n');
-}
-
-/** One event as its line of JSON (newline included), as the sink writes it. */
-export function jsonLine(event: AuditEvent): string {
-  const out: string[] = [];
-  appendLine(out, event);
-  return out.join('');
 }
 
 /** Cuts a last line a crash left without its newline, so the next line starts clean. */

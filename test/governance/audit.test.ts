@@ -1,6 +1,9 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { performance } from 'node:perf_hooks';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { memoryAuditSink, type AuditEvent } from '../../src/governance/audit.js';
+import { wallTime } from '../../src/governance/audit-records.js';
+import { MemoryWorkspace } from '../../src/backends/memory/index.js';
 import { createSession, defineTool, type HydratedSession } from '../../src/session/index.js';
 import { expectError } from '../../src/testing/harness.js';
 import { backendNamed, SHARED_FILE_BACKENDS, disposing, SESSION_KINDS } from '../support/backends.js';
@@ -114,6 +117,57 @@ describe('audit sinks and options', () => {
     const sink = memoryAuditSink({ max: 3 });
     for (let i = 0; i < 2000; i += 1) sink({ at: '', actor: orchestrator, op: `op${i}`, outcome: 'ok', durationMs: 0 });
     expect(sink.events.map((event) => event.op)).toEqual(['op1997', 'op1998', 'op1999']);
+  });
+
+  it('memoryAuditSink: recorded events and events given whole keep their order; `events` is one array, brought up to date on each read', async () => {
+    const sink = memoryAuditSink({ max: 4 });
+    const workspace = new MemoryWorkspace({ audit: [sink] });
+    const given = (op: string): AuditEvent => ({ at: 'x', actor: orchestrator, op, outcome: 'ok', durationMs: 0 });
+    await workspace.write('a.txt', 'a');
+    sink(given('given-1'));
+    await workspace.read('a.txt');
+    const events = sink.events;
+    expect(events.map((event) => event.op)).toEqual(['write', 'given-1', 'read']);
+    const [first] = events;
+    expect(sink.events[0]).toBe(first); // made once, then kept
+    await workspace.stat('a.txt');
+    sink(given('given-2'));
+    expect(sink.events).toBe(events);
+    expect(events.map((event) => event.op)).toEqual(['given-1', 'read', 'stat', 'given-2']);
+    // More than `max` since the last read: the latest `max`, none of the ones read before.
+    for (let i = 0; i < 6; i += 1) await workspace.exists(`f${i}`);
+    expect(sink.events.map((event) => event.path)).toEqual(['f2', 'f3', 'f4', 'f5']);
+    expect(shape(sink.events)[0]).toEqual({ actor: orchestrator, op: 'exists', path: 'f2', outcome: 'ok' });
+  });
+
+  it('an event starts at the wall-clock time the operation started, to the millisecond', async () => {
+    const sink = memoryAuditSink();
+    const workspace = new MemoryWorkspace({ audit: [sink] });
+    for (let i = 0; i < 20; i += 1) {
+      const before = Date.now();
+      await workspace.write('a.txt', String(i));
+      const after = Date.now();
+      const at = Date.parse(sink.events.at(-1)?.at ?? '');
+      // The ISO time keeps whole milliseconds; the monotonic clock it comes from may sit a millisecond apart from Date.now().
+      expect(at).toBeGreaterThanOrEqual(before - 1);
+      expect(at).toBeLessThanOrEqual(after + 1);
+    }
+  });
+
+  it('follows a wall clock that was set since the process started', () => {
+    const now = performance.now();
+    expect(Math.abs(wallTime(now) - Date.now())).toBeLessThanOrEqual(2);
+    const stepped = Date.now() + 3_600_000;
+    const spy = vi.spyOn(Date, 'now').mockReturnValue(stepped);
+    try {
+      // A reading more than a second after the last check compares the clocks again.
+      expect(Math.abs(wallTime(now + 1500) - stepped)).toBeLessThanOrEqual(1);
+      expect(Math.abs(wallTime(now + 1600) - (stepped + 100))).toBeLessThanOrEqual(1);
+    } finally {
+      spy.mockRestore();
+    }
+    // Back on the real clock (a reading before the last check also compares them again).
+    expect(Math.abs(wallTime(performance.now()) - Date.now())).toBeLessThanOrEqual(2);
   });
 
   it('refuses malformed sinks at construction', async () => {

@@ -50,3 +50,38 @@ describe('driverWith', () => {
     expect('late' in layered).toBe(true);
   });
 });
+
+describe('driverWith over another layer', () => {
+  it('is one layer with both sets of members, the outer first, everything else forwarded live to the driver itself', async () => {
+    class Driver {
+      readonly name = 'test';
+      async read(): Promise<string> {
+        return 'driver';
+      }
+      async list(): Promise<string> {
+        return 'driver list';
+      }
+      async stat(): Promise<string> {
+        return 'driver stat';
+      }
+    }
+    const driver = new Driver();
+    const raw = driver as unknown as BackendDriver;
+    const inner = driverWith(raw, { stat: async () => `inner over ${await raw.stat('')}`, list: async () => 'inner list' } as never);
+    const outer = driverWith(inner, { list: async () => `outer over ${await inner.list('')}` } as never) as unknown as Driver &
+      Record<string, unknown>;
+    expect(await outer.stat()).toBe('inner over driver stat');
+    expect(await outer.list()).toBe('outer over inner list');
+    expect(await outer.read()).toBe('driver');
+    (driver as unknown as Record<string, unknown>)['read'] = async () => 'replaced';
+    expect(await outer.read()).toBe('replaced');
+    (driver as unknown as Record<string, unknown>)['late'] = function (this: unknown) {
+      return this === driver;
+    };
+    expect((outer['late'] as () => boolean)()).toBe(true);
+    (outer as Record<string, unknown>)['name'] = 'renamed';
+    expect(driver.name).toBe('renamed');
+    // The inner layer is left as it was.
+    expect(await (inner as unknown as Driver).list()).toBe('inner list');
+  });
+});

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { jsonLine, jsonlAuditSink, readAuditLog } from '../../src/governance/jsonl-sink.js';
-import type { AuditEvent } from '../../src/governance/audit.js';
+import { memoryAuditSink, type AuditEvent } from '../../src/governance/audit.js';
 import { MemoryWorkspace } from '../../src/backends/memory/index.js';
 
 const dirs: string[] = [];
@@ -85,6 +85,45 @@ describe('jsonlAuditSink', () => {
       expect(line.endsWith('\n') && !line.slice(0, -1).includes('\n')).toBe(true);
       expect(JSON.parse(line)).toEqual(JSON.parse(JSON.stringify(event)));
     }
+  });
+
+  it('writes numbers exactly as JSON.stringify does: whole numbers, whole microseconds, and any other number', () => {
+    const ordered = (event: AuditEvent) => {
+      const { at, sessionId, actor, op, path, to, bytes, outcome, durationMs } = event;
+      return JSON.stringify({ at, sessionId, actor, op, path, to, bytes, outcome, durationMs });
+    };
+    const durations = [0, 0.001, 0.01, 0.05, 0.1, 0.125, 0.5, 0.999, 1, 9.999, 10, 10.01, 99.1, 1000, 123456.789, 1e9 + 0.001, 1e12 + 0.5];
+    const odd = [0.0005, 1 / 3, 1e-7, 2.5e-4, 1e21, -1.5, -0, 1e13 + 0.1, Number.MAX_SAFE_INTEGER];
+    for (let i = 0; i < 20_000; i += 1) durations.push(Math.round(Math.random() * 10 ** (1 + (i % 10))) / 1000);
+    const counts = [0, 1, 9, 10, 99, 100, 65536, 2 ** 31, 2 ** 53 - 1, 1e15, 1e16, 1.5];
+    for (const durationMs of [...durations, ...odd]) {
+      const event: AuditEvent = { at: 'a', actor: { kind: 'orchestrator' }, op: 'read', outcome: 'ok', durationMs };
+      expect(jsonLine(event), String(durationMs)).toBe(`${ordered(event)}\n`);
+    }
+    for (const bytes of counts) {
+      const event: AuditEvent = { at: 'a', actor: { kind: 'orchestrator' }, op: 'write', bytes, outcome: 'ok', durationMs: 1 };
+      expect(jsonLine(event), String(bytes)).toBe(`${ordered(event)}\n`);
+    }
+  });
+
+  it('writes an operation the audit recorded as exactly the JSON of its event, fields in a fixed order', async () => {
+    const file = scratchFile();
+    const jsonl = jsonlAuditSink(file);
+    const memory = memoryAuditSink();
+    const workspace = new MemoryWorkspace({ audit: [memory, jsonl], policy: { deny: ['**/.env'] } });
+    await workspace.write('dir/é "quoted".txt', 'abc');
+    await workspace.readBytes('dir/é "quoted".txt');
+    await workspace.rename('dir/é "quoted".txt', 'dir/b.txt');
+    await workspace.read('.env').catch(() => undefined);
+    await workspace.read('missing').catch(() => undefined);
+    await workspace.list('dir');
+    jsonl.close();
+    const lines = fs.readFileSync(file, 'utf8').split('\n').slice(0, -1);
+    const expected = memory.events.map(({ at, sessionId, actor, op, path, to, bytes, outcome, durationMs }) =>
+      JSON.stringify({ at, sessionId, actor, op, path, to, bytes, outcome, durationMs }),
+    );
+    expect(expected.map((line) => JSON.parse(line).op)).toEqual(['write', 'readBytes', 'rename', 'read', 'read', 'list']);
+    expect(lines).toEqual(expected);
   });
 
   it('an event that cannot be written as JSON is refused alone: the rest of its batch and later events are written', () => {

@@ -42,3 +42,41 @@ describe('PathRules (compiled once, verdicts remembered)', () => {
     expect(rules.judge('src/n1/a.ts' as NormalizedPath)).toBe('admitted');
   });
 });
+
+describe('verdicts remembered under the string the caller gave', () => {
+  it('gives each given string the verdict of the path it normalises to, whichever spelling is judged first', () => {
+    // Each raw spelling next to a normalised path it could be confused with: [given, what it normalises to, verdict].
+    const cases: Array<[string, string, 'admitted' | 'denied']> = [
+      ['src/../.env', '.env', 'denied'],
+      ['./src/a.ts', 'src/a.ts', 'admitted'],
+      ['src/.env/../a.ts', 'src/a.ts', 'admitted'],
+      ['src/a.ts/../.env', 'src/.env', 'denied'],
+      ['docs//../src/b.ts', 'src/b.ts', 'admitted'],
+      ['src/./x.pem', 'src/x.pem', 'denied'],
+    ];
+    for (const rawFirst of [true, false]) {
+      const rules = new PathRules({ allow: ['src/**'], deny: ['**/.env'], blockedExtensions: ['.pem'] });
+      for (const [given, path, verdict] of cases) {
+        const judged = rawFirst
+          ? [rules.judge(path, given), rules.judge(path), rules.judge(path, given)]
+          : [rules.judge(path), rules.judge(path, given), rules.judge(path)];
+        expect(judged, `${given} (${rawFirst ? 'raw' : 'normalised'} first)`).toEqual([verdict, verdict, verdict]);
+      }
+      // The raw spellings never stand for another path: the ones that were admitted stay admitted, and the others denied.
+      expect(rules.judge('.env')).toBe('denied');
+      expect(rules.judge('src/a.ts')).toBe('admitted');
+    }
+  });
+
+  it("through a workspace: a denied path stays denied however it is spelled, and the same string is judged by each workspace's own policy", async () => {
+    const { MemoryWorkspace } = await import('../../src/backends/memory/index.js');
+    const strict = new MemoryWorkspace({ policy: { deny: ['**/.env'] } });
+    const open = new MemoryWorkspace({ policy: { deny: ['**/*.pem'] } });
+    const given = ['src', '..', '.env'].join('/'); // one string object, given to both
+    for (let round = 0; round < 3; round += 1) {
+      await expect(strict.write(given, 'x')).rejects.toMatchObject({ code: 'EPERM' });
+      await expect(open.write(given, 'x')).resolves.toMatchObject({ path: '.env' });
+      await expect(strict.read('./.env')).rejects.toMatchObject({ code: 'EPERM' });
+    }
+  });
+});
