@@ -34,19 +34,24 @@ let wallOrigin = performance.timeOrigin;
 let wallChecked = -Infinity;
 
 /**
- * The wall-clock time (ms since the epoch) of `now`, a `performance.now()` reading just taken: an event's
- * start and duration come from one clock, read twice per operation instead of three times. The monotonic
- * clock's origin is checked against `Date.now()` at most once a second; a wall clock set or stepped since
+ * Keeps {@link wallClockAt} on the wall clock: compares the monotonic clock's origin with `Date.now()`, at
+ * most once a second (`now`: a `performance.now()` reading just taken). A wall clock set or stepped since
  * (by more than its millisecond of rounding) is followed from then on.
  */
-export function wallTime(now: number): number {
-  if (now - wallChecked >= 1000 || now < wallChecked) {
-    wallChecked = now;
-    const wall = Date.now();
-    // Date.now() rounds down: the wall time lies in [wall, wall + 1).
-    if (wallOrigin + now < wall - 1 || wallOrigin + now > wall + 2) wallOrigin = wall + 0.5 - now;
-  }
-  return wallOrigin + now;
+export function checkWallClock(now: number): void {
+  if (now - wallChecked < 1000 && now >= wallChecked) return;
+  wallChecked = now;
+  const wall = Date.now();
+  // Date.now() rounds down: the wall time lies in [wall, wall + 1).
+  if (wallOrigin + now < wall - 1 || wallOrigin + now > wall + 2) wallOrigin = wall + 0.5 - now;
+}
+
+/**
+ * The wall-clock time (ms since the epoch) of a `performance.now()` reading: an event's start and its
+ * duration come from one clock, read twice per operation instead of three times.
+ */
+export function wallClockAt(reading: number): number {
+  return wallOrigin + reading;
 }
 
 let isoMs = NaN;

@@ -1,7 +1,16 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { performance } from 'node:perf_hooks';
 import { InvalidArgumentError, isWorkspaceError } from '../workspace/errors.js';
-import { AuditRecords, isoTime, RECORD, recording, wallTime, type RecordFields, type RecordingSink } from './audit-records.js';
+import {
+  AuditRecords,
+  checkWallClock,
+  isoTime,
+  RECORD,
+  recording,
+  wallClockAt,
+  type RecordFields,
+  type RecordingSink,
+} from './audit-records.js';
 
 /** Who caused an operation: a tool call (its tool name and call id) or the code driving the session. */
 export type AuditActor = { kind: 'tool'; tool: string; callId: string } | { kind: 'orchestrator' };
@@ -76,9 +85,31 @@ export interface AuditedMethod {
   path: (args: unknown[]) => unknown;
   /** Whether its second argument is a second path (rename, copy). */
   to: boolean;
-  /** The bytes it moved, from its result (undefined when it failed) or its arguments. */
-  bytes: ((args: unknown[], result: unknown) => number | undefined) | undefined;
+  /** The bytes it moved: from its result, or when it failed (no result) from its second argument (a write's content). */
+  bytes: ((result: unknown, second: unknown) => number | undefined) | undefined;
 }
+
+/**
+ * How a protocol method records itself, from inside its own body (see `DriverWorkspace`): no wrapper, no
+ * promise or reaction of its own. `start` gives the call (NaN when it is not recorded: no sinks, or the
+ * workspace's compound operation is running it); `ok` records it and gives back its result, `failed`
+ * records it and gives back the error to throw.
+ */
+export interface SelfAudit {
+  start(workspace: object): number;
+  ok<T>(call: number, method: AuditedMethod, path: unknown, result: T, second?: unknown): T;
+  failed(call: number, method: AuditedMethod, path: unknown, error: unknown, second?: unknown): unknown;
+}
+
+/** A workspace without sinks: records nothing. */
+export const NOT_AUDITED: SelfAudit = {
+  start: () => NaN,
+  ok: <T>(_call: number, _method: AuditedMethod, _path: unknown, result: T): T => result,
+  failed: (_call: number, _method: AuditedMethod, _path: unknown, error: unknown): unknown => error,
+};
+
+/** The workspace whose compound operation is running now. */
+const insideCompound = new AsyncLocalStorage<object>();
 
 /** A sink and, for a built-in one, how it takes an event's fields. */
 interface SinkEntry {
@@ -91,9 +122,10 @@ interface SinkEntry {
  * operation: its first failure is reported once as a process warning (`SESSIONFS_AUDIT_SINK`), later
  * ones are dropped silently.
  */
-export class AuditLog {
+export class AuditLog implements SelfAudit {
   readonly #sinks: SinkEntry[];
   readonly #failed = new Set<AuditSink>();
+  #compounds = 0;
   /** The session this workspace serves, when its operations run outside a tool call. */
   sessionId: string | undefined;
 
@@ -108,17 +140,43 @@ export class AuditLog {
     return this.#sinks.length > 0;
   }
 
+  /** Runs a compound operation of `workspace` (one built from its other protocol calls, recorded once): those calls are not recorded. */
+  compound<T>(workspace: object, task: () => Promise<T>): Promise<T> {
+    this.#compounds += 1;
+    return insideCompound.run(workspace, task).finally(() => (this.#compounds -= 1));
+  }
+
+  /** Whether this code runs inside a compound operation of `workspace`. */
+  inCompound(workspace: object): boolean {
+    return this.#compounds > 0 && insideCompound.getStore() === workspace;
+  }
+
+  start(workspace: object): number {
+    if (this.inCompound(workspace)) return NaN;
+    const now = performance.now();
+    checkWallClock(now);
+    return now;
+  }
+
+  ok<T>(call: number, method: AuditedMethod, path: unknown, result: T, second?: unknown): T {
+    if (!Number.isNaN(call)) this.#ended(method, path, undefined, second, result, 'ok', call, auditScope.getStore());
+    return result;
+  }
+
+  failed(call: number, method: AuditedMethod, path: unknown, error: unknown, second?: unknown): unknown {
+    if (!Number.isNaN(call)) this.#ended(method, path, undefined, second, undefined, outcomeOf(error), call, auditScope.getStore());
+    return error;
+  }
+
   /**
-   * Runs `task` on `args` (with `self` as `this`) and records it: start time, actor, outcome and duration,
-   * read from one clock at the start and at the end; what it touched from its arguments and, for byte
-   * counts, its result. A built-in sink gets the fields, any other sink one event built for them all.
+   * Runs `task` on `args` (with `self` as `this`) and records it, for a method that does not record itself:
+   * one promise reaction to learn when it ends. What it touched comes from its arguments and, for byte
+   * counts, its result.
    */
   record<T>(method: AuditedMethod, args: unknown[], task: (...args: unknown[]) => Promise<T>, self?: unknown): Promise<T> {
     const started = performance.now();
-    const at = wallTime(started);
+    checkWallClock(started);
     const scope = auditScope.getStore();
-    const sessionId = scope === undefined ? this.sessionId : scope.sessionId;
-    const actor = scope === undefined ? ORCHESTRATOR : scope.actor;
     let running: Promise<T>;
     try {
       running = task.apply(self, args);
@@ -127,31 +185,36 @@ export class AuditLog {
     }
     return running.then(
       (result) => {
-        this.#ended(method, args, result, 'ok', at, started, sessionId, actor);
+        this.#ended(method, method.path(args), method.to ? args[1] : undefined, args[1], result, 'ok', started, scope);
         return result;
       },
       (error: unknown) => {
-        this.#ended(method, args, undefined, outcomeOf(error), at, started, sessionId, actor);
+        this.#ended(method, method.path(args), method.to ? args[1] : undefined, args[1], undefined, outcomeOf(error), started, scope);
         throw error;
       },
     );
   }
 
+  /**
+   * One operation's event, handed to every sink: a built-in one gets the fields, any other one event built
+   * for them all. Start time and duration come from the clock reading taken at the start (`started`).
+   */
   #ended(
     method: AuditedMethod,
-    args: unknown[],
+    path: unknown,
+    to: unknown,
+    second: unknown,
     result: unknown,
     outcome: string,
-    at: number,
     started: number,
-    sessionId: string | undefined,
-    actor: AuditActor,
+    scope: { sessionId: string; actor: AuditActor } | undefined,
   ): void {
     // Microseconds are all a log needs: a rounded number is shorter to write and to read.
     const durationMs = Math.round((performance.now() - started) * 1000) / 1000;
-    const path = method.path(args);
-    const to = method.to ? args[1] : undefined;
-    const bytes = method.bytes?.(args, result);
+    const at = wallClockAt(started);
+    const sessionId = scope === undefined ? this.sessionId : scope.sessionId;
+    const actor = scope === undefined ? ORCHESTRATOR : scope.actor;
+    const bytes = method.bytes?.(result, second);
     let event: AuditEvent | undefined;
     for (const entry of this.#sinks) {
       try {

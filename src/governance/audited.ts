@@ -1,5 +1,4 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
-import { AuditLog, registerAuditLog, type AuditedMethod } from './audit.js';
+import { AuditLog, NOT_AUDITED, registerAuditLog, type AuditedMethod, type SelfAudit } from './audit.js';
 
 export type { AuditSink } from './audit.js';
 
@@ -40,57 +39,68 @@ const TWO_PATHS: ReadonlySet<string> = new Set(['rename', 'copy']);
  * its input when it failed (a write's content; a write stream commits with writeBytes, whose staged content
  * has a byteLength too).
  */
-const BYTES: Record<string, (args: unknown[], result: unknown) => number | undefined> = {
-  write: ([, content], result) =>
+const BYTES: Record<string, (result: unknown, content: unknown) => number | undefined> = {
+  write: (result, content) =>
     result !== undefined
       ? (result as { bytesWritten: number }).bytesWritten
       : typeof content === 'string'
         ? Buffer.byteLength(content)
         : undefined,
-  writeBytes: ([, content], result) =>
+  writeBytes: (result, content) =>
     result !== undefined
       ? (result as { bytesWritten: number }).bytesWritten
       : ((content as { byteLength?: unknown } | undefined)?.byteLength as number | undefined),
-  readBytes: (_, result) => (result as { content: Uint8Array } | undefined)?.content.byteLength,
+  readBytes: (result) => (result as { content: Uint8Array } | undefined)?.content.byteLength,
 };
+
+const method = (op: string): AuditedMethod => ({ op, path: PATHS[op] ?? none, to: TWO_PATHS.has(op), bytes: BYTES[op] });
+
+/**
+ * The methods the shared layer's workspace records from inside its own body (`SelfAudit`), the hottest
+ * ones: a wrapper's extra promise per call cost them more than the rest of the audit.
+ */
+export const SELF_AUDITED = {
+  read: method('read'),
+  readBytes: method('readBytes'),
+  write: method('write'),
+  writeBytes: method('writeBytes'),
+} as const;
 
 /** Operations built from other protocol calls on the same workspace: recorded once, not once per inner call. */
 const COMPOUND: ReadonlySet<string> = new Set(['patch', 'writeFiles']);
-/** The workspace whose compound operation is running now. */
-const insideCompound = new AsyncLocalStorage<object>();
 
 /**
- * Puts every protocol method of one workspace behind its audit log: the instance gets its own wrappers
- * (the class's methods, subclass overrides included, are called inside them), so that every backend built
- * on the shared layer is audited the same way and a workspace without sinks pays nothing. A wrapper adds
- * one promise reaction to the call and builds the event only when it ends.
+ * Puts every protocol method of one workspace but the self-audited ones behind its audit log: the instance
+ * gets its own wrappers (the class's methods, subclass overrides included, are called inside them), so
+ * that every backend built on the shared layer is audited the same way and a workspace without sinks pays
+ * nothing. A wrapper adds one promise reaction to the call and builds the event only when it ends.
  */
 export function auditMethods(workspace: object, log: AuditLog): void {
-  let compoundsRunning = 0;
-  for (const [name, path] of Object.entries(PATHS)) {
-    const method = (workspace as Record<string, unknown>)[name];
-    if (typeof method !== 'function') continue;
-    const original = method as Method;
-    const audited: AuditedMethod = { op: name, path, to: TWO_PATHS.has(name), bytes: BYTES[name] };
+  for (const name of Object.keys(PATHS)) {
+    const original = (workspace as Record<string, unknown>)[name];
+    if (typeof original !== 'function' || Object.hasOwn(SELF_AUDITED, name)) continue;
+    const audited = method(name);
     const compound = COMPOUND.has(name);
     Object.defineProperty(workspace, name, {
       configurable: true,
       writable: true,
       value(this: unknown, ...args: unknown[]): Promise<unknown> {
-        if (compoundsRunning > 0 && insideCompound.getStore() === workspace) return original.apply(this, args);
-        if (!compound) return log.record(audited, args, original, this);
-        compoundsRunning += 1;
-        const run = () => insideCompound.run(workspace, () => original.apply(this, args));
-        return log.record(audited, args, run).finally(() => (compoundsRunning -= 1));
+        if (log.inCompound(workspace)) return (original as Method).apply(this, args);
+        if (!compound) return log.record(audited, args, original as Method, this);
+        return log.record(audited, args, () => log.compound(workspace, () => (original as Method).apply(this, args)));
       },
     });
   }
 }
 
-/** Gives a workspace its audit log when `sinks` holds any (validated: an array of functions). */
-export function auditWorkspace(workspace: object, sinks: unknown): void {
+/**
+ * Gives a workspace its audit log when `sinks` holds any (validated: an array of functions); returns how
+ * its self-audited methods record themselves.
+ */
+export function auditWorkspace(workspace: object, sinks: unknown): SelfAudit {
   const log = new AuditLog(sinks);
-  if (!log.active) return;
+  if (!log.active) return NOT_AUDITED;
   auditMethods(workspace, log);
   registerAuditLog(workspace, log);
+  return log;
 }

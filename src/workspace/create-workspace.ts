@@ -1,25 +1,28 @@
-import { governWorkspace, type AuditSink } from '../governance/hooks.js';
+import { governWorkspace, SELF_AUDITED, type SelfAudit } from '../governance/hooks.js';
 import { Governance, type Release } from '../governance/governance.js';
 import type { WorkspacePolicy } from '../governance/policy.js';
 import { BlobSnapshotter } from '../snapshots/blob-snapshotter.js';
-import { assertDriver, type BackendDriver, type BlobStore, type SnapshotTree } from './driver.js';
+import { assertDriver, type BackendDriver, type SnapshotTree } from './driver.js';
+import type { CreateWorkspaceOptions } from './workspace-options.js';
+
+export type { CreateWorkspaceOptions } from './workspace-options.js';
 import { fromDriverError } from './driver-errors.js';
 import {
   DirectoryNotEmptyError,
   FileExistsError,
   FileNotFoundError,
   InvalidArgumentError,
-  InvalidContentError,
   IsADirectoryError,
   NotADirectoryError,
   ReadOnlyError,
 } from './errors.js';
 import { globFiles, grepFiles, type SearchEntry, type SearchSource } from './glob-grep.js';
 import { optionsObject, writeOptions } from './arguments.js';
-import { nonNegativeInteger, resolveLimits, type WorkspaceLimits } from './limits.js';
+import { resolveLimits, type WorkspaceLimits } from './limits.js';
 import { KeyedMutex, runLocked } from './locks.js';
 import { assertCreatable, displayInput, displayPath, normalizeInside, parentPath, type NormalizedPath } from './paths.js';
-import { decodeUtf8, encodeUtf8, lineWindow } from './text.js';
+import { encodeUtf8 } from './text.js';
+import { byteRange, bytesResult, lineRange, textResult } from './read-results.js';
 import { DriverProbe } from './probe.js';
 import type { LongCallOptions } from './progress.js';
 import { SnapshotQueue } from './snapshot-queue.js';
@@ -55,16 +58,6 @@ import type {
   WriteStreamOptions,
 } from './types.js';
 
-export interface CreateWorkspaceOptions {
-  readOnly?: boolean;
-  limits?: Partial<WorkspaceLimits>;
-  /** Where the default snapshotter keeps file contents and manifests (unused when the driver has `snapshots`). Default: memory. */
-  blobs?: BlobStore;
-  /** What may be touched, how much, and what needs confirming: see docs/governance.md. Checked before any change. */
-  policy?: WorkspacePolicy;
-  audit?: AuditSink[]; // every operation, its actor, outcome and duration (never contents): docs/governance.md
-}
-
 /** Builds a full workspace on a driver: see {@link DriverWorkspace}. */
 export function createWorkspace(driver: BackendDriver, options: CreateWorkspaceOptions = {}): DriverWorkspace {
   return new DriverWorkspace(driver, options);
@@ -93,6 +86,7 @@ export class DriverWorkspace implements SnapshotableWorkspace {
   readonly #probe: DriverProbe;
   readonly #locks = new KeyedMutex();
   readonly #governance: Governance;
+  readonly #audit: SelfAudit; // how read, readBytes, write and writeBytes record themselves (the rest are wrapped)
   #readOnly: boolean;
   #disposed = false;
   declare readonly watch: SnapshotableWorkspace['watch']; // see src/governance/watched.ts
@@ -112,7 +106,7 @@ export class DriverWorkspace implements SnapshotableWorkspace {
     this.#probe = new DriverProbe(this.#governance.view(driver));
     const snapshotter = driver.snapshots ?? new BlobSnapshotter(driver, options.blobs);
     this.#snapshots = new SnapshotQueue(snapshotter, this.#governance, this.backend, this);
-    governWorkspace(this, options);
+    this.#audit = governWorkspace(this, options);
   }
 
   get readOnly(): boolean {
@@ -136,33 +130,29 @@ export class DriverWorkspace implements SnapshotableWorkspace {
   // ---- reading ----------------------------------------------------------------------------------------
 
   async read(path: string, given?: ReadOptions): Promise<ReadResult> {
-    const options = this.admit('read', path, given);
-    const target = await this.#governance.admit(path, 'file');
-    const offset = nonNegativeInteger(options.offset ?? 0, 'offset');
-    const limit = options.limit ?? 2000;
-    if (!Number.isSafeInteger(limit) || limit < -1) {
-      throw new InvalidArgumentError(`limit must be a whole number of lines (or -1 for all), got ${String(limit)}`);
+    const call = this.#audit.start(this);
+    try {
+      const options = this.admit('read', path, given);
+      const target = await this.#governance.admit(path, 'file');
+      const range = lineRange(options);
+      const { content } = await this.#readFile(target, { offset: 0 });
+      return this.#audit.ok(call, SELF_AUDITED.read, path, textResult(target, content, range));
+    } catch (error) {
+      throw this.#audit.failed(call, SELF_AUDITED.read, path, error);
     }
-    const { content } = await this.#readFile(target, { offset: 0 });
-    const text = decodeUtf8(content);
-    if (text === undefined) throw new InvalidContentError(displayPath(target));
-    return { path: displayPath(target), ...lineWindow(text, offset, limit) };
   }
 
   async readBytes(path: string, given?: ReadBytesOptions): Promise<ReadBytesResult> {
-    const options = this.admit('read', path, given);
-    const target = await this.#governance.admit(path, 'file');
-    const offset = nonNegativeInteger(options.offset ?? 0, 'offset');
-    const limit = options.limit === undefined ? undefined : nonNegativeInteger(options.limit, 'limit');
-    const { content, sizeBytes } = await this.#readFile(target, limit === undefined ? { offset } : { offset, length: limit });
-    return {
-      path: displayPath(target),
-      content,
-      sizeBytes,
-      offset,
-      limit: content.byteLength,
-      truncated: offset + content.byteLength < sizeBytes,
-    };
+    const call = this.#audit.start(this);
+    try {
+      const options = this.admit('read', path, given);
+      const target = await this.#governance.admit(path, 'file');
+      const range = byteRange(options);
+      const { content, sizeBytes } = await this.#readFile(target, range);
+      return this.#audit.ok(call, SELF_AUDITED.readBytes, path, bytesResult(target, range.offset, content, sizeBytes));
+    } catch (error) {
+      throw this.#audit.failed(call, SELF_AUDITED.readBytes, path, error);
+    }
   }
 
   async #readFile(target: NormalizedPath, range: { offset: number; length?: number }): Promise<{ content: Uint8Array; sizeBytes: number }> {
@@ -211,16 +201,26 @@ export class DriverWorkspace implements SnapshotableWorkspace {
   // ---- writing ----------------------------------------------------------------------------------------
 
   async write(path: string, content: string, given?: WriteOptions): Promise<WriteResult> {
-    const options = this.admit('write', path, given);
-    if (typeof content !== 'string')
-      throw new InvalidArgumentError('write content must be a string (use writeBytes for bytes)', displayInput(path));
-    return this.#write(path, encodeUtf8(content), options);
+    const call = this.#audit.start(this);
+    try {
+      const options = this.admit('write', path, given);
+      if (typeof content !== 'string')
+        throw new InvalidArgumentError('write content must be a string (use writeBytes for bytes)', displayInput(path));
+      return this.#audit.ok(call, SELF_AUDITED.write, path, await this.#write(path, encodeUtf8(content), options));
+    } catch (error) {
+      throw this.#audit.failed(call, SELF_AUDITED.write, path, error, content);
+    }
   }
 
   async writeBytes(path: string, content: Uint8Array, given?: WriteOptions): Promise<WriteResult> {
-    const options = this.admit('write', path, given);
-    if (!isWriteContent(content)) throw new InvalidArgumentError('writeBytes content must be a Uint8Array', displayInput(path));
-    return this.#write(path, content, options);
+    const call = this.#audit.start(this);
+    try {
+      const options = this.admit('write', path, given);
+      if (!isWriteContent(content)) throw new InvalidArgumentError('writeBytes content must be a Uint8Array', displayInput(path));
+      return this.#audit.ok(call, SELF_AUDITED.writeBytes, path, await this.#write(path, content, options));
+    } catch (error) {
+      throw this.#audit.failed(call, SELF_AUDITED.writeBytes, path, error, content);
+    }
   }
 
   async #write(path: string, content: WriteContent, options: WriteOptions): Promise<WriteResult> {

@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { memoryAuditSink, type AuditEvent } from '../../src/governance/audit.js';
-import { wallTime } from '../../src/governance/audit-records.js';
+import { checkWallClock, wallClockAt } from '../../src/governance/audit-records.js';
 import { MemoryWorkspace } from '../../src/backends/memory/index.js';
 import { createSession, defineTool, type HydratedSession } from '../../src/session/index.js';
 import { expectError } from '../../src/testing/harness.js';
@@ -155,6 +155,10 @@ describe('audit sinks and options', () => {
   });
 
   it('follows a wall clock that was set since the process started', () => {
+    const wallTime = (now: number): number => {
+      checkWallClock(now);
+      return wallClockAt(now);
+    };
     const now = performance.now();
     expect(Math.abs(wallTime(now) - Date.now())).toBeLessThanOrEqual(2);
     const stepped = Date.now() + 3_600_000;
