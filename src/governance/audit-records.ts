@@ -2,22 +2,27 @@ import { performance } from 'node:perf_hooks';
 import type { AuditActor, AuditEvent, AuditSink } from './audit.js';
 
 /**
+ * What an event says besides its path, times and byte count: who, what and how it ended. The audit keeps
+ * one per method and actor for the operations that succeed (most of them), so that recording one costs no
+ * new object.
+ */
+export class AuditMeta {
+  constructor(
+    readonly sessionId: string | undefined,
+    readonly actor: AuditActor,
+    readonly op: string,
+    readonly outcome: string,
+    readonly to: string | undefined,
+  ) {}
+}
+
+/**
  * What the built-in sinks keep of an event the audit recorded itself: its fields as they are, `at` as a
  * number (milliseconds since the epoch), so that recording an operation builds no object and no string;
  * the `AuditEvent` (and its ISO `at`) is made only when someone reads it (`memoryAuditSink().events`) or
  * writes it out (the JSONL sink's batch).
  */
-export type RecordFields = (
-  at: number,
-  sessionId: string | undefined,
-  actor: AuditActor,
-  op: string,
-  path: string | undefined,
-  to: string | undefined,
-  bytes: number | undefined,
-  outcome: string,
-  durationMs: number,
-) => void;
+export type RecordFields = (at: number, meta: AuditMeta, path: string | undefined, bytes: number | undefined, durationMs: number) => void;
 
 /** How a built-in sink takes an event's fields without the event object (see {@link RecordFields}). */
 export const RECORD: unique symbol = Symbol('sessionfs.auditRecord');
@@ -83,7 +88,7 @@ export interface RecordView {
 }
 
 const NUMBERS = 3; // at, durationMs, bytes (NaN: none)
-const REFERENCES = 7; // event, sessionId, actor, op, path, to, outcome
+const REFERENCES = 2; // the AuditMeta (or the event given whole), the path
 
 /**
  * The latest `capacity` events (oldest first) in flat columns: numbers in a Float64Array, the rest in one
@@ -119,7 +124,7 @@ export class AuditRecords {
   }
 
   /** Keeps a recorded event's fields (the oldest goes when full). */
-  readonly push: RecordFields = (at, sessionId, actor, op, path, to, bytes, outcome, durationMs) => {
+  readonly push: RecordFields = (at, meta, path, bytes, durationMs) => {
     const slot = this.#slot();
     const numbers = this.#numbers;
     const n = slot * NUMBERS;
@@ -128,41 +133,40 @@ export class AuditRecords {
     numbers[n + 2] = bytes ?? NaN;
     const references = this.#references;
     const r = slot * REFERENCES;
-    references[r] = undefined;
-    references[r + 1] = sessionId;
-    references[r + 2] = actor;
-    references[r + 3] = op;
-    references[r + 4] = path;
-    references[r + 5] = to;
-    references[r + 6] = outcome;
+    references[r] = meta;
+    references[r + 1] = path;
   };
 
   /** Keeps an event given whole, as it is (the oldest goes when full). */
   pushEvent(event: AuditEvent): void {
     const r = this.#slot() * REFERENCES;
     this.#references[r] = event;
-    for (let k = 1; k < REFERENCES; k += 1) this.#references[r + k] = undefined;
+    this.#references[r + 1] = undefined;
   }
 
   /** The `index`-th oldest event kept, in a view reused by the next call (copy what must outlive it). */
   view(index: number): RecordView {
-    const slot = (this.#start + index) % this.#size;
+    const at = this.#start + index;
+    const slot = at < this.#size ? at : at - this.#size;
     const view = this.#view;
     const r = slot * REFERENCES;
-    const references = this.#references;
-    view.event = references[r] as AuditEvent | undefined;
-    if (view.event !== undefined) return view;
+    const head = this.#references[r];
+    if (!(head instanceof AuditMeta)) {
+      view.event = head as AuditEvent;
+      return view;
+    }
+    view.event = undefined;
     const n = slot * NUMBERS;
     view.at = this.#numbers[n] as number;
     view.durationMs = this.#numbers[n + 1] as number;
     const bytes = this.#numbers[n + 2] as number;
     view.bytes = Number.isNaN(bytes) ? undefined : bytes;
-    view.sessionId = references[r + 1] as string | undefined;
-    view.actor = references[r + 2] as AuditActor;
-    view.op = references[r + 3] as string;
-    view.path = references[r + 4] as string | undefined;
-    view.to = references[r + 5] as string | undefined;
-    view.outcome = references[r + 6] as string;
+    view.sessionId = head.sessionId;
+    view.actor = head.actor;
+    view.op = head.op;
+    view.path = this.#references[r + 1] as string | undefined;
+    view.to = head.to;
+    view.outcome = head.outcome;
     return view;
   }
 
@@ -187,14 +191,19 @@ export class AuditRecords {
 
   /** The slot of the next event: a free one (growing the columns when allowed), else the oldest's. */
   #slot(): number {
-    if (this.#count === this.#size && this.#size < this.#capacity) this.#grow();
-    if (this.#count < this.#size) {
-      const slot = (this.#start + this.#count) % this.#size;
-      this.#count += 1;
-      return slot;
+    const count = this.#count;
+    const size = this.#size;
+    if (count < size) {
+      this.#count = count + 1;
+      const slot = this.#start + count;
+      return slot < size ? slot : slot - size;
+    }
+    if (size < this.#capacity) {
+      this.#grow();
+      return this.#slot();
     }
     const slot = this.#start;
-    this.#start = (this.#start + 1) % this.#size;
+    this.#start = slot + 1 === size ? 0 : slot + 1;
     return slot;
   }
 

@@ -2,6 +2,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { performance } from 'node:perf_hooks';
 import { InvalidArgumentError, isWorkspaceError } from '../workspace/errors.js';
 import {
+  AuditMeta,
   AuditRecords,
   checkWallClock,
   isoTime,
@@ -81,6 +82,8 @@ export const ORCHESTRATOR: AuditActor = Object.freeze({ kind: 'orchestrator' });
 /** A protocol method as the audit records it: its name, and where its arguments and result say what it touched. */
 export interface AuditedMethod {
   op: string;
+  /** Its place among the audited methods (where a log keeps its `AuditMeta` for successes). */
+  index: number;
   /** The path it was given (recorded when a string). */
   path: (args: unknown[]) => unknown;
   /** Whether its second argument is a second path (rename, copy). */
@@ -126,6 +129,8 @@ export class AuditLog implements SelfAudit {
   readonly #sinks: SinkEntry[];
   readonly #failed = new Set<AuditSink>();
   #compounds = 0;
+  /** Per method, what its latest success said besides path and times: reused while the actor stays the same. */
+  readonly #metas: (AuditMeta | undefined)[] = [];
   /** The session this workspace serves, when its operations run outside a tool call. */
   sessionId: string | undefined;
 
@@ -215,29 +220,27 @@ export class AuditLog implements SelfAudit {
     const sessionId = scope === undefined ? this.sessionId : scope.sessionId;
     const actor = scope === undefined ? ORCHESTRATOR : scope.actor;
     const bytes = method.bytes?.(result, second);
+    const pathText = typeof path === 'string' ? path : undefined;
+    const meta = this.#meta(method, outcome, typeof to === 'string' ? to : undefined, sessionId, actor);
     let event: AuditEvent | undefined;
     for (const entry of this.#sinks) {
       try {
-        if (entry.record !== undefined)
-          entry.record(
-            at,
-            sessionId,
-            actor,
-            method.op,
-            typeof path === 'string' ? path : undefined,
-            typeof to === 'string' ? to : undefined,
-            bytes,
-            outcome,
-            durationMs,
-          );
+        if (entry.record !== undefined) entry.record(at, meta, pathText, bytes, durationMs);
         else {
-          event ??= auditEvent(isoTime(at), sessionId, actor, method.op, path, to, bytes, outcome, durationMs);
+          event ??= auditEvent(isoTime(at), sessionId, actor, method.op, pathText, meta.to, bytes, outcome, durationMs);
           this.#handOver(entry.sink, event);
         }
       } catch (error) {
         this.#sinkFailed(entry.sink, error);
       }
     }
+  }
+
+  #meta(method: AuditedMethod, outcome: string, to: string | undefined, sessionId: string | undefined, actor: AuditActor): AuditMeta {
+    if (outcome !== 'ok' || to !== undefined) return new AuditMeta(sessionId, actor, method.op, outcome, to);
+    const kept = this.#metas[method.index];
+    if (kept !== undefined && kept.actor === actor && kept.sessionId === sessionId) return kept;
+    return (this.#metas[method.index] = new AuditMeta(sessionId, actor, method.op, outcome, undefined));
   }
 
   /** Hands a finished event to every sink. */

@@ -53,7 +53,11 @@ const BYTES: Record<string, (result: unknown, content: unknown) => number | unde
   readBytes: (result) => (result as { content: Uint8Array } | undefined)?.content.byteLength,
 };
 
-const method = (op: string): AuditedMethod => ({ op, path: PATHS[op] ?? none, to: TWO_PATHS.has(op), bytes: BYTES[op] });
+/** Every audited method, made once (a log keeps per-method state by `index`). */
+const METHODS: Record<string, AuditedMethod> = Object.fromEntries(
+  Object.keys(PATHS).map((op, index) => [op, { op, index, path: PATHS[op] ?? none, to: TWO_PATHS.has(op), bytes: BYTES[op] }]),
+);
+const method = (op: string): AuditedMethod => METHODS[op] as AuditedMethod;
 
 /**
  * The methods the shared layer's workspace records from inside its own body (`SelfAudit`), the hottest

@@ -69,11 +69,12 @@ export function jsonlAuditSink(file: string): JsonlAuditSink {
   };
   process.on('exit', flush);
 
-  /** Before an event is queued: the sink still works. After: the batch is due, and a refused event is reported. */
+  /** Before an event is queued: throws when the sink no longer works (failed, or closed). */
   const accepting = (): void => {
     if (failure !== undefined) throw failure;
     if (fd === undefined) throw new InvalidArgumentError(`the audit log ${file} was closed`);
   };
+  /** After: the batch is due at the end of this turn, and an event refused since is reported. */
   const queuedOne = (): void => {
     if (!scheduled) {
       scheduled = true;
@@ -90,10 +91,12 @@ export function jsonlAuditSink(file: string): JsonlAuditSink {
     queued.pushEvent(event);
     queuedOne();
   };
-  const record: RecordFields = (at, sessionId, actor, op, path, to, bytes, outcome, durationMs) => {
-    accepting();
-    queued.push(at, sessionId, actor, op, path, to, bytes, outcome, durationMs);
-    queuedOne();
+  const push = queued.push;
+  // Every operation of an audited workspace comes here: the checks above only when something is wrong.
+  const record: RecordFields = (at, meta, path, bytes, durationMs) => {
+    if (failure !== undefined || fd === undefined || refused !== undefined) accepting();
+    push(at, meta, path, bytes, durationMs);
+    if (!scheduled || refused !== undefined) queuedOne();
   };
   return Object.assign(recording(sink, record), { flush, close });
 }
