@@ -7,6 +7,9 @@ import type { AuditActor, AuditEvent, AuditSink } from './audit.js';
  * new object.
  */
 export class AuditMeta {
+  /** Its part of a JSONL line, encoded once (see `JsonLines`): what comes after `at`, and before `durationMs`'s value. */
+  lines: [head: Uint8Array, tail: Uint8Array] | undefined;
+
   constructor(
     readonly sessionId: string | undefined,
     readonly actor: AuditActor,
@@ -76,6 +79,8 @@ export function isoTime(ms: number): string {
 export interface RecordView {
   /** The event as it was given to the sink (a tool call's, a caller's): the other fields are unset then. */
   event: AuditEvent | undefined;
+  /** What a recorded event says besides path, times and bytes (its fields are copied below too). */
+  meta: AuditMeta | undefined;
   at: number;
   sessionId: string | undefined;
   actor: AuditActor;
@@ -104,6 +109,7 @@ export class AuditRecords {
   #count = 0;
   readonly #view: RecordView = {
     event: undefined,
+    meta: undefined,
     at: 0,
     sessionId: undefined,
     actor: { kind: 'orchestrator' },
@@ -156,6 +162,7 @@ export class AuditRecords {
       return view;
     }
     view.event = undefined;
+    view.meta = head;
     const n = slot * NUMBERS;
     view.at = this.#numbers[n] as number;
     view.durationMs = this.#numbers[n + 1] as number;

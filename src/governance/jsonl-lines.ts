@@ -1,5 +1,5 @@
 import { ORCHESTRATOR, type AuditActor, type AuditEvent } from './audit.js';
-import { isoTime, type RecordView } from './audit-records.js';
+import { isoTime, type AuditMeta, type RecordView } from './audit-records.js';
 
 /** The largest buffer kept from one batch to the next (a bigger batch gets one of its own, then lets it go). */
 const KEPT_BYTES = 4 * 1024 * 1024;
@@ -30,40 +30,27 @@ export class JsonLines {
 
   /**
    * A recorded event's line (see `AuditRecords`): the same bytes as {@link event} would write for it, with
-   * the runs that repeat from line to line (`at` within a millisecond, the orchestrator and `op`, `outcome`)
-   * copied from encodings kept for them.
+   * the runs that repeat from line to line copied from encodings kept for them: `at` within a millisecond,
+   * and what its `AuditMeta` says (session, actor and op; outcome), encoded once per meta.
    */
   record(record: RecordView): void {
-    const { sessionId, actor } = record;
-    if (sessionId !== undefined || actor !== ORCHESTRATOR) {
-      this.#fields(
-        isoTime(record.at),
-        sessionId,
-        actor,
-        record.op,
-        record.path,
-        record.to,
-        record.bytes,
-        record.outcome,
-        record.durationMs,
-      );
-      return;
-    }
+    const meta = record.meta as AuditMeta;
+    const [head, tail] = (meta.lines ??= metaLines(meta));
     this.#copy(atField(record.at));
-    this.#copy(kept(ORCHESTRATOR_OP, record.op));
+    this.#copy(head);
     if (record.path !== undefined) {
       this.#ascii(',"path":');
       this.#string(record.path);
     }
-    if (record.to !== undefined) {
+    if (meta.to !== undefined) {
       this.#ascii(',"to":');
-      this.#string(record.to);
+      this.#string(meta.to);
     }
     if (record.bytes !== undefined) {
       this.#ascii(',"bytes":');
       this.#number(record.bytes);
     }
-    this.#copy(kept(OUTCOME, record.outcome));
+    this.#copy(tail);
     this.#number(record.durationMs);
     this.#ascii('}\n');
   }
@@ -236,23 +223,18 @@ function atField(at: number): Uint8Array {
   return atBytes;
 }
 
-/** Encodings of a run of fields around one value of few distinct ones (`op`, `outcome`), each made once. */
-interface KeptRuns {
-  encode: (value: string) => string;
-  runs: Map<string, Uint8Array>;
-}
-const ORCHESTRATOR_OP: KeptRuns = { encode: (op) => `,"actor":{"kind":"orchestrator"},"op":${JSON.stringify(op)}`, runs: new Map() };
-const OUTCOME: KeptRuns = { encode: (outcome) => `,"outcome":${JSON.stringify(outcome)},"durationMs":`, runs: new Map() };
-const RUNS_KEPT = 512;
-
-function kept(kind: KeptRuns, value: string): Uint8Array {
-  let encoded = kind.runs.get(value);
-  if (encoded === undefined) {
-    encoded = Buffer.from(kind.encode(value), 'utf8');
-    if (kind.runs.size >= RUNS_KEPT) kind.runs.clear();
-    kind.runs.set(value, encoded);
-  }
-  return encoded;
+/** A meta's runs of a line: `,"sessionId":…,"actor":…,"op":…` and `,"outcome":…,"durationMs":`, as `#fields` writes them. */
+function metaLines(meta: AuditMeta): [Uint8Array, Uint8Array] {
+  const { sessionId, actor, op, outcome } = meta;
+  const session = sessionId === undefined ? '' : `,"sessionId":${JSON.stringify(sessionId)}`;
+  const who =
+    actor.kind === 'tool'
+      ? `{"kind":"tool","tool":${JSON.stringify(actor.tool)},"callId":${JSON.stringify(actor.callId)}}`
+      : '{"kind":"orchestrator"}';
+  return [
+    Buffer.from(`${session},"actor":${who},"op":${JSON.stringify(op)}`, 'utf8'),
+    Buffer.from(`,"outcome":${JSON.stringify(outcome)},"durationMs":`, 'utf8'),
+  ];
 }
 
 const optional = (value: unknown, type: 'string' | 'number'): boolean => value === undefined || typeof value === type;

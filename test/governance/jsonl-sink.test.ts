@@ -7,6 +7,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { jsonLine, jsonlAuditSink, readAuditLog } from '../../src/governance/jsonl-sink.js';
 import { memoryAuditSink, type AuditEvent } from '../../src/governance/audit.js';
 import { MemoryWorkspace } from '../../src/backends/memory/index.js';
+import { createSession, defineTool } from '../../src/session/index.js';
+import { z } from 'zod';
 
 const dirs: string[] = [];
 const scratchFile = (): string => {
@@ -124,6 +126,35 @@ describe('jsonlAuditSink', () => {
     );
     expect(expected.map((line) => JSON.parse(line).op)).toEqual(['write', 'readBytes', 'rename', 'read', 'read', 'list']);
     expect(lines).toEqual(expected);
+  });
+
+  it('writes what a tool call did (session, tool actor, a failure, a rename) as exactly the JSON of its events', async () => {
+    const file = scratchFile();
+    const jsonl = jsonlAuditSink(file);
+    const memory = memoryAuditSink();
+    const session = await createSession({ backend: 'memory', audit: [memory, jsonl] });
+    const move = defineTool({
+      name: 'move_it',
+      description: 'renames a file, then fails',
+      parameters: z.object({}),
+      handler: async (_args, { filesystem }) => {
+        await filesystem.write('a.txt', 'x');
+        await filesystem.rename('a.txt', 'b.txt');
+        await filesystem.read('missing.txt');
+        return { success: true, message: 'unreachable' };
+      },
+    });
+    await session.filesystem.write('before.txt', 'y');
+    await session.runTool(move, {});
+    jsonl.close();
+    const lines = fs.readFileSync(file, 'utf8').split('\n').slice(0, -1);
+    const expected = memory.events.map(({ at, sessionId, actor, op, path, to, bytes, outcome, durationMs }) =>
+      JSON.stringify({ at, sessionId, actor, op, path, to, bytes, outcome, durationMs }),
+    );
+    expect(memory.events.some((event) => event.actor.kind === 'tool' && event.op === 'rename' && event.to === 'b.txt')).toBe(true);
+    expect(memory.events.some((event) => event.outcome === 'ENOENT')).toBe(true);
+    expect(lines).toEqual(expected);
+    await session.dispose();
   });
 
   it('an event that cannot be written as JSON is refused alone: the rest of its batch and later events are written', () => {
