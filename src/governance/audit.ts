@@ -1,6 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { performance } from 'node:perf_hooks';
 import { InvalidArgumentError, isWorkspaceError } from '../workspace/errors.js';
+import { deliverQueued, enqueue, enqueueEvent, type QueuedFor } from './audit-queue.js';
 import {
   AuditMeta,
   AuditRecords,
@@ -58,9 +59,13 @@ export function memoryAuditSink(options: { max?: number } = {}): MemoryAuditSink
     throw new InvalidArgumentError(`memoryAuditSink max must be a positive whole number, got ${String(max)}`);
   const events: AuditEvent[] = [];
   const kept = new AuditRecords(max);
-  const sink = recording((event: AuditEvent): void => kept.pushEvent(event), kept.push);
+  const sink = recording((event: AuditEvent): void => {
+    deliverQueued(); // what the audit recorded before this comes first
+    kept.pushEvent(event);
+  }, kept.push);
   return Object.defineProperty(sink, 'events', {
     get: () => {
+      deliverQueued();
       const fresh = kept.length;
       if (fresh === 0) return events;
       // `kept` holds at most `max`: when that many came since the last read, they are the latest `max`.
@@ -125,8 +130,11 @@ interface SinkEntry {
  * operation: its first failure is reported once as a process warning (`SESSIONFS_AUDIT_SINK`), later
  * ones are dropped silently.
  */
-export class AuditLog implements SelfAudit {
+export class AuditLog implements SelfAudit, QueuedFor {
   readonly #sinks: SinkEntry[];
+  /** The built-in sinks (fields, through the queue), and the others (an event, at once). */
+  readonly #builtIn: SinkEntry[];
+  readonly #plain: SinkEntry[];
   readonly #failed = new Set<AuditSink>();
   #compounds = 0;
   /** Per method, what its latest success said besides path and times: reused while the actor stays the same. */
@@ -139,6 +147,8 @@ export class AuditLog implements SelfAudit {
     else if (!Array.isArray(sinks) || !sinks.every((sink) => typeof sink === 'function'))
       throw new InvalidArgumentError('audit must be an array of sinks (functions of an event, e.g. memoryAuditSink())');
     else this.#sinks = (sinks as RecordingSink[]).map((sink) => ({ sink, record: sink[RECORD] }));
+    this.#builtIn = this.#sinks.filter((entry) => entry.record !== undefined);
+    this.#plain = this.#sinks.filter((entry) => entry.record === undefined);
   }
 
   get active(): boolean {
@@ -201,8 +211,8 @@ export class AuditLog implements SelfAudit {
   }
 
   /**
-   * One operation's event, handed to every sink: a built-in one gets the fields, any other one event built
-   * for them all. Start time and duration come from the clock reading taken at the start (`started`).
+   * One operation's event: queued for the built-in sinks (as fields, see `audit-queue.ts`), built once and
+   * handed to the other sinks now. Start time and duration come from the clock reading taken at the start.
    */
   #ended(
     method: AuditedMethod,
@@ -222,16 +232,36 @@ export class AuditLog implements SelfAudit {
     const bytes = method.bytes?.(result, second);
     const pathText = typeof path === 'string' ? path : undefined;
     const meta = this.#meta(method, outcome, typeof to === 'string' ? to : undefined, sessionId, actor);
-    let event: AuditEvent | undefined;
-    for (const entry of this.#sinks) {
+    if (this.#builtIn.length > 0) enqueue(this, at, meta, pathText, bytes, durationMs);
+    if (this.#plain.length === 0) return;
+    const event = auditEvent(isoTime(at), sessionId, actor, method.op, pathText, meta.to, bytes, outcome, durationMs);
+    for (const { sink } of this.#plain) {
       try {
-        if (entry.record !== undefined) entry.record(at, meta, pathText, bytes, durationMs);
-        else {
-          event ??= auditEvent(isoTime(at), sessionId, actor, method.op, pathText, meta.to, bytes, outcome, durationMs);
-          this.#handOver(entry.sink, event);
-        }
+        this.#handOver(sink, event);
+      } catch (error) {
+        this.#sinkFailed(sink, error);
+      }
+    }
+  }
+
+  /** A queued event, to the built-in sinks. */
+  deliver(at: number, meta: AuditMeta, path: string | undefined, bytes: number | undefined, durationMs: number): void {
+    for (const entry of this.#builtIn) {
+      try {
+        (entry.record as RecordFields)(at, meta, path, bytes, durationMs);
       } catch (error) {
         this.#sinkFailed(entry.sink, error);
+      }
+    }
+  }
+
+  /** A queued event given whole, to the built-in sinks. */
+  deliverEvent(event: AuditEvent): void {
+    for (const { sink } of this.#builtIn) {
+      try {
+        this.#handOver(sink, event);
+      } catch (error) {
+        this.#sinkFailed(sink, error);
       }
     }
   }
@@ -243,9 +273,10 @@ export class AuditLog implements SelfAudit {
     return (this.#metas[method.index] = new AuditMeta(sessionId, actor, method.op, outcome, undefined));
   }
 
-  /** Hands a finished event to every sink. */
+  /** Hands a finished event to every sink (the built-in ones through the queue, in order with the rest). */
   emit(event: AuditEvent): void {
-    for (const { sink } of this.#sinks) {
+    if (this.#builtIn.length > 0) enqueueEvent(this, event);
+    for (const { sink } of this.#plain) {
       try {
         this.#handOver(sink, event);
       } catch (error) {

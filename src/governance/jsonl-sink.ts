@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import { InvalidArgumentError } from '../workspace/errors.js';
 import type { AuditEvent, AuditSink } from './audit.js';
 import { AuditRecords, recording, type RecordFields } from './audit-records.js';
+import { afterDelivery, deliverQueued } from './audit-queue.js';
 import { JsonLines, plainActor } from './jsonl-lines.js';
 
 export { jsonLine } from './jsonl-lines.js';
@@ -37,6 +38,7 @@ export function jsonlAuditSink(file: string): JsonlAuditSink {
   // Events are serialised here, once per batch, straight into one buffer written with one call: nothing is
   // paid inside the operation that emitted them.
   const flush = (): void => {
+    deliverQueued(); // what the audit recorded so far is written too
     scheduled = false;
     if (queued.length === 0 || fd === undefined) return;
     try {
@@ -78,7 +80,7 @@ export function jsonlAuditSink(file: string): JsonlAuditSink {
   const queuedOne = (): void => {
     if (!scheduled) {
       scheduled = true;
-      setImmediate(flush);
+      afterDelivery(flush);
     }
     if (refused !== undefined) {
       const error = refused;
@@ -87,6 +89,7 @@ export function jsonlAuditSink(file: string): JsonlAuditSink {
     }
   };
   const sink = (event: AuditEvent): void => {
+    deliverQueued(); // what the audit recorded before this comes first
     accepting();
     queued.pushEvent(event);
     queuedOne();

@@ -140,6 +140,25 @@ describe('audit sinks and options', () => {
     expect(shape(sink.events)[0]).toEqual({ actor: orchestrator, op: 'exists', path: 'f2', outcome: 'ok' });
   });
 
+  it('built-in sinks see every event in the order the operations ended, across workspaces, with or without a turn of the loop', async () => {
+    const shared = memoryAuditSink({ max: 5000 });
+    const first = new MemoryWorkspace({ audit: [shared] });
+    const second = new MemoryWorkspace({ audit: [shared, () => undefined] });
+    const expected: string[] = [];
+    // More operations than the audit queues before handing them over, none of them yielding to the event loop.
+    for (let i = 0; i < 1500; i += 1) {
+      await (i % 3 === 0 ? second : first).write(`f${i}.txt`, 'x');
+      expected.push(`f${i}.txt`);
+      if (i === 700) {
+        shared({ at: 'given', actor: orchestrator, op: 'mark', outcome: 'ok', durationMs: 0 });
+        expected.push('mark');
+      }
+    }
+    expect(shared.events.map((event) => (event.op === 'mark' ? 'mark' : event.path))).toEqual(expected);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(shared.events).toHaveLength(1501);
+  });
+
   it('an event starts at the wall-clock time the operation started, to the millisecond', async () => {
     const sink = memoryAuditSink();
     const workspace = new MemoryWorkspace({ audit: [sink] });
