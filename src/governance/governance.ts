@@ -33,6 +33,10 @@ export class Governance {
   readonly #driver: BackendDriver;
   readonly #rules: PathRules;
   readonly #quota: QuotaLedger | undefined;
+  // What every operation asks of the policy, kept here: one object to read on the hot path, not three.
+  readonly #judges: boolean;
+  readonly #confirms: boolean;
+  readonly #maxFileBytes: number;
 
   constructor(driver: BackendDriver, policy: unknown) {
     this.#driver = driver;
@@ -40,6 +44,9 @@ export class Governance {
     this.#rules = new PathRules(this.policy ?? {});
     const { quotaBytes, quotaFiles } = this.policy ?? {};
     this.#quota = quotaBytes === undefined && quotaFiles === undefined ? undefined : new QuotaLedger(driver, quotaBytes, quotaFiles);
+    this.#judges = this.#rules.active;
+    this.#confirms = this.policy?.confirm !== undefined;
+    this.#maxFileBytes = this.policy?.maxFileBytes ?? Infinity;
   }
 
   /**
@@ -57,7 +64,7 @@ export class Governance {
    * can be. `given`: the string the caller gave for `path`, under which its verdict is remembered.
    */
   checkAccess(path: NormalizedPath, intent: AccessIntent, given?: string): Promise<void> | undefined {
-    if (!this.#rules.active) return undefined;
+    if (!this.#judges) return undefined;
     const verdict = this.#rules.judge(path, given);
     if (verdict === 'denied') throw denied(path);
     if (verdict === 'admitted' && (this.#driver.resolve === undefined || path === '')) return undefined;
@@ -100,11 +107,10 @@ export class Governance {
     mode: WriteMode,
     bytes: number,
   ): Release | Promise<Release> {
-    const policy = this.policy;
-    if (policy === undefined) return NO_RELEASE;
+    if (this.policy === undefined) return NO_RELEASE;
     const replacing = state === 'existing' && mode === 'overwrite';
-    if (this.#quota === undefined && !(state === 'existing' && mode === 'append') && !(replacing && policy.confirm !== undefined)) {
-      this.#checkFileSize(bytes, target);
+    if (this.#quota === undefined && !(state === 'existing' && mode === 'append') && !(replacing && this.#confirms)) {
+      if (bytes > this.#maxFileBytes) this.#checkFileSize(bytes, target);
       return NO_RELEASE;
     }
     return this.#beforeWrite(target, state, mode, bytes);
