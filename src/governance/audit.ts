@@ -158,7 +158,13 @@ export class AuditLog implements SelfAudit, QueuedFor {
   /** Runs a compound operation of `workspace` (one built from its other protocol calls, recorded once): those calls are not recorded. */
   compound<T>(workspace: object, task: () => Promise<T>): Promise<T> {
     this.#compounds += 1;
-    return insideCompound.run(workspace, task).finally(() => (this.#compounds -= 1));
+    let running: Promise<T>;
+    try {
+      running = insideCompound.run(workspace, task);
+    } catch (error) {
+      running = Promise.reject(error);
+    }
+    return running.finally(() => (this.#compounds -= 1));
   }
 
   /** Whether this code runs inside a compound operation of `workspace`. */
