@@ -18,6 +18,7 @@ import { mediaOf } from '../tools/media.js';
 import { serveClientRoots } from './mcp-client-roots.js';
 import type { HostArea } from './mcp-roots.js';
 import { scopedWorkspace } from './root-scope.js';
+import type { ToolCallHandler } from './mcp-stdio.js';
 import { sentFileResource } from './output-content.js';
 
 export interface McpServerOptions {
@@ -55,6 +56,17 @@ const INITIAL = 'initial';
  * for any other caller.
  */
 export async function createMcpServer(session: Session, options: McpServerOptions = {}): Promise<Server> {
+  return (await buildMcpServer(session, options)).server;
+}
+
+/**
+ * `createMcpServer`, and the function its `tools/call` handler calls: `sessionfs mcp` hands it to its stdio
+ * transport's direct lane (McpStdioTransport), so both ways to a call run the same code.
+ */
+export async function buildMcpServer(
+  session: Session,
+  options: McpServerOptions = {},
+): Promise<{ server: Server; callTool: ToolCallHandler }> {
   // The starting state is snapshotted when first needed: before the first call that may change the
   // workspace (which waits for it), or when a call names it. Taken at start, it held every read behind it
   // (an outside operation goes before the calls asked after it), and on a big host root it waits for the
@@ -191,15 +203,15 @@ export async function createMcpServer(session: Session, options: McpServerOption
     };
   });
 
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+  const callTool: ToolCallHandler = async (params, signal) => {
     await roots.settled();
     const available = visibleTools();
     const scope = roots.scope();
-    const found = available.find((tool) => tool.name === request.params.name);
+    const found = available.find((tool) => tool.name === params.name);
     if (found === undefined) {
       const unknown = failure(
         'EINVAL',
-        `there is no tool named ${JSON.stringify(request.params.name)}. Available tools: ${available.map((t) => t.name).join(', ')}.`,
+        `there is no tool named ${JSON.stringify(params.name)}. Available tools: ${available.map((t) => t.name).join(', ')}.`,
       );
       return { content: [{ type: 'text', text: unknown.message }], isError: true };
     }
@@ -214,15 +226,16 @@ export async function createMcpServer(session: Session, options: McpServerOption
     try {
       if (tool.annotations?.readOnlyHint !== true) await initialSnapshot();
       // A call the client cancels is aborted, so rolled back: the client takes it as not done.
-      result = await session.runTool(tool, request.params.arguments ?? {}, { signal: extra.signal });
+      result = await session.runTool(tool, params.arguments ?? {}, { signal });
     } catch (error) {
       const failed = failureFromError(tool.name, error, session.filesystem);
       return { content: [{ type: 'text', text: redact(failed.message) }], isError: true };
     }
     return toCallToolResult(result, redact, sentFileResource(session, result));
-  });
+  };
+  server.setRequestHandler(CallToolRequestSchema, (request, extra) => callTool(request.params, extra.signal));
 
-  return server;
+  return { server, callTool };
 }
 
 /** The result as MCP content: its text, then the image or audio it carries (`read_media`) or the file it sent (`send_file`). */

@@ -1,13 +1,13 @@
 import { realpath } from 'node:fs/promises';
 import { basename, resolve } from 'node:path';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { createSession } from '../session/index.js';
 import type { HydratedSession } from '../session/index.js';
 import { scrubHostPaths } from '../session/scrub.js';
 import type { WorkspaceToolsOptions } from '../tools/index.js';
 import type { MountArgument } from './args.js';
 import { prepareExitWork } from './exit-work.js';
-import { createMcpServer } from './mcp-server.js';
+import { buildMcpServer } from './mcp-server.js';
+import { McpStdioTransport } from './mcp-stdio.js';
 import { hydrationProgress } from './progress.js';
 
 /** Signals that stop the server cleanly (the session disposed, its temp root and git dir removed). */
@@ -84,7 +84,8 @@ export async function serveMcp(options: ServeOptions): Promise<boolean> {
     await session.dispose();
     return true;
   }
-  let server: Awaited<ReturnType<typeof createMcpServer>>;
+  let server: Awaited<ReturnType<typeof buildMcpServer>>['server'];
+  let transport: McpStdioTransport;
   let finish: () => Promise<boolean>;
   try {
     finish = await prepareExitWork(session, {
@@ -93,7 +94,8 @@ export async function serveMcp(options: ServeOptions): Promise<boolean> {
       redact: hostPaths,
       progress: display,
     });
-    server = await createMcpServer(session, {
+    let callTool: Awaited<ReturnType<typeof buildMcpServer>>['callTool'];
+    ({ server, callTool } = await buildMcpServer(session, {
       tools: {
         ...options.tools,
         readBeforeWrite: options.readBeforeWrite,
@@ -109,14 +111,13 @@ export async function serveMcp(options: ServeOptions): Promise<boolean> {
         ...options.allow.map((hostPath) => ({ hostPath })),
       ],
       ...(options.version === undefined ? {} : { version: options.version }),
-    });
+    }));
+    transport = new McpStdioTransport(callTool);
   } catch (error) {
     // The session exists by now: a server that cannot start must not leave its temp root and git dir behind.
     await session.dispose().catch(() => undefined);
     throw error;
   }
-  const transport = new StdioServerTransport();
-
   return new Promise<boolean>((done) => {
     let closing = false;
     let finished = true;

@@ -1,0 +1,184 @@
+import process from 'node:process';
+import type { Readable, Writable } from 'node:stream';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import {
+  ErrorCode,
+  JSONRPCMessageSchema,
+  RELATED_TASK_META_KEY,
+  type CallToolResult,
+  type JSONRPCMessage,
+  type RequestId,
+} from '@modelcontextprotocol/sdk/types.js';
+
+/** A `tools/call` request's parameters as the lane hands them over: the shape the SDK's schema checks. */
+export interface ToolCallParams {
+  name: string;
+  arguments?: Record<string, unknown>;
+}
+
+/** Answers one `tools/call`; `signal` aborts when the client cancels the request or the connection closes. */
+export type ToolCallHandler = (params: ToolCallParams, signal: AbortSignal) => Promise<CallToolResult>;
+
+/** The SDK's stdio transport's default: a message this long without a newline ends the connection. */
+const MAX_BUFFER_BYTES = 10 * 1024 * 1024;
+
+/**
+ * The MCP stdio transport of `sessionfs mcp`: newline-delimited JSON-RPC on stdin/stdout, as the SDK's
+ * `StdioServerTransport`, with a direct lane for `tools/call`.
+ *
+ * Why the lane: the SDK checks every message against its zod schemas several times on the way in (the
+ * message union, the request type, the `tools/call` request twice) and the result once on the way out. For
+ * a memory `read_file` that was half the server's time per call (~75 of ~170 µs), more than the read
+ * itself. A well-formed `tools/call` (the checks below are the ones those schemas make) goes straight to
+ * `onToolCall`, and its result, built by our own code, is sent as it is; every other message (initialize,
+ * lists, pings, notifications, responses to the server's requests, a call with a task or a related task,
+ * anything malformed) is checked and handled by the SDK as before, so its answers and errors are the SDK's.
+ *
+ * The lane keeps the SDK's request semantics: a `notifications/cancelled` naming a call in flight aborts
+ * its signal and no response is sent for it, a closing connection aborts every call in flight, and a
+ * handler that throws is answered with a JSON-RPC error (its `code` when it has an integer one, else
+ * internal error).
+ */
+export class McpStdioTransport implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: (message: JSONRPCMessage) => void;
+
+  readonly #stdin: Readable;
+  readonly #stdout: Writable;
+  readonly #onToolCall: ToolCallHandler;
+  readonly #calls = new Map<RequestId, AbortController>();
+  #buffer: Buffer | undefined;
+  #started = false;
+  #closed = false;
+
+  constructor(onToolCall: ToolCallHandler, stdin: Readable = process.stdin, stdout: Writable = process.stdout) {
+    this.#onToolCall = onToolCall;
+    this.#stdin = stdin;
+    this.#stdout = stdout;
+  }
+
+  async start(): Promise<void> {
+    if (this.#started) throw new Error('McpStdioTransport already started (Server.connect starts it)');
+    this.#started = true;
+    this.#stdin.on('data', this.#onData);
+    this.#stdin.on('error', this.#onStreamError);
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#stdin.off('data', this.#onData);
+    this.#stdin.off('error', this.#onStreamError);
+    if (this.#stdin.listenerCount('data') === 0) this.#stdin.pause();
+    this.#buffer = undefined;
+    for (const controller of this.#calls.values()) controller.abort();
+    this.#calls.clear();
+    this.onclose?.();
+  }
+
+  send(message: JSONRPCMessage): Promise<void> {
+    return new Promise((resolve) => {
+      if (this.#stdout.write(`${JSON.stringify(message)}\n`)) resolve();
+      else this.#stdout.once('drain', resolve);
+    });
+  }
+
+  readonly #onStreamError = (error: Error): void => this.onerror?.(error);
+
+  readonly #onData = (chunk: Buffer | string): void => {
+    const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+    const size = (this.#buffer?.length ?? 0) + bytes.length;
+    if (size > MAX_BUFFER_BYTES) {
+      this.#buffer = undefined;
+      this.onerror?.(new Error(`a message exceeded the maximum of ${MAX_BUFFER_BYTES} bytes`));
+      void this.close();
+      return;
+    }
+    let buffer = this.#buffer === undefined ? bytes : Buffer.concat([this.#buffer, bytes]);
+    for (let end = buffer.indexOf(10); end !== -1; end = buffer.indexOf(10)) {
+      const line = buffer.toString('utf8', 0, end > 0 && buffer[end - 1] === 13 ? end - 1 : end);
+      buffer = buffer.subarray(end + 1);
+      this.#onLine(line);
+      // A message handled above may have closed the transport.
+      if (this.#closed) return;
+    }
+    this.#buffer = buffer.length === 0 ? undefined : buffer;
+  };
+
+  #onLine(line: string): void {
+    let value: unknown;
+    try {
+      value = JSON.parse(line);
+    } catch (error) {
+      this.onerror?.(error instanceof Error ? error : new Error(String(error)));
+      return;
+    }
+    if (isPlainToolCall(value)) {
+      this.#toolCall(value.id, value.params);
+      return;
+    }
+    const checked = JSONRPCMessageSchema.safeParse(value);
+    if (!checked.success) {
+      this.onerror?.(checked.error);
+      return;
+    }
+    const message = checked.data;
+    if ('method' in message && message.method === 'notifications/cancelled' && !('id' in message)) {
+      const id = (message.params as { requestId?: unknown } | undefined)?.requestId;
+      if (typeof id === 'string' || typeof id === 'number') this.#calls.get(id)?.abort((message.params as { reason?: unknown }).reason);
+    }
+    this.onmessage?.(message);
+  }
+
+  #toolCall(id: RequestId, params: ToolCallParams): void {
+    const controller = new AbortController();
+    this.#calls.set(id, controller);
+    let answer: Promise<CallToolResult>;
+    try {
+      answer = this.#onToolCall(params, controller.signal);
+    } catch (error) {
+      answer = Promise.reject(error);
+    }
+    answer
+      .then(
+        (result) => (controller.signal.aborted ? undefined : this.send({ jsonrpc: '2.0', id, result })),
+        (error: unknown) => (controller.signal.aborted ? undefined : this.send({ jsonrpc: '2.0', id, error: errorOf(error) })),
+      )
+      .catch((error: unknown) => this.onerror?.(new Error(`Failed to send response: ${String(error)}`)))
+      .finally(() => {
+        if (this.#calls.get(id) === controller) this.#calls.delete(id);
+      });
+  }
+}
+
+/** A thrown error as the SDK answers it: its integer `code`, else internal error; its message; its `data`. */
+function errorOf(error: unknown): { code: number; message: string; data?: unknown } {
+  const fields = (typeof error === 'object' && error !== null ? error : {}) as { code?: unknown; message?: unknown; data?: unknown };
+  return {
+    code: Number.isSafeInteger(fields.code) ? (fields.code as number) : ErrorCode.InternalError,
+    message: typeof fields.message === 'string' ? fields.message : 'Internal error',
+    ...(fields.data === undefined ? {} : { data: fields.data }),
+  };
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isRequestId = (value: unknown): value is RequestId => typeof value === 'string' || Number.isSafeInteger(value);
+
+/**
+ * A `tools/call` request the SDK's schemas would accept as it is, and that needs nothing from it: no
+ * task (the SDK answers that it is not supported), no related task. Every key checked, none coerced: a
+ * message this does not take goes to the SDK, which accepts or refuses it.
+ */
+function isPlainToolCall(value: unknown): value is { id: RequestId; params: ToolCallParams } {
+  if (!isObject(value) || value.jsonrpc !== '2.0' || value.method !== 'tools/call' || !isRequestId(value.id)) return false;
+  for (const key in value) if (key !== 'jsonrpc' && key !== 'id' && key !== 'method' && key !== 'params') return false;
+  const params = value.params;
+  if (!isObject(params) || typeof params.name !== 'string' || params.task !== undefined) return false;
+  if (params.arguments !== undefined && !isObject(params.arguments)) return false;
+  const meta = params._meta;
+  if (meta === undefined) return true;
+  return (
+    isObject(meta) && meta[RELATED_TASK_META_KEY] === undefined && (meta.progressToken === undefined || isRequestId(meta.progressToken))
+  );
+}
