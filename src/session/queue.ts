@@ -21,11 +21,9 @@ export class SessionQueue {
 
   exclusive<T>(task: () => Promise<T>): Promise<T> {
     // Only the outside operations asked for before this task: later ones wait for it (they see it in the tail).
-    const earlier = [...this.#outside];
-    const start = async (): Promise<T> => {
-      await Promise.all(earlier);
-      return this.#running.run(true, task);
-    };
+    const earlier = this.#outside.size === 0 ? undefined : [...this.#outside];
+    const start = (): Promise<T> =>
+      earlier === undefined ? this.#running.run(true, task) : Promise.all(earlier).then(() => this.#running.run(true, task));
     const run = this.#tail.then(start, start);
     this.#tail = run.then(settle, settle);
     return run;

@@ -31,8 +31,10 @@ const NAME_CHAR = /[\w.-]/;
 const NAME_BEFORE = /[\p{L}\p{N}\p{M}_.~+-]/u;
 const ABSOLUTE = /(^|[\s'"`(=<[{,:])((?:[A-Za-z]:)?[\\/][^\s'"`,;()<>[\]{}]+)/g;
 
+const NO_DIRS: readonly string[] = Object.freeze([]);
+
 export function scrubHostPaths(message: string, options: ScrubOptions): string {
-  const plan = planFor(options.root, options.hostDirs ?? []);
+  const plan = planFor(options.root, options.hostDirs ?? NO_DIRS);
   // Every replacement below starts at an occurrence of one of the needles: a message holding none (most
   // tool output: file contents, listings) is returned as it is, after one substring search per needle.
   if (options.allAbsolute !== true && !plan.needles.some((needle) => message.includes(needle))) return message;
@@ -66,7 +68,28 @@ interface ScrubPlan {
 const plans = new Map<string, ScrubPlan>();
 const MAX_PLANS = 64;
 
+/**
+ * The plan last used with each list of directories, and a copy of the list it was made from: a session (and
+ * the MCP server) scrub every call's result with one list, which then costs no key to build and look up.
+ * The copy catches a caller changing its list in place.
+ */
+const lastPlans = new WeakMap<readonly string[], { root: string | undefined; dirs: string[]; plan: ScrubPlan }>();
+
 function planFor(rootOption: string | undefined, hostDirs: readonly string[]): ScrubPlan {
+  const last = lastPlans.get(hostDirs);
+  if (last !== undefined && last.root === rootOption && sameList(last.dirs, hostDirs)) return last.plan;
+  const plan = keyedPlan(rootOption, hostDirs);
+  lastPlans.set(hostDirs, { root: rootOption, dirs: [...hostDirs], plan });
+  return plan;
+}
+
+function sameList(a: readonly string[], b: readonly string[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i += 1) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+function keyedPlan(rootOption: string | undefined, hostDirs: readonly string[]): ScrubPlan {
   const key = `${rootOption ?? ''}\0${hostDirs.join('\0')}`;
   let plan = plans.get(key);
   if (plan !== undefined) return plan;

@@ -1,6 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
-import type { z } from 'zod';
+import { z } from 'zod';
 import { auditLogOf, auditScope } from '../governance/audit.js';
 import { isWorkspaceError, WORKSPACE_ERROR_CODES, type WorkspaceErrorCode } from '../workspace/errors.js';
 import type { SnapshotableWorkspace, WorkspaceSnapshot } from '../workspace/types.js';
@@ -81,7 +81,7 @@ async function runCall(
     return record(rawParams, undefined, failed('EINVAL', host.scrub(`invalid parameters for ${tool.name}: ${prepared.message}`, false)));
   let parsed: Awaited<ReturnType<typeof tool.parameters.safeParseAsync>>;
   try {
-    parsed = await tool.parameters.safeParseAsync(prepared.params);
+    parsed = await validate(tool.parameters, prepared.params);
   } catch (error) {
     // A refinement that throws instead of reporting an issue.
     return record(rawParams, undefined, failed('EINVAL', `invalid parameters for ${tool.name}: ${errorMessage(error)}`));
@@ -167,6 +167,19 @@ async function runCall(
     return record(params, snapshot, { ...failure, message, rolledBack: false, code: 'ESNAPSHOT' });
   }
   return record(params, snapshot, { ...failure, rolledBack: true });
+}
+
+/**
+ * The parameters checked by the tool's schema: synchronously (most schemas, and every one of the suite's;
+ * an awaited parse cost every call a promise), asynchronously when the schema has an async refinement.
+ */
+function validate(schema: z.ZodType, params: unknown): ReturnType<z.ZodType['safeParse']> | ReturnType<z.ZodType['safeParseAsync']> {
+  try {
+    return schema.safeParse(params);
+  } catch (error) {
+    if (error instanceof z.core.$ZodAsyncError) return schema.safeParseAsync(params);
+    throw error;
+  }
 }
 
 async function runHandler(
