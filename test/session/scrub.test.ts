@@ -11,6 +11,14 @@ describe('scrubHostPaths', () => {
     expect(scrubHostPaths(`${root}2/x`, { root, allAbsolute: true })).toBe('<path>');
   });
 
+  it('a list of directories changed in place after use is honoured (plans are remembered per list)', () => {
+    const hostDirs = ['/srv/one'];
+    expect(scrubHostPaths('at /srv/one/a and /srv/two/b', { hostDirs })).toBe('at <host path> and /srv/two/b');
+    hostDirs.push('/srv/two');
+    expect(scrubHostPaths('at /srv/one/a and /srv/two/b', { hostDirs })).toBe('at <host path> and <host path>');
+    expect(scrubHostPaths('at /srv/one/a', { hostDirs, root: '/srv/one' })).toBe('at /a');
+  });
+
   it('hides paths under known host directories whole, longest first', () => {
     expect(scrubHostPaths('read /home/me/.ssh/id_rsa and /tmp/git-1/objects', { hostDirs: ['/home/me', '/tmp', '/tmp/git-1'] })).toBe(
       'read <host path> and <host path>',

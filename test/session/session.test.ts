@@ -142,12 +142,24 @@ describe.each(SESSION_BACKENDS)('sessions on $name', ({ session: backend }) => {
         return { success: true, message: 'ran' };
       },
     });
+    // An async refinement: checked all the same (the synchronous parse hands over to the asynchronous one).
+    const checkedLater = defineTool({
+      name: 'async_schema',
+      description: 'an async refinement',
+      annotations: { readOnlyHint: true },
+      parameters: z.object({ name: z.string().refine(async (name) => name !== 'taken', 'that name is taken') }),
+      handler: ({ name }) => ({ success: true, message: `hello ${name}` }),
+    });
+    expect(await session.runTool(checkedLater, { name: 'free' })).toMatchObject({ success: true, message: 'hello free' });
+    const taken = await session.runTool(checkedLater, { name: 'taken' });
+    expect(taken).toMatchObject({ success: false, code: 'EINVAL' });
+    expect(taken.message).toContain('that name is taken');
     const thrown = await session.runTool(throwing, { x: 'y' });
     expect(thrown).toMatchObject({ success: false, rolledBack: false, code: 'EINVAL' });
     expect(thrown.message).not.toContain('/srv');
     expect(ran).toBe(false);
     expect(session.snapshots).toEqual([]);
-    expect(session.history).toHaveLength(5);
+    expect(session.history).toHaveLength(7);
     expect(session.history.every((entry) => entry.snapshot === undefined)).toBe(true);
   });
 
