@@ -5,7 +5,8 @@
 // Measured: median ms of an MCP ping (the JSON-RPC round trip over stdio every server shares: the floor of
 // any call) and per read_file / write_file call over 1,000 files one call at a time; ms for one call
 // reading the same 1,000 files (read_many_files / read_multiple_files); ms from spawning the server to the
-// answer of its first read (start). sessionfs runs as `sessionfs mcp` does (bench/_mcp-serve.mjs): memory
+// answer of its first read (start). sessionfs runs as `sessionfs mcp` does (bench/_mcp-serve.mjs, bundled as the
+// command is): memory
 // (the tree mounted, so copied in), host (`--root` on the tree) and overlay (`--overlay`, read in place).
 // Prints one JSON document with the figures and the ratios sessionfs / official.
 // Calls are interleaved between the servers (blocks of 50, rotating order) so that none is measured against a
@@ -19,6 +20,7 @@ import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { bundleCli } from '../scripts/bundle-cli.mjs';
 import { copyCorpus } from './_corpus.mjs';
 import { median, round } from './_timing.mjs';
 
@@ -51,9 +53,14 @@ for (const name of SERVERS) fs.mkdirSync(join(tree, `out-${name}`));
 /** Not a server to pick: the transport and client alone (bench/_mcp-floor.mjs), measured for ping and read. */
 const FLOOR = 'floor';
 
+// sessionfs runs bundled as the `sessionfs` command is (dist/sessionfs.mjs, scripts/bundle-cli.mjs), from
+// inside the package so that what it loads on first use resolves as the command's does.
+const serveScript = join(here, '../dist/bench-mcp-serve.mjs');
+await bundleCli(join(here, '_mcp-serve.mjs'), serveScript);
+
 /** How each server is started, and how a workspace path is named to it (the official server takes host paths). */
 function server(name) {
-  const serve = (options) => ({ command: process.execPath, args: [join(here, '_mcp-serve.mjs'), JSON.stringify(options)] });
+  const serve = (options) => ({ command: process.execPath, args: [serveScript, JSON.stringify(options)] });
   const limits = { tools: { maxReadManyFiles: CALLS, maxReadChars: 1_000_000_000 } };
   switch (name) {
     case FLOOR:

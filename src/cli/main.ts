@@ -34,8 +34,9 @@ export async function main(argv: readonly string[]): Promise<number> {
 }
 
 function packageVersion(): string {
-  // dist/src/cli/main.js and src/cli/main.ts sit at different depths below the package root.
-  for (const relative of ['../../../package.json', '../../package.json']) {
+  // The bundled command (dist/sessionfs.mjs), dist/src/cli/main.js and src/cli/main.ts sit at different
+  // depths below the package root.
+  for (const relative of ['../package.json', '../../../package.json', '../../package.json']) {
     try {
       const manifest = JSON.parse(readFileSync(new URL(relative, import.meta.url), 'utf8')) as { name?: string; version?: string };
       if (manifest.name === 'sessionfs' && manifest.version !== undefined) return manifest.version;

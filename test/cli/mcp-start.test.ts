@@ -1,9 +1,10 @@
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { createMcpServer } from '../../src/cli/mcp-server.js';
 import { createSession } from '../../src/session/index.js';
-import { assertBuilt, connectInMemory, REPO } from './support.js';
+import { assertBuilt, CLI, connectInMemory, REPO } from './support.js';
 
 describe('the MCP server snapshots the starting state while it answers the first calls', () => {
   for (const backend of ['memory', 'host'] as const) {
@@ -61,5 +62,30 @@ describe('a server loads the modules of its own backend only', () => {
     const host = await loadedBy('host');
     expect(host).toContain('backends/host/index.js');
     expect(composition(host)).toEqual([]);
+  });
+});
+
+describe('the sessionfs command is one bundled file', () => {
+  // Loading ~340 modules (ours, the MCP SDK, zod and its locales, ajv) was most of `sessionfs mcp`'s start;
+  // scripts/bundle-cli.mjs makes the command one file. What it loads on first use (git objects, the shell
+  // interpreter) still comes from node_modules.
+  it('starts without loading any other module of the package or of its dependencies', async () => {
+    assertBuilt();
+    const hooks = `export async function load(url, context, next) { if (url.startsWith('file:')) process.stderr.write('LOADED ' + url + '\\n'); return next(url, context); }`;
+    const register = `import { register } from 'node:module'; register(${JSON.stringify(`data:text/javascript,${encodeURIComponent(hooks)}`)});`;
+    const loaded = await new Promise<string[]>((done, fail) => {
+      execFile(
+        process.execPath,
+        ['--import', `data:text/javascript,${encodeURIComponent(register)}`, CLI, '--version'],
+        (error, stdout, stderr) => {
+          if (error) fail(error);
+          else {
+            expect(stdout).toMatch(/^\d+\.\d+\.\d+\n$/);
+            done([...stderr.matchAll(/^LOADED (.+)$/gm)].map((match) => match[1] as string));
+          }
+        },
+      );
+    });
+    expect(loaded).toEqual([pathToFileURL(CLI).href]);
   });
 });

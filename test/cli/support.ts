@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 
 export const REPO = fileURLToPath(new URL('../../', import.meta.url));
-export const CLI = join(REPO, 'dist/src/cli/main.js');
+export const CLI = join(REPO, 'dist/sessionfs.mjs');
 
 /** The CLI tests spawn the built CLI: `npm test` builds first. Fail clearly when dist is missing or stale. */
 export function assertBuilt(): void {
@@ -15,7 +15,7 @@ export function assertBuilt(): void {
   try {
     built = statSync(CLI).mtimeMs;
   } catch {
-    throw new Error('dist/src/cli/main.js is missing: run `npm run build` (npm test does it) before these tests');
+    throw new Error('dist/sessionfs.mjs is missing: run `npm run build` (npm test does it) before these tests');
   }
   const newest = newestMtime(join(REPO, 'src'));
   if (newest > built) throw new Error('dist is older than src: run `npm run build` (npm test does it) before these tests');
