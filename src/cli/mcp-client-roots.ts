@@ -7,8 +7,11 @@ import { resolveClientRoots, resolveHostAreas, type HostArea } from './mcp-roots
 const ROOTS_TIMEOUT_MS = 10_000;
 
 export interface ClientRoots {
-  /** Resolves once the latest `roots/list` the server asked for is answered and judged (tool calls wait for it). */
-  settled(): Promise<void>;
+  /**
+   * Resolves once the latest `roots/list` the server asked for is answered and judged (tool calls wait for
+   * it); `undefined` when none is outstanding, so that a call need not wait a turn for nothing.
+   */
+  settled(): Promise<void> | undefined;
   /** The workspace paths the tools are limited to, or `undefined` for the whole workspace. */
   scope(): readonly NormalizedPath[] | undefined;
 }
@@ -25,6 +28,7 @@ export function serveClientRoots(
 ): ClientRoots {
   let scope: readonly NormalizedPath[] | undefined;
   let latest: Promise<void> = Promise.resolve();
+  let outstanding = 0;
   const areas = resolveHostAreas(options.areas);
 
   // The verdicts name only the URI the client sent and workspace paths, so they go as they are (redacting would
@@ -53,10 +57,11 @@ export function serveClientRoots(
   };
   const ask = () => {
     if (server.getClientCapabilities()?.roots === undefined) return;
-    latest = latest.then(refresh);
+    outstanding += 1;
+    latest = latest.then(refresh).finally(() => (outstanding -= 1));
   };
 
   server.oninitialized = ask;
   server.setNotificationHandler(RootsListChangedNotificationSchema, ask);
-  return { settled: () => latest, scope: () => scope };
+  return { settled: () => (outstanding === 0 ? undefined : latest), scope: () => scope };
 }

@@ -204,7 +204,8 @@ export async function buildMcpServer(
   });
 
   const callTool: ToolCallHandler = async (params, signal) => {
-    await roots.settled();
+    const rootsPending = roots.settled();
+    if (rootsPending !== undefined) await rootsPending;
     const available = visibleTools();
     const scope = roots.scope();
     const found = available.find((tool) => tool.name === params.name);

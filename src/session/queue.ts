@@ -4,6 +4,15 @@ import { forwardingView } from './forwarding-view.js';
 
 const settle = (): undefined => undefined;
 
+/** `start()`, a synchronous throw as a rejection (as when it runs from the tail). */
+function startNow<T>(start: () => Promise<T>): Promise<T> {
+  try {
+    return start();
+  } catch (error) {
+    return Promise.reject(error);
+  }
+}
+
 /**
  * A session's order of work, so that a rollback never undoes a change it did not make.
  *
@@ -24,10 +33,19 @@ export class SessionQueue {
     const earlier = this.#outside.size === 0 ? undefined : [...this.#outside];
     const start = (): Promise<T> =>
       earlier === undefined ? this.#running.run(true, task) : Promise.all(earlier).then(() => this.#running.run(true, task));
-    const run = this.#tail.then(start, start);
-    this.#tail = run.then(settle, settle);
+    // Nothing asked for before it still running: it starts now rather than a turn later.
+    const run = this.#exclusives === 0 && earlier === undefined ? startNow(start) : this.#tail.then(start, start);
+    this.#exclusives += 1;
+    this.#tail = run.then(this.#settleExclusive, this.#settleExclusive);
     return run;
   }
+
+  /** Exclusive tasks asked for whose turn in the tail has not settled yet. */
+  #exclusives = 0;
+  readonly #settleExclusive = (): undefined => {
+    this.#exclusives -= 1;
+    return undefined;
+  };
 
   /**
    * Runs `operation` in order, as described above; at once when it comes from the running exclusive task

@@ -103,9 +103,12 @@ function keyedPlan(rootOption: string | undefined, hostDirs: readonly string[]):
   const escaped = bare.map((dir) => dir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|');
   const barePattern =
     bare.length === 0 ? undefined : new RegExp(`(?<![\\p{L}\\p{N}\\p{M}_.~+/-])(?:${escaped})(?![\\p{L}\\p{N}\\p{M}_.~+-])`, 'gu');
-  const needles = (root === undefined ? dirs : [root, ...dirs]).map((dir) =>
+  const forms = (root === undefined ? dirs : [root, ...dirs]).map((dir) =>
     dir.startsWith('/') && dir.length > 2 && dir.slice(1).includes('/') ? dir.slice(1) : dir,
   );
+  // A message holding a form holds every shorter form inside it: only those are searched (a mount's form
+  // holds the working directory's when it lies below it; the full text of a read is searched for each).
+  const needles = [...new Set(forms)].filter((form, _i, all) => !all.some((other) => other !== form && form.includes(other)));
   plan = { root, dirs, bare, barePattern, needles };
   if (plans.size >= MAX_PLANS) plans.clear();
   plans.set(key, plan);

@@ -155,8 +155,8 @@ export class DriverWorkspace implements SnapshotableWorkspace {
     }
   }
 
-  async #readFile(target: NormalizedPath, range: { offset: number; length?: number }): Promise<{ content: Uint8Array; sizeBytes: number }> {
-    if (target === '') throw new IsADirectoryError('/');
+  #readFile(target: NormalizedPath, range: { offset: number; length?: number }): Promise<{ content: Uint8Array; sizeBytes: number }> {
+    if (target === '') return Promise.reject(new IsADirectoryError('/'));
     return this.#probe.call(target, () => this.driver.readFile(target, range));
   }
 

@@ -64,12 +64,17 @@ export class DriverProbe {
     }
   }
 
-  async call<T>(path: NormalizedPath, task: () => Promise<T>): Promise<T> {
+  /** `task`'s result, its failure explained (a driver's errors as workspace errors); one promise, not two. */
+  call<T>(path: NormalizedPath, task: () => Promise<T>): Promise<T> {
+    let running: Promise<T>;
     try {
-      return await task();
+      running = Promise.resolve(task());
     } catch (error) {
-      throw await this.explain(error, path);
+      running = Promise.reject(error);
     }
+    return running.then(undefined, async (error: unknown) => {
+      throw await this.explain(error, path);
+    });
   }
 
   /** What is at `path`; `undefined` when nothing is, or when the name is too long for anything to be. */

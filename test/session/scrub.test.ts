@@ -19,6 +19,13 @@ describe('scrubHostPaths', () => {
     expect(scrubHostPaths('at /srv/one/a', { hostDirs, root: '/srv/one' })).toBe('at /a');
   });
 
+  it('hides a directory and one below it, whichever a message names', () => {
+    const hostDirs = ['/work/main/sub', '/work/main'];
+    expect(scrubHostPaths('at /work/main/x', { hostDirs })).toBe('at <host path>');
+    expect(scrubHostPaths('and work/main/sub', { hostDirs })).toBe('and <host path>');
+    expect(scrubHostPaths('only /work/main/sub/z', { hostDirs: ['/work/main', '/work/main/sub'] })).toBe('only <host path>');
+  });
+
   it('hides paths under known host directories whole, longest first', () => {
     expect(scrubHostPaths('read /home/me/.ssh/id_rsa and /tmp/git-1/objects', { hostDirs: ['/home/me', '/tmp', '/tmp/git-1'] })).toBe(
       'read <host path> and <host path>',
