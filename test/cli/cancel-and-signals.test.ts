@@ -5,20 +5,15 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createMcpServer } from '../../src/cli/mcp-server.js';
 import { createSession } from '../../src/session/index.js';
-import { assertBuilt, CLI, connectInMemory, REPO } from './support.js';
+import { assertBuilt, CLI, connectInMemory, REPO, slowWrites } from './support.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('mcp server: cancellation', () => {
   it('a call the client cancels is rolled back, not completed behind its back', async () => {
     await using session = await createSession({ backend: 'memory' });
-    // A slow workspace: each write lands 100 ms after it is asked for.
     const real = session.filesystem;
-    const writeBytes = real.writeBytes;
-    (real as unknown as Record<string, unknown>).writeBytes = async (...args: Parameters<typeof writeBytes>) => {
-      await sleep(100);
-      return writeBytes.apply(real, args);
-    };
+    slowWrites(session, 100);
     const server = await createMcpServer(session);
     const client = await connectInMemory(server, 'review');
     try {

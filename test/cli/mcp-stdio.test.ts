@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { buildMcpServer } from '../../src/cli/mcp-server.js';
 import { McpStdioTransport, type ToolCallHandler } from '../../src/cli/mcp-stdio.js';
 import { createSession } from '../../src/session/index.js';
-import { connectInMemory } from './support.js';
+import { connectInMemory, slowWrites } from './support.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -75,11 +75,7 @@ describe('McpStdioTransport: tools/call through the direct lane', () => {
   it('a call the client cancels is aborted and rolled back, and no response is sent for it', async () => {
     await using session = await createSession({ backend: 'memory' });
     const real = session.filesystem;
-    const writeBytes = real.writeBytes;
-    (real as unknown as Record<string, unknown>).writeBytes = async (...args: Parameters<typeof writeBytes>) => {
-      await sleep(100);
-      return writeBytes.apply(real, args);
-    };
+    slowWrites(session, 100);
     const { server, callTool } = await buildMcpServer(session);
     const ends = pipes();
     await server.connect(new McpStdioTransport(callTool, ends.toServer, ends.toClient));

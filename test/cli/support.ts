@@ -53,3 +53,13 @@ export async function connectInMemory(server: Server, name = 'sessionfs-test'): 
   await client.connect(clientSide);
   return client;
 }
+
+/** Makes every write of `session`'s workspace land `ms` after it is asked for (a call slow enough to cancel). */
+export function slowWrites(session: { filesystem: { writeBytes: (...args: never[]) => Promise<unknown> } }, ms: number): void {
+  const real = session.filesystem;
+  const writeBytes = real.writeBytes;
+  (real as unknown as Record<string, unknown>).writeBytes = async (...args: never[]) => {
+    await new Promise((resolve) => setTimeout(resolve, ms));
+    return writeBytes.apply(real, args);
+  };
+}
