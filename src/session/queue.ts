@@ -27,6 +27,12 @@ export class SessionQueue {
   readonly #outside = new Set<Promise<undefined>>();
   /** Set while an exclusive task (and whatever it starts) runs: its own operations must not wait for it. */
   readonly #running = new AsyncLocalStorage<true>();
+  /** Exclusive tasks asked for whose turn in the tail has not settled yet. */
+  #exclusives = 0;
+  readonly #settleExclusive = (): undefined => {
+    this.#exclusives -= 1;
+    return undefined;
+  };
 
   exclusive<T>(task: () => Promise<T>): Promise<T> {
     // Only the outside operations asked for before this task: later ones wait for it (they see it in the tail).
@@ -39,13 +45,6 @@ export class SessionQueue {
     this.#tail = run.then(this.#settleExclusive, this.#settleExclusive);
     return run;
   }
-
-  /** Exclusive tasks asked for whose turn in the tail has not settled yet. */
-  #exclusives = 0;
-  readonly #settleExclusive = (): undefined => {
-    this.#exclusives -= 1;
-    return undefined;
-  };
 
   /**
    * Runs `operation` in order, as described above; at once when it comes from the running exclusive task

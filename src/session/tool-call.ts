@@ -81,7 +81,8 @@ async function runCall(
     return record(rawParams, undefined, failed('EINVAL', host.scrub(`invalid parameters for ${tool.name}: ${prepared.message}`, false)));
   let parsed: Awaited<ReturnType<typeof tool.parameters.safeParseAsync>>;
   try {
-    parsed = await validate(tool.parameters, prepared.params);
+    const checked = validate(tool.parameters, prepared.params);
+    parsed = checked instanceof Promise ? await checked : checked;
   } catch (error) {
     // A refinement that throws instead of reporting an issue.
     return record(rawParams, undefined, failed('EINVAL', `invalid parameters for ${tool.name}: ${errorMessage(error)}`));
