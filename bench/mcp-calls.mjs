@@ -54,8 +54,9 @@ for (const name of SERVERS) fs.mkdirSync(join(tree, `out-${name}`));
 const FLOOR = 'floor';
 
 // sessionfs runs bundled as the `sessionfs` command is (dist/sessionfs.mjs, scripts/bundle-cli.mjs), from
-// inside the package so that what it loads on first use resolves as the command's does.
-const serveScript = join(here, '../dist/bench-mcp-serve.mjs');
+// inside the package so that what it loads on first use resolves as the command's does (and outside dist/,
+// which is published).
+const serveScript = join(here, '../node_modules/.cache/sessionfs-bench/mcp-serve.mjs');
 await bundleCli(join(here, '_mcp-serve.mjs'), serveScript);
 
 /** How each server is started, and how a workspace path is named to it (the official server takes host paths). */

@@ -14,6 +14,12 @@ export interface ClientRoots {
   settled(): Promise<void> | undefined;
   /** The workspace paths the tools are limited to, or `undefined` for the whole workspace. */
   scope(): readonly NormalizedPath[] | undefined;
+  /**
+   * A message arrived (a transport's direct lane says so before the SDK sees it): the roots are asked for at
+   * once when it is `initialized` or `roots/list_changed`, so that a call read right after it waits for them.
+   * The SDK runs a notification's handler a turn later, after such a call would have started.
+   */
+  received(method: string): void;
 }
 
 /**
@@ -61,7 +67,21 @@ export function serveClientRoots(
     latest = latest.then(refresh).finally(() => (outstanding -= 1));
   };
 
-  server.oninitialized = ask;
-  server.setNotificationHandler(RootsListChangedNotificationSchema, ask);
-  return { settled: () => (outstanding === 0 ? undefined : latest), scope: () => scope };
+  // Asked for on receipt (`received`) already: the SDK's handler for the same message then asks nothing more.
+  let askedOnReceipt = 0;
+  const notified = () => {
+    if (askedOnReceipt > 0) askedOnReceipt -= 1;
+    else ask();
+  };
+  server.oninitialized = notified;
+  server.setNotificationHandler(RootsListChangedNotificationSchema, notified);
+  return {
+    settled: () => (outstanding === 0 ? undefined : latest),
+    scope: () => scope,
+    received(method) {
+      if (method !== 'notifications/initialized' && method !== 'notifications/roots/list_changed') return;
+      askedOnReceipt += 1;
+      ask();
+    },
+  };
 }

@@ -4,6 +4,7 @@ import {
   ListToolsRequestSchema,
   type CallToolResult,
   type EmbeddedResource,
+  type JSONRPCMessage,
 } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { defineTool } from '../session/define-tool.js';
@@ -18,7 +19,7 @@ import { mediaOf } from '../tools/media.js';
 import { serveClientRoots } from './mcp-client-roots.js';
 import type { HostArea } from './mcp-roots.js';
 import { scopedWorkspace } from './root-scope.js';
-import type { ToolCallHandler } from './mcp-stdio.js';
+import type { DirectLane, ToolCallHandler } from './mcp-stdio.js';
 import { sentFileResource } from './output-content.js';
 
 export interface McpServerOptions {
@@ -60,13 +61,10 @@ export async function createMcpServer(session: Session, options: McpServerOption
 }
 
 /**
- * `createMcpServer`, and the function its `tools/call` handler calls: `sessionfs mcp` hands it to its stdio
- * transport's direct lane (McpStdioTransport), so both ways to a call run the same code.
+ * `createMcpServer`, and the direct lane of `sessionfs mcp`'s stdio transport (McpStdioTransport): the
+ * function the SDK's `tools/call` handler calls, so both ways to a call run the same code.
  */
-export async function buildMcpServer(
-  session: Session,
-  options: McpServerOptions = {},
-): Promise<{ server: Server; callTool: ToolCallHandler }> {
+export async function buildMcpServer(session: Session, options: McpServerOptions = {}): Promise<{ server: Server; lane: DirectLane }> {
   // The starting state is snapshotted when first needed: before the first call that may change the
   // workspace (which waits for it), or when a call names it. Taken at start, it held every read behind it
   // (an outside operation goes before the calls asked after it), and on a big host root it waits for the
@@ -236,7 +234,10 @@ export async function buildMcpServer(
   };
   server.setRequestHandler(CallToolRequestSchema, (request, extra) => callTool(request.params, extra.signal));
 
-  return { server, callTool };
+  const received = (message: JSONRPCMessage): void => {
+    if ('method' in message) roots.received(message.method);
+  };
+  return { server, lane: { call: callTool, received } };
 }
 
 /** The result as MCP content: its text, then the image or audio it carries (`read_media`) or the file it sent (`send_file`). */

@@ -2,6 +2,7 @@ import process from 'node:process';
 import type { Readable, Writable } from 'node:stream';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
+  CancelledNotificationSchema,
   ErrorCode,
   JSONRPCMessageSchema,
   RELATED_TASK_META_KEY,
@@ -19,6 +20,18 @@ export interface ToolCallParams {
 /** Answers one `tools/call`; `signal` aborts when the client cancels the request or the connection closes. */
 export type ToolCallHandler = (params: ToolCallParams, signal: AbortSignal) => Promise<CallToolResult>;
 
+/** What the direct lane needs of the server. */
+export interface DirectLane {
+  call: ToolCallHandler;
+  /**
+   * Told of every other message as it arrives, before the SDK sees it. A call on the lane starts at once,
+   * while the SDK runs a notification's handler a turn later: state such a call depends on (the client's
+   * roots, asked for on `initialized`) must be marked pending here, or a call read in the same chunk as the
+   * notification would run before it.
+   */
+  received(message: JSONRPCMessage): void;
+}
+
 /** The SDK's stdio transport's default: a message this long without a newline ends the connection. */
 const MAX_BUFFER_BYTES = 10 * 1024 * 1024;
 
@@ -30,7 +43,8 @@ const MAX_BUFFER_BYTES = 10 * 1024 * 1024;
  * message union, the request type, the `tools/call` request twice) and the result once on the way out. For
  * a memory `read_file` that was half the server's time per call (~75 of ~170 µs), more than the read
  * itself. A well-formed `tools/call` (the checks below are the ones those schemas make) goes straight to
- * `onToolCall`, and its result, built by our own code, is sent as it is; every other message (initialize,
+ * the lane's `call` (its arguments the JSON as sent: an own `__proto__` key stays a key, which the tools
+ * refuse as an unknown parameter), and its result, built by our own code, is sent as it is; every other message (initialize,
  * lists, pings, notifications, responses to the server's requests, a call with a task or a related task,
  * anything malformed) is checked and handled by the SDK as before, so its answers and errors are the SDK's.
  *
@@ -46,14 +60,14 @@ export class McpStdioTransport implements Transport {
 
   readonly #stdin: Readable;
   readonly #stdout: Writable;
-  readonly #onToolCall: ToolCallHandler;
+  readonly #lane: DirectLane;
   readonly #calls = new Map<RequestId, AbortController>();
   #buffer: Buffer | undefined;
   #started = false;
   #closed = false;
 
-  constructor(onToolCall: ToolCallHandler, stdin: Readable = process.stdin, stdout: Writable = process.stdout) {
-    this.#onToolCall = onToolCall;
+  constructor(lane: DirectLane, stdin: Readable = process.stdin, stdout: Writable = process.stdout) {
+    this.#lane = lane;
     this.#stdin = stdin;
     this.#stdout = stdout;
   }
@@ -124,11 +138,16 @@ export class McpStdioTransport implements Transport {
       return;
     }
     const message = checked.data;
-    if ('method' in message && message.method === 'notifications/cancelled' && !('id' in message)) {
-      const id = (message.params as { requestId?: unknown } | undefined)?.requestId;
-      if (typeof id === 'string' || typeof id === 'number') this.#calls.get(id)?.abort((message.params as { reason?: unknown }).reason);
-    }
+    if ('method' in message && message.method === 'notifications/cancelled' && !('id' in message)) this.#cancel(message);
+    this.#lane.received(message);
     this.onmessage?.(message);
+  }
+
+  /** A cancellation the SDK would act on (a valid notification naming a truthy id) aborts that call on the lane. */
+  #cancel(message: JSONRPCMessage): void {
+    const cancelled = CancelledNotificationSchema.safeParse(message);
+    const id = cancelled.success ? cancelled.data.params.requestId : undefined;
+    if (id) this.#calls.get(id)?.abort(cancelled.data?.params.reason);
   }
 
   #toolCall(id: RequestId, params: ToolCallParams): void {
@@ -136,7 +155,7 @@ export class McpStdioTransport implements Transport {
     this.#calls.set(id, controller);
     let answer: Promise<CallToolResult>;
     try {
-      answer = this.#onToolCall(params, controller.signal);
+      answer = this.#lane.call(params, controller.signal);
     } catch (error) {
       answer = Promise.reject(error);
     }

@@ -94,8 +94,8 @@ export async function serveMcp(options: ServeOptions): Promise<boolean> {
       redact: hostPaths,
       progress: display,
     });
-    let callTool: Awaited<ReturnType<typeof buildMcpServer>>['callTool'];
-    ({ server, callTool } = await buildMcpServer(session, {
+    let lane: Awaited<ReturnType<typeof buildMcpServer>>['lane'];
+    ({ server, lane } = await buildMcpServer(session, {
       tools: {
         ...options.tools,
         readBeforeWrite: options.readBeforeWrite,
@@ -112,7 +112,7 @@ export async function serveMcp(options: ServeOptions): Promise<boolean> {
       ],
       ...(options.version === undefined ? {} : { version: options.version }),
     }));
-    transport = new McpStdioTransport(callTool);
+    transport = new McpStdioTransport(lane);
   } catch (error) {
     // The session exists by now: a server that cannot start must not leave its temp root and git dir behind.
     await session.dispose().catch(() => undefined);

@@ -1,6 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
-import { z } from 'zod';
+import type { z } from 'zod';
 import { auditLogOf, auditScope } from '../governance/audit.js';
 import { isWorkspaceError, WORKSPACE_ERROR_CODES, type WorkspaceErrorCode } from '../workspace/errors.js';
 import type { SnapshotableWorkspace, WorkspaceSnapshot } from '../workspace/types.js';
@@ -172,14 +172,16 @@ async function runCall(
 
 /**
  * The parameters checked by the tool's schema: synchronously (most schemas, and every one of the suite's;
- * an awaited parse cost every call a promise), asynchronously when the schema has an async refinement.
+ * an awaited parse cost every call a promise), asynchronously when the synchronous parse throws. That is an
+ * async refinement (zod's `$ZodAsyncError`, not told apart by class: the schema may come from another copy
+ * of zod) or a refinement that throws, which the async parse throws again. The checks before an async
+ * refinement run twice.
  */
 function validate(schema: z.ZodType, params: unknown): ReturnType<z.ZodType['safeParse']> | ReturnType<z.ZodType['safeParseAsync']> {
   try {
     return schema.safeParse(params);
-  } catch (error) {
-    if (error instanceof z.core.$ZodAsyncError) return schema.safeParseAsync(params);
-    throw error;
+  } catch {
+    return schema.safeParseAsync(params);
   }
 }
 

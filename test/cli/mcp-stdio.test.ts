@@ -2,10 +2,14 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { CallToolResultSchema, ErrorCode } from '@modelcontextprotocol/sdk/types.js';
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
+import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { buildMcpServer } from '../../src/cli/mcp-server.js';
-import { McpStdioTransport, type ToolCallHandler } from '../../src/cli/mcp-stdio.js';
+import { McpStdioTransport, type DirectLane, type ToolCallHandler } from '../../src/cli/mcp-stdio.js';
 import { createSession } from '../../src/session/index.js';
 import { connectInMemory, slowWrites } from './support.js';
 
@@ -49,9 +53,9 @@ describe('McpStdioTransport: tools/call through the direct lane', () => {
   it('answers a call exactly as the SDK path does, with a result that passes the SDK schema', async () => {
     await using session = await createSession({ backend: 'memory' });
     await session.filesystem.write('notes.txt', 'one\r\ntwo\r\n');
-    const { server, callTool } = await buildMcpServer(session);
+    const { server, lane } = await buildMcpServer(session);
     const ends = pipes();
-    await server.connect(new McpStdioTransport(callTool, ends.toServer, ends.toClient));
+    await server.connect(new McpStdioTransport(lane, ends.toServer, ends.toClient));
     const reference = await connectInMemory((await buildMcpServer(session)).server);
     const client = await clientOver(ends);
     try {
@@ -76,9 +80,9 @@ describe('McpStdioTransport: tools/call through the direct lane', () => {
     await using session = await createSession({ backend: 'memory' });
     const real = session.filesystem;
     slowWrites(session, 100);
-    const { server, callTool } = await buildMcpServer(session);
+    const { server, lane } = await buildMcpServer(session);
     const ends = pipes();
-    await server.connect(new McpStdioTransport(callTool, ends.toServer, ends.toClient));
+    await server.connect(new McpStdioTransport(lane, ends.toServer, ends.toClient));
     try {
       ends.send({
         jsonrpc: '2.0',
@@ -127,25 +131,89 @@ describe('McpStdioTransport: tools/call through the direct lane', () => {
         params: { name: 'read_file', arguments: { path: 'a.txt' }, _meta: { progressToken: 3 } },
       },
       call(8, 'list_directory', { path: '.' }),
+      // Cancellations the SDK does not act on (a falsy id, a reason that is not a string): neither does the lane.
+      call(0, 'read_file', { path: 'a.txt' }),
+      { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 0 } },
+      call(9, 'read_file', { path: 'a.txt' }),
+      { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 9, reason: 7 } },
     ];
-    const answers = async (transportOver: (ends: ReturnType<typeof pipes>, callTool: ToolCallHandler) => Transport) => {
-      const { server, callTool } = await buildMcpServer(session);
+    const answers = async (transportOver: (ends: ReturnType<typeof pipes>, lane: DirectLane) => Transport) => {
+      const { server, lane } = await buildMcpServer(session);
       const ends = pipes();
       const errors: string[] = [];
-      await server.connect(transportOver(ends, callTool));
+      await server.connect(transportOver(ends, lane));
       server.onerror = (error) => errors.push(error.name);
       for (const line of lines) ends.toServer.write(`${typeof line === 'string' ? line : JSON.stringify(line)}\n`);
-      await ends.until(6);
+      await ends.until(8);
       await sleep(50);
       await server.close();
       const byId = (a: unknown, b: unknown) => String((a as { id: unknown }).id).localeCompare(String((b as { id: unknown }).id));
       return { lines: [...ends.lines].sort(byId), errors: errors.length };
     };
-    const ours = await answers((ends, callTool) => new McpStdioTransport(callTool, ends.toServer, ends.toClient));
+    const ours = await answers((ends, lane) => new McpStdioTransport(lane, ends.toServer, ends.toClient));
     const sdk = await answers((ends) => new StdioServerTransport(ends.toServer, ends.toClient));
     expect(ours).toEqual(sdk);
-    expect(ours.lines.map((line) => (line as { id: unknown }).id)).toEqual([1, 2, 4, 5, 8, 'seven']);
+    expect(ours.lines.map((line) => (line as { id: unknown }).id)).toEqual([0, 1, 2, 4, 5, 8, 9, 'seven']);
     expect(ours.errors).toBeGreaterThanOrEqual(3);
+  });
+});
+
+describe("McpStdioTransport: a call read with the client's initialized notification", () => {
+  it("waits for the client's roots, as over the SDK's transport", async () => {
+    const scratch = realpathSync(mkdtempSync(join(tmpdir(), 'sessionfs-lane-roots-')));
+    try {
+      const project = join(scratch, 'project');
+      mkdirSync(join(project, 'src'), { recursive: true });
+      mkdirSync(join(project, 'docs'), { recursive: true });
+      writeFileSync(join(project, 'docs/guide.md'), 'SECRET GUIDE\n');
+      await using session = await createSession({
+        backend: 'memory',
+        mounts: [{ hostPath: project, mountPath: 'project' }],
+        allowedHostRoots: [scratch],
+      });
+      const answer = async (transportOver: (ends: ReturnType<typeof pipes>, lane: DirectLane) => Transport) => {
+        const { server, lane } = await buildMcpServer(session, {
+          redact: [scratch],
+          hostAreas: [{ hostPath: project, workspacePath: 'project' }, { hostPath: scratch }],
+        });
+        const ends = pipes();
+        await server.connect(transportOver(ends, lane));
+        // The client's side: answers the server's roots/list with project/src only.
+        ends.toClient.on('data', () => {
+          for (const line of ends.lines.splice(0) as { id?: number; method?: string; result?: unknown }[]) {
+            if (line.method === 'roots/list')
+              ends.send({ jsonrpc: '2.0', id: line.id, result: { roots: [{ uri: pathToFileURL(join(project, 'src')).href }] } });
+            else answers.push(line);
+          }
+        });
+        const answers: { id?: number; result?: unknown }[] = [];
+        ends.send({
+          jsonrpc: '2.0',
+          id: 0,
+          method: 'initialize',
+          params: {
+            protocolVersion: '2025-06-18',
+            capabilities: { roots: { listChanged: true } },
+            clientInfo: { name: 't', version: '1' },
+          },
+        });
+        while (!answers.some((line) => line.id === 0)) await sleep(5);
+        // One write: the notification and the call arrive in the same chunk.
+        ends.toServer.write(
+          `${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n${JSON.stringify(call(1, 'read_file', { path: 'project/docs/guide.md' }))}\n`,
+        );
+        while (!answers.some((line) => line.id === 1)) await sleep(5);
+        await server.close();
+        return answers.find((line) => line.id === 1)?.result as { isError: boolean; content: { text: string }[] };
+      };
+      const sdk = await answer((ends) => new StdioServerTransport(ends.toServer, ends.toClient));
+      const ours = await answer((ends, lane) => new McpStdioTransport(lane, ends.toServer, ends.toClient));
+      expect(sdk.isError).toBe(true);
+      expect(ours).toEqual(sdk);
+      expect(ours.content[0]?.text).not.toContain('SECRET GUIDE');
+    } finally {
+      rmSync(scratch, { recursive: true, force: true });
+    }
   });
 });
 
@@ -153,7 +221,7 @@ describe('McpStdioTransport: framing and the call lifecycle', () => {
   /** The transport alone, with `handler` answering every tools/call. */
   async function laneWith(handler: ToolCallHandler) {
     const ends = pipes();
-    const transport = new McpStdioTransport(handler, ends.toServer, ends.toClient);
+    const transport = new McpStdioTransport({ call: handler, received: () => undefined }, ends.toServer, ends.toClient);
     const messages: unknown[] = [];
     const errors: Error[] = [];
     let closed = 0;
