@@ -154,12 +154,21 @@ describe.each(SESSION_BACKENDS)('sessions on $name', ({ session: backend }) => {
     const taken = await session.runTool(checkedLater, { name: 'taken' });
     expect(taken).toMatchObject({ success: false, code: 'EINVAL' });
     expect(taken.message).toContain('that name is taken');
+    // The same from another copy of zod, whose async error is another class: told apart by nothing but the throw.
+    const foreign = z.object({ name: z.string().refine(async (name) => name !== 'taken') });
+    Object.assign(foreign, {
+      safeParse: () => {
+        throw new (class $ZodAsyncError extends Error {})('Encountered Promise during synchronous parse');
+      },
+    });
+    const otherCopy = defineTool({ ...checkedLater, name: 'foreign_schema', parameters: foreign });
+    expect(await session.runTool(otherCopy, { name: 'free' })).toMatchObject({ success: true, message: 'hello free' });
     const thrown = await session.runTool(throwing, { x: 'y' });
     expect(thrown).toMatchObject({ success: false, rolledBack: false, code: 'EINVAL' });
     expect(thrown.message).not.toContain('/srv');
     expect(ran).toBe(false);
     expect(session.snapshots).toEqual([]);
-    expect(session.history).toHaveLength(7);
+    expect(session.history).toHaveLength(8);
     expect(session.history.every((entry) => entry.snapshot === undefined)).toBe(true);
   });
 
