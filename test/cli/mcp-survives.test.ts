@@ -13,13 +13,14 @@ afterEach(async () => {
 /** The built server, spoken to line by line; answers collected by id. */
 function server(args: string[]) {
   const child = spawn(process.execPath, [CLI, 'mcp', ...args], { cwd: REPO, stdio: ['pipe', 'pipe', 'pipe'] });
-  const answers = new Map<number, { result?: { content?: { text: string }[]; isError?: boolean }; error?: unknown }>();
+  type Answer = { id?: number; result?: { content?: { text: string }[]; isError?: boolean }; error?: unknown };
+  const answers = new Map<number, Answer>();
   let out = '';
   let err = '';
   child.stdout.on('data', (chunk: Buffer) => {
     out += chunk.toString();
     for (let end = out.indexOf('\n'); end !== -1; end = out.indexOf('\n')) {
-      const message = JSON.parse(out.slice(0, end)) as { id?: number };
+      const message = JSON.parse(out.slice(0, end)) as Answer;
       out = out.slice(end + 1);
       if (typeof message.id === 'number') answers.set(message.id, message);
     }
