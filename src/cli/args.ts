@@ -191,7 +191,9 @@ function mcpCommand(values: Parsed['values'], tokens: Parsed['tokens']): McpComm
     throw new UsageError('--shell-host runs programs in a host directory: use it with --backend host or --root');
   const shell = values['shell-host'] === true ? 'host' : values.shell === true ? true : undefined;
   if (shell !== undefined && values['read-only'] === true)
-    throw new UsageError(`--read-only serves no tool that can change files, and ${shell === 'host' ? '--shell-host' : '--shell'}'s bash can: pick one`);
+    throw new UsageError(
+      `--read-only serves no tool that can change files, and ${shell === 'host' ? '--shell-host' : '--shell'}'s bash can: pick one`,
+    );
   const patchOut = values['patch-out'];
   if (patchOut !== undefined && patchOut.trim() === '') throw new UsageError('--patch-out needs a non-empty file path');
   const writeBack = values['write-back'] === true;

@@ -166,9 +166,11 @@ export class McpStdioTransport implements Transport {
     } catch (error) {
       this.#report(error);
       if (isObject(value) && typeof value.method === 'string' && isRequestId(value.id))
-        this.send({ jsonrpc: '2.0', id: value.id, error: { code: ErrorCode.InternalError, message: 'the server could not handle this request' } }).catch(
-          (sendError: unknown) => this.#report(sendError),
-        );
+        this.send({
+          jsonrpc: '2.0',
+          id: value.id,
+          error: { code: ErrorCode.InternalError, message: 'the server could not handle this request' },
+        }).catch((sendError: unknown) => this.#report(sendError));
     }
   }
 

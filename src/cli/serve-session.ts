@@ -134,7 +134,12 @@ async function composedSession(options: ServeSessionOptions): Promise<ServeSessi
     composed = composeWorkspace({ mounts: table, ...limits });
     made.length = 0; // the composition owns them now
     const copied = planned.filter((p) => p.mount.readOnly !== true && (p.directory ? options.backend !== 'overlay' : true));
-    if (copied.length > 0) await hydrate(composed, copied.map((p) => ({ ...p.mount })), hydrateOptions);
+    if (copied.length > 0)
+      await hydrate(
+        composed,
+        copied.map((p) => ({ ...p.mount })),
+        hydrateOptions,
+      );
     progress.next();
     let baseline: WorkspaceSnapshot | undefined = await composed.snapshot({ tag: 'sessionfs mcp hydrated' });
     const session = await createSession({ workspace: composed, readOnly: options.readOnly, rollback: rollbackFor(options) });
@@ -197,7 +202,9 @@ async function planMounts(options: ServeSessionOptions): Promise<PlannedMount[]>
     }
     const twin = planned.find((other) => other.directory && directory && other.path === path);
     if (twin !== undefined)
-      throw new UsageError(`--mount ${given(twin.mount)} and --mount ${given(mount)} both show at ${displayPath(path)}: give each its own path`);
+      throw new UsageError(
+        `--mount ${given(twin.mount)} and --mount ${given(mount)} both show at ${displayPath(path)}: give each its own path`,
+      );
     planned.push({ mount, path, directory });
   }
   return planned;

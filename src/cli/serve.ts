@@ -90,12 +90,15 @@ export async function serveMcp(options: ServeOptions): Promise<boolean> {
   let transport: McpStdioTransport;
   let finish: () => Promise<boolean>;
   try {
-    finish = await prepareExitWork({ filesystem: session.filesystem, writeBack: opened.writeBack }, {
-      ...(options.patchOut === undefined ? {} : { patchOut: options.patchOut }),
-      writeBack: options.writeBack === true,
-      redact: hostPaths,
-      progress: display,
-    });
+    finish = await prepareExitWork(
+      { filesystem: session.filesystem, writeBack: opened.writeBack },
+      {
+        ...(options.patchOut === undefined ? {} : { patchOut: options.patchOut }),
+        writeBack: options.writeBack === true,
+        redact: hostPaths,
+        progress: display,
+      },
+    );
     let lane: Awaited<ReturnType<typeof buildMcpServer>>['lane'];
     ({ server, lane } = await buildMcpServer(session, {
       tools: {

@@ -217,7 +217,7 @@ describe("McpStdioTransport: a call read with the client's initialized notificat
   });
 });
 
-describe('the client\'s roots, whatever the chunking', () => {
+describe("the client's roots, whatever the chunking", () => {
   it('are asked for when initialize, initialized and a call come in one write, and the call waits for them (both transports)', async () => {
     const scratch = realpathSync(mkdtempSync(join(tmpdir(), 'sessionfs-roots-chunk-')));
     try {

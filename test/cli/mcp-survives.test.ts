@@ -42,7 +42,8 @@ function server(args: string[]) {
     params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'survive-test', version: '1' } },
   });
   send({ jsonrpc: '2.0', method: 'notifications/initialized' });
-  const call = (id: number, name: string, args: unknown) => send({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } });
+  const call = (id: number, name: string, args: unknown) =>
+    send({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } });
   return { child, send, call, answer, exited, stderr: () => err };
 }
 
