@@ -124,7 +124,9 @@ async function composedSession(options: ServeSessionOptions): Promise<ServeSessi
       if (options.root === undefined) root = await fresh();
       else {
         const { HostWorkspace } = await import('../backends/host/index.js');
-        const host = new HostWorkspace({ root: options.root, changeDetection: 'scan', ...limits });
+        // Read-only from the start under --read-only: nothing is copied into the root, and a writable workspace
+        // would sweep killed writers' temp files from it when it opens.
+        const host = new HostWorkspace({ root: options.root, changeDetection: 'scan', readOnly: options.readOnly, ...limits });
         hostDirs.push(host.gitDir);
         root = host;
       }

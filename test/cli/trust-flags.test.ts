@@ -65,48 +65,60 @@ describe('sessionfs mcp: each flag does what its name says', () => {
     expect(await runCli(['mcp', '--root', file])).toMatchObject({ code: 2, stderr: expect.stringContaining('is not a directory') });
   });
 
-  for (const backend of ['host'] as const) {
-    it(`--root with --mount shows the mount beside the root, never copying it into the real root (${backend})`, async () => {
-      const hostDir = await hostTree();
-      const root = join(hostDir, 'root');
-      const patch = join(hostDir, 'out.patch');
-      const served = await serve([
-        '--root',
-        root,
-        '--mount',
-        `${join(hostDir, 'lib')}:/vendor/lib`,
-        '--mount',
-        `${join(hostDir, 'docs')}:/ref:ro`,
-        '--allow',
-        hostDir,
-        '--patch-out',
-        patch,
-        '--write-back',
-      ]);
-      const { call } = served;
-      try {
-        expect((await call('read_file', { path: 'vendor/lib/src/util.ts' })).text).toContain('export const util = 1;');
-        expect((await call('read_file', { path: 'own.txt' })).text).toContain('the root file');
-        expect((await call('write_file', { path: 'model.txt', content: 'by the model\n' })).isError).toBe(false);
-        expect((await call('edit_file', { path: 'vendor/lib/src/util.ts', old_string: '= 1', new_string: '= 2' })).isError).toBe(false);
-        const refused = await call('write_file', { path: 'ref/new.md', content: 'x\n' });
-        expect(refused).toMatchObject({ isError: true, text: expect.stringMatching(/^Error \[EROFS\]/) });
-        expect((await call('delete', { path: 'vendor' })).isError).toBe(true);
-      } finally {
-        await served.client.close();
-      }
-      // The real root holds what it held and what the model wrote there: nothing of the mounts.
-      expect((await readdir(root)).sort()).toEqual(['model.txt', 'own.txt']);
-      expect(await readFile(join(root, 'model.txt'), 'utf8')).toBe('by the model\n');
-      // The writable mount's change went back to its source; the :ro one is as it was.
-      expect(await readFile(join(hostDir, 'lib/src/util.ts'), 'utf8')).toBe('export const util = 2;\n');
-      expect(await readdir(join(hostDir, 'docs'))).toEqual(['guide.md']);
-      const written = await readFile(patch, 'utf8');
-      expect(written).toContain('diff --git a/model.txt b/model.txt');
-      expect(written).toContain('diff --git a/vendor/lib/src/util.ts b/vendor/lib/src/util.ts');
-      for (const text of served.seen) expect(text).not.toContain(hostDir);
-    });
-  }
+  it('--root with --mount shows the mount beside the root, never copying it into the real root', async () => {
+    const hostDir = await hostTree();
+    const root = join(hostDir, 'root');
+    const patch = join(hostDir, 'out.patch');
+    const served = await serve([
+      '--root',
+      root,
+      '--mount',
+      `${join(hostDir, 'lib')}:/vendor/lib`,
+      '--mount',
+      `${join(hostDir, 'docs')}:/ref:ro`,
+      '--allow',
+      hostDir,
+      '--patch-out',
+      patch,
+      '--write-back',
+    ]);
+    const { call } = served;
+    try {
+      expect((await call('read_file', { path: 'vendor/lib/src/util.ts' })).text).toContain('export const util = 1;');
+      expect((await call('read_file', { path: 'own.txt' })).text).toContain('the root file');
+      expect((await call('write_file', { path: 'model.txt', content: 'by the model\n' })).isError).toBe(false);
+      expect((await call('edit_file', { path: 'vendor/lib/src/util.ts', old_string: '= 1', new_string: '= 2' })).isError).toBe(false);
+      const refused = await call('write_file', { path: 'ref/new.md', content: 'x\n' });
+      expect(refused).toMatchObject({ isError: true, text: expect.stringMatching(/^Error \[EROFS\]/) });
+      expect((await call('delete', { path: 'vendor' })).isError).toBe(true);
+    } finally {
+      await served.client.close();
+    }
+    // The real root holds what it held and what the model wrote there: nothing of the mounts.
+    expect((await readdir(root)).sort()).toEqual(['model.txt', 'own.txt']);
+    expect(await readFile(join(root, 'model.txt'), 'utf8')).toBe('by the model\n');
+    // The writable mount's change went back to its source; the :ro one is as it was.
+    expect(await readFile(join(hostDir, 'lib/src/util.ts'), 'utf8')).toBe('export const util = 2;\n');
+    expect(await readdir(join(hostDir, 'docs'))).toEqual(['guide.md']);
+    const written = await readFile(patch, 'utf8');
+    expect(written).toContain('diff --git a/model.txt b/model.txt');
+    expect(written).toContain('diff --git a/vendor/lib/src/util.ts b/vendor/lib/src/util.ts');
+    for (const text of served.seen) expect(text).not.toContain(hostDir);
+  });
+
+  it('--root with --mount and --read-only serves both and changes neither', async () => {
+    const hostDir = await hostTree();
+    const root = join(hostDir, 'root');
+    const served = await serve(['--root', root, '--mount', `${join(hostDir, 'lib')}:/lib`, '--allow', hostDir, '--read-only']);
+    try {
+      expect((await served.call('read_file', { path: 'lib/src/util.ts' })).text).toContain('util = 1');
+      expect((await served.call('grep', { pattern: 'root file' })).text).toContain('own.txt');
+      expect((await served.call('diff', {})).text).toBe('No changes between initial and now.');
+    } finally {
+      await served.client.close();
+    }
+    expect((await readdir(root)).sort()).toEqual(['own.txt']);
+  });
 
   for (const backend of ['memory', 'host', 'overlay'] as const) {
     it(`a :ro mount refuses the model's writes with EROFS during the session (${backend})`, async () => {
