@@ -217,6 +217,66 @@ describe("McpStdioTransport: a call read with the client's initialized notificat
   });
 });
 
+describe("the client's roots, whatever the chunking", () => {
+  it('are asked for when initialize, initialized and a call come in one write, and the call waits for them (both transports)', async () => {
+    const scratch = realpathSync(mkdtempSync(join(tmpdir(), 'sessionfs-roots-chunk-')));
+    try {
+      const project = join(scratch, 'proj');
+      mkdirSync(join(project, 'src'), { recursive: true });
+      mkdirSync(join(project, 'secret'), { recursive: true });
+      writeFileSync(join(project, 'secret/key.txt'), 'THE KEY\n');
+      await using session = await createSession({
+        backend: 'memory',
+        mounts: [{ hostPath: project, mountPath: 'proj' }],
+        allowedHostRoots: [scratch],
+      });
+      const answer = async (transportOver: (ends: ReturnType<typeof pipes>, lane: DirectLane) => Transport) => {
+        const { server, lane } = await buildMcpServer(session, {
+          redact: [scratch],
+          hostAreas: [{ hostPath: project, workspacePath: 'proj' }, { hostPath: scratch }],
+        });
+        const ends = pipes();
+        await server.connect(transportOver(ends, lane));
+        const answers: { id?: number; result?: unknown }[] = [];
+        let asked = 0;
+        ends.toClient.on('data', () => {
+          for (const line of ends.lines.splice(0) as { id?: number; method?: string; result?: unknown }[]) {
+            if (line.method === 'roots/list') {
+              asked += 1;
+              ends.send({ jsonrpc: '2.0', id: line.id, result: { roots: [{ uri: pathToFileURL(join(project, 'src')).href }] } });
+            } else answers.push(line);
+          }
+        });
+        const initialize = {
+          jsonrpc: '2.0',
+          id: 0,
+          method: 'initialize',
+          params: { protocolVersion: '2025-06-18', capabilities: { roots: {} }, clientInfo: { name: 't', version: '1' } },
+        };
+        ends.toServer.write(
+          [initialize, { jsonrpc: '2.0', method: 'notifications/initialized' }, call(1, 'read_file', { path: 'proj/secret/key.txt' })]
+            .map((message) => `${JSON.stringify(message)}\n`)
+            .join(''),
+        );
+        while (!answers.some((line) => line.id === 1)) await sleep(5);
+        await server.close();
+        return { asked, result: answers.find((line) => line.id === 1)?.result as { isError: boolean; content: { text: string }[] } };
+      };
+      for (const transportOver of [
+        (ends: ReturnType<typeof pipes>) => new StdioServerTransport(ends.toServer, ends.toClient),
+        (ends: ReturnType<typeof pipes>, lane: DirectLane) => new McpStdioTransport(lane, ends.toServer, ends.toClient),
+      ]) {
+        const { asked, result } = await answer(transportOver);
+        expect(asked).toBe(1);
+        expect(result.isError).toBe(true);
+        expect(result.content[0]?.text).toContain('outside the roots the MCP client gave (proj/src)');
+      }
+    } finally {
+      rmSync(scratch, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('McpStdioTransport: framing and the call lifecycle', () => {
   /** The transport alone, with `handler` answering every tools/call. */
   async function laneWith(handler: ToolCallHandler) {
@@ -289,6 +349,34 @@ describe('McpStdioTransport: framing and the call lifecycle', () => {
     ends.send(call('c', 'slow', {}));
     await sleep(10);
     expect(signals).toHaveLength(2);
+  });
+
+  it('a message whose handling throws is reported, a request answered with an internal error, and the next line read', async () => {
+    const { ends, transport, errors } = await laneWith(echo);
+    transport.onmessage = () => {
+      throw new RangeError('Maximum call stack size exceeded');
+    };
+    ends.send({ jsonrpc: '2.0', id: 5, method: 'ping' });
+    ends.send({ jsonrpc: '2.0', id: 6, result: {} });
+    ends.send(call(7, 'a', {}));
+    const lines = await ends.until(2);
+    expect(lines).toContainEqual({
+      jsonrpc: '2.0',
+      id: 5,
+      error: { code: ErrorCode.InternalError, message: 'the server could not handle this request' },
+    });
+    expect(lines).toContainEqual({ jsonrpc: '2.0', id: 7, result: { content: [{ type: 'text', text: 'a {}' }] } });
+    expect(lines).toHaveLength(2);
+    expect(errors.map((error) => error.name)).toEqual(['RangeError', 'RangeError']);
+  });
+
+  it('a client that stops reading (an error on stdout) closes the connection; later answers are refused, not thrown', async () => {
+    const { ends, transport, errors, closed } = await laneWith(echo);
+    ends.toClient.destroy(Object.assign(new Error('write EPIPE'), { code: 'EPIPE' }));
+    await sleep(5);
+    expect(closed()).toBe(1);
+    expect(errors.map((error) => error.message)).toEqual(['write EPIPE']);
+    await expect(transport.send({ jsonrpc: '2.0', id: 1, result: {} })).rejects.toThrow(/connection is closed/);
   });
 
   it('a message longer than the buffer allows ends the connection with an error', async () => {
