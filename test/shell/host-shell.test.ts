@@ -100,6 +100,17 @@ describe("bash tool, mode 'host'", () => {
     expect(big.stdout).toContain('characters of stdout not shown');
   });
 
+  it('a deadline is a failed, rolled-back call whatever the process exits with', async () => {
+    const { session, run } = await hostSession({ allowedCommands: ['rm', 'sleep'] });
+    await using _ = session;
+    for (let round = 0; round < 15; round += 1) {
+      await session.filesystem.write('keep.txt', 'kept\n');
+      const result = await run('rm keep.txt; sleep 5', { timeout_ms: 60 });
+      expect(result, `round ${round}: ${result.message}`).toMatchObject({ success: false, code: 'ETIMEDOUT', rolledBack: true });
+      expect(await session.filesystem.read('keep.txt'), `round ${round}`).toMatchObject({ content: 'kept' });
+    }
+  });
+
   it('is refused on a memory workspace, and workspaceTools({ shell: "host" }) offers it', async () => {
     await using session = await createSession({ backend: 'memory' });
     const result = await session.runTool(shellTool({ mode: 'host' }), { command: 'ls' });
