@@ -2,7 +2,7 @@ import type { BashExecResult, BashOptions } from 'just-bash';
 import { lazyRequire } from '../workspace/lazy-require.js';
 import type { ToolContext, ToolResult } from '../session/types.js';
 import { failure, failureFromError, type ToolFailure } from '../tools/failure.js';
-import { ShellFsError } from './fs-errors.js';
+import { explainRefusals, refusalText, ShellFsError } from './fs-errors.js';
 import type { ShellOutcome } from './output.js';
 import { WorkspaceFs } from './workspace-fs.js';
 
@@ -71,7 +71,7 @@ export async function runInInterpreter(
       },
     );
   }
-  return { exitCode: result.exitCode, stdout: result.stdout, stderr: result.stderr, changed: fs.changed() };
+  return { exitCode: result.exitCode, stdout: result.stdout, stderr: explainRefusals(result.stderr, fs.refusals), changed: fs.changed() };
 }
 
 /** The failed result of a command stopped at its deadline (both shells). */
@@ -101,7 +101,9 @@ async function settle(execution: Promise<BashExecResult>, signal: AbortSignal): 
   const outcome = execution.then(
     (result): ExecOutcome => result,
     (error: unknown): ExecOutcome => {
-      if (error instanceof ShellFsError) return { stdout: '', stderr: `bash: ${error.message}\n`, exitCode: 1 };
+      if (error instanceof ShellFsError) {
+        return { stdout: '', stderr: `bash: ${error.path}: ${refusalText(error) ?? error.message}\n`, exitCode: 1 };
+      }
       throw error;
     },
   );
