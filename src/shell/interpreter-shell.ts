@@ -2,7 +2,7 @@ import type { BashExecResult, BashOptions } from 'just-bash';
 import { lazyRequire } from '../workspace/lazy-require.js';
 import type { ToolContext, ToolResult } from '../session/types.js';
 import { failure, failureFromError, type ToolFailure } from '../tools/failure.js';
-import { ShellFsError } from './fs-errors.js';
+import { explainRefusals, refusalText, ShellFsError } from './fs-errors.js';
 import type { ShellOutcome } from './output.js';
 import { WorkspaceFs } from './workspace-fs.js';
 
@@ -16,8 +16,18 @@ export interface InterpreterSettings {
 
 /** just-bash exits 126 with a `bash: … exceeded` (or `too many …`) line when an interpreter limit stops a script. */
 const LIMIT_LINE = /^bash: (.*(?:exceeded|too many|limit).*)$/m;
-/** …and 124 with this line when its own clock (`maxExecutionTimeMs`) runs out. */
-const DEADLINE_LINE = /^bash: execution exceeded execution deadline/m;
+/**
+ * …and 124 with one of these lines when its own clock (`maxExecutionTimeMs`) runs out or its signal aborts
+ * it: for the whole script (`bash: execution exceeded execution deadline (…ms)`), for one command (`bash:
+ * sleep exceeded its execution deadline`), or `bash: execution aborted`.
+ */
+const STOPPED_LINE = /^bash: (?:.* exceeded (?:its )?execution deadline|.*\baborted)\b/m;
+/**
+ * just-bash's own clock runs this long after ours. Its clock starts later and rounds to whole milliseconds,
+ * so set to the same deadline it sometimes fired first and its "exit 124" passed for a command's own status.
+ * Ours decides; its clock only stops a script that outlives ours.
+ */
+const INTERPRETER_GRACE_MS = 1_000;
 
 /**
  * Runs a command line in just-bash over the call's workspace (see {@link WorkspaceFs}). A deadline, an
@@ -38,11 +48,16 @@ export async function runInInterpreter(
     fs,
     cwd: '/',
     env: { HOME: '/', ...settings.env },
-    executionLimits: { maxOutputSize: 16 * 1024 * 1024, ...settings.executionLimits, maxExecutionTimeMs: timeoutMs },
+    executionLimits: {
+      maxOutputSize: 16 * 1024 * 1024,
+      ...settings.executionLimits,
+      maxExecutionTimeMs: timeoutMs + INTERPRETER_GRACE_MS,
+    },
   });
   const result = await settle(bash.exec(command, { cwd, signal }), signal);
   if (context.signal?.aborted) return failure('ABORT_ERR', 'bash was aborted; its changes were rolled back.');
-  if (deadline.aborted || result === undefined || (result.exitCode === 124 && DEADLINE_LINE.test(result.stderr))) {
+  // Whichever clock stopped the script, a stopped script is a failed call, never "exit 124, success".
+  if (deadline.aborted || result === undefined || (result.exitCode === 124 && STOPPED_LINE.test(result.stderr))) {
     return timedOut(timeoutMs);
   }
   if (fs.fatal.first !== undefined) return failureFromError('bash', fs.fatal.first, context.filesystem);
@@ -56,7 +71,7 @@ export async function runInInterpreter(
       },
     );
   }
-  return { exitCode: result.exitCode, stdout: result.stdout, stderr: result.stderr, changed: fs.changed() };
+  return { exitCode: result.exitCode, stdout: result.stdout, stderr: explainRefusals(result.stderr, fs.refusals), changed: fs.changed() };
 }
 
 /** The failed result of a command stopped at its deadline (both shells). */
@@ -86,7 +101,9 @@ async function settle(execution: Promise<BashExecResult>, signal: AbortSignal): 
   const outcome = execution.then(
     (result): ExecOutcome => result,
     (error: unknown): ExecOutcome => {
-      if (error instanceof ShellFsError) return { stdout: '', stderr: `bash: ${error.message}\n`, exitCode: 1 };
+      if (error instanceof ShellFsError) {
+        return { stdout: '', stderr: `bash: ${error.path}: ${refusalText(error) ?? error.message}\n`, exitCode: 1 };
+      }
       throw error;
     },
   );

@@ -1,7 +1,7 @@
 import type { BufferEncoding, ByteString, CpOptions, FileContent, FsStat, IFileSystem, MkdirOptions, RmOptions } from 'just-bash';
-import { AbortError } from '../workspace/errors.js';
+import { AbortError, ReadOnlyError } from '../workspace/errors.js';
 import type { StatResult, Workspace } from '../workspace/types.js';
-import { FatalErrors, ShellFsError, toShellError } from './fs-errors.js';
+import { FatalErrors, refusalText, ShellFsError, toShellError } from './fs-errors.js';
 import { resolveShellPath, toShellPath, toWorkspacePath } from './shell-path.js';
 
 type EncodingOption = { encoding?: BufferEncoding | null } | BufferEncoding | undefined;
@@ -25,15 +25,19 @@ const EPOCH = new Date(0);
  * `/proc`) is created, and `/dev/null` and `/dev/zero` are served here without touching the workspace.
  *
  * What the protocol has no notion of: file modes (`chmod` succeeds on an existing path and keeps nothing,
- * files show as 0644 and directories as 0755), times (`touch` on an existing file leaves it unchanged),
- * creating links (`ln` and `ln -s` fail with EPERM), and link targets (`readlink` fails with EPERM; links
- * already in a host workspace are followed while they stay inside it, as the protocol does).
+ * files show as 0644 and directories as 0755), times (`touch` on an existing file leaves it unchanged; both
+ * fail with EROFS on a read-only workspace), creating links (`ln` and `ln -s` fail with ENOTSUP), and link
+ * targets (`readlink` fails with EPERM; links already in a host workspace are followed while they stay
+ * inside it, as the protocol does). A path the policy hides does not exist for `stat` (as for `ls`), so a
+ * write to it is refused by the write itself, with the policy's reason.
  */
 export class WorkspaceFs implements IFileSystem {
   readonly #workspace: Workspace;
   /** Failures that must fail the whole call (deadline, abort, internal error). */
   readonly fatal = new FatalErrors();
   readonly #changed = new Set<string>();
+  /** The refusals (read-only, policy, limit) this shell met, by shell path: see {@link explainRefusals}. */
+  readonly refusals = new Map<string, string>();
 
   readonly #signal: AbortSignal | undefined;
   #lastYield = Date.now();
@@ -141,19 +145,19 @@ export class WorkspaceFs implements IFileSystem {
   }
 
   async chmod(path: string, _mode: number): Promise<void> {
-    await this.#stat('chmod', path);
+    await this.#unchanged('chmod', path);
   }
 
   async utimes(path: string, _atime: Date, _mtime: Date): Promise<void> {
-    await this.#stat('utime', path);
+    await this.#unchanged('utime', path);
   }
 
   async symlink(_target: string, linkPath: string): Promise<void> {
-    throw new ShellFsError('EPERM', 'operation not permitted (the workspace does not create links)', 'symlink', linkPath);
+    throw this.#refused(new ShellFsError('ENOTSUP', LINKS_NOT_SUPPORTED, 'symlink', resolveShellPath('/', linkPath)));
   }
 
   async link(_existingPath: string, newPath: string): Promise<void> {
-    throw new ShellFsError('EPERM', 'operation not permitted (the workspace does not create links)', 'link', newPath);
+    throw this.#refused(new ShellFsError('ENOTSUP', LINKS_NOT_SUPPORTED, 'link', resolveShellPath('/', newPath)));
   }
 
   async readlink(path: string): Promise<string> {
@@ -178,7 +182,31 @@ export class WorkspaceFs implements IFileSystem {
     if (NULL_DEVICES.has(resolveShellPath('/', path))) {
       return { path, isFile: true, isDirectory: false, isSymlink: false, sizeBytes: 0 };
     }
-    return this.#run(syscall, path, (at) => this.#workspace.stat(at));
+    try {
+      return await this.#run(syscall, path, (at) => this.#workspace.stat(at));
+    } catch (error) {
+      // just-bash's mv and cp stat the target first and give up ("cannot safely determine whether …") on
+      // any error but ENOENT: a path the policy hides is absent here, and the write to it says why not.
+      if (error instanceof ShellFsError && error.code === 'EPERM') {
+        this.refusals.delete(resolveShellPath('/', path));
+        throw new ShellFsError('ENOENT', 'no such file or directory', syscall, resolveShellPath('/', path));
+      }
+      throw error;
+    }
+  }
+
+  /** chmod and touch keep nothing, but a real system refuses them on a read-only file system. */
+  async #unchanged(syscall: string, path: string): Promise<void> {
+    await this.#stat(syscall, path);
+    if (this.#workspace.readOnly) {
+      throw this.#refused(toShellError(new ReadOnlyError(toWorkspacePath(path) || '/'), syscall, resolveShellPath('/', path), this.fatal));
+    }
+  }
+
+  #refused(error: ShellFsError): ShellFsError {
+    const text = refusalText(error);
+    if (text !== undefined) this.refusals.set(error.path, text);
+    return error;
   }
 
   #path(syscall: string, path: string): string {
@@ -198,7 +226,7 @@ export class WorkspaceFs implements IFileSystem {
       if (changes) this.#changed.add(shown(at));
       return result;
     } catch (error) {
-      throw toShellError(error, syscall, resolveShellPath('/', path), this.fatal);
+      throw this.#refused(toShellError(error, syscall, resolveShellPath('/', path), this.fatal));
     }
   }
 
@@ -216,6 +244,7 @@ export class WorkspaceFs implements IFileSystem {
 }
 
 const YIELD_EVERY_MS = 10;
+const LINKS_NOT_SUPPORTED = 'Operation not supported (symbolic and hard links are not supported on this workspace yet)';
 /**
  * Taken when this module loads: while a script runs, just-bash's defense-in-depth replaces the timer
  * globals to keep guest code from scheduling work; this adapter is host code and needs the real one.

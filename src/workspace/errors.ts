@@ -112,8 +112,11 @@ export class InvalidContentError extends WorkspaceError {
 
 /** Write size, path depth or segment length, or a hydration budget over its limit. */
 export class LimitExceededError extends WorkspaceError {
-  constructor(message: string, path?: string) {
+  /** `'path'`: a path deeper than `maxPathDepth` or with a segment over `maxSegmentLength` (a shell says ENAMETOOLONG). */
+  readonly limit: 'path' | undefined;
+  constructor(message: string, path?: string, options: { limit?: 'path' } = {}) {
     super('EFBIG', message, path);
+    this.limit = options.limit;
   }
 }
 

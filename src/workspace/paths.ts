@@ -113,6 +113,7 @@ export function assertCreatable(path: NormalizedPath, limits: Readonly<Workspace
     throw new LimitExceededError(
       `path is too deep: ${segments.length + extraDepth} segments, the limit is ${limits.maxPathDepth}: ${displayPath(path)}`,
       displayPath(path),
+      { limit: 'path' },
     );
   }
   for (const segment of segments) {
@@ -121,6 +122,7 @@ export function assertCreatable(path: NormalizedPath, limits: Readonly<Workspace
       throw new LimitExceededError(
         `path segment is too long: ${length} characters, the limit is ${limits.maxSegmentLength}: ${displayPath(path)}`,
         displayPath(path),
+        { limit: 'path' },
       );
     }
   }

@@ -68,6 +68,31 @@ describe("bash tool, mode 'host'", () => {
     expect((await wider.value('id -u')).stdout).toBe(`${process.getuid?.()}\n`);
   });
 
+  it('refuses, before anything runs, a program run by path from text bash evaluates at run time, and PATH or LD_* set by any route', async () => {
+    const { session, run, value } = await hostSession();
+    await using _ = session;
+    const touch = '$(/usr/bin/touch pwned)';
+    for (const command of [
+      `let 'x[${touch}]=1'`,
+      `[[ -v 'x[${touch}]' ]]`,
+      `declare -a 'x[${touch}]=1'`,
+      `printf -v 'x[${touch}]' %s a`,
+      `echo 'x[${touch}]' > n.txt; read n < n.txt; echo $((n))`,
+      'printf -v PATH %s /usr/bin; echo | xargs touch pwned',
+      'declare -n r=PATH; r=/usr/bin; echo | xargs touch pwned',
+      'LD_AUDIT=x ls',
+      'LD_DEBUG=all ls',
+    ]) {
+      const result = await run(command);
+      expect(result, command).toMatchObject({ success: false, code: 'EPERM' });
+    }
+    expect(await session.filesystem.exists('pwned')).toBe(false);
+    expect(await session.filesystem.exists('n.txt')).toBe(false);
+    // The everyday forms still run: arithmetic over numbers, `[ … ]`, `printf -v` into a plain name.
+    const everyday = await value("i=0; while [ $i -lt 3 ]; do i=$((i + 1)); done; printf -v out '%s!' $i; echo $out");
+    expect(everyday.stdout).toBe('3!\n');
+  });
+
   it("sees none of the host process's environment", async () => {
     process.env.SESSIONFS_SHELL_SECRET = 's3cret';
     try {
@@ -98,6 +123,17 @@ describe("bash tool, mode 'host'", () => {
     expect(big.stdout.startsWith('1\n2\n')).toBe(true);
     expect(big.stdout.endsWith('4999\n5000\n')).toBe(true);
     expect(big.stdout).toContain('characters of stdout not shown');
+  });
+
+  it('a deadline is a failed, rolled-back call whatever the process exits with', async () => {
+    const { session, run } = await hostSession({ allowedCommands: ['rm', 'sleep'] });
+    await using _ = session;
+    for (let round = 0; round < 15; round += 1) {
+      await session.filesystem.write('keep.txt', 'kept\n');
+      const result = await run('rm keep.txt; sleep 5', { timeout_ms: 60 });
+      expect(result, `round ${round}: ${result.message}`).toMatchObject({ success: false, code: 'ETIMEDOUT', rolledBack: true });
+      expect(await session.filesystem.read('keep.txt'), `round ${round}`).toMatchObject({ content: 'kept' });
+    }
   });
 
   it('is refused on a memory workspace, and workspaceTools({ shell: "host" }) offers it', async () => {

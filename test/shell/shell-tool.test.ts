@@ -89,6 +89,27 @@ describe('bash tool: failures are rolled back', () => {
       expect(await workspaceTree(session.filesystem)).toEqual(before);
     });
 
+    it(`a deadline is a failed, rolled-back call in every interleaving, never "exit 124, success" (${backend})`, async () => {
+      const { session, run } = await sessionWithShell(backend);
+      await using _ = session;
+      // The interpreter's clock and ours raced: now and then its "sleep exceeded its execution deadline" (exit
+      // 124) came first and passed for a command's own status, keep.txt deleted. Many runs, so a race shows.
+      for (let round = 0; round < 40; round += 1) {
+        await session.filesystem.write('keep.txt', 'kept\n');
+        const command = round % 2 === 0 ? 'rm keep.txt; sleep 5' : 'rm keep.txt; sleep 5 & wait';
+        const result = await run(command, { timeout_ms: 40 });
+        expect(result, `round ${round}: ${result.message}`).toMatchObject({ success: false, code: 'ETIMEDOUT', rolledBack: true });
+        expect(await session.filesystem.read('keep.txt'), `round ${round}`).toMatchObject({ content: 'kept' });
+      }
+      for (let round = 0; round < 10; round += 1) {
+        const controller = new AbortController();
+        setTimeout(() => controller.abort(), 30);
+        const result = await run('rm keep.txt; sleep 5', { timeout_ms: 60_000 }, controller.signal);
+        expect(result, `abort ${round}: ${result.message}`).toMatchObject({ success: false, code: 'ABORT_ERR', rolledBack: true });
+        expect(await session.filesystem.read('keep.txt'), `abort ${round}`).toMatchObject({ content: 'kept' });
+      }
+    });
+
     it(`an interpreter limit fails the call and rolls it back (${backend})`, async () => {
       const { session, run } = await sessionWithShell(backend, { executionLimits: { maxCommandCount: 500 } });
       await using _ = session;
