@@ -12,7 +12,7 @@ describe.skipIf(unavailable !== undefined)('openSession releases what a failed o
 
   it('refuses invalid limits without taking the lease: the retry opens at once', async () => {
     const store = postgresSessionStore({ pool: poolOf(), blobs: memoryBlobStore(), schema: 'failed_limits' });
-    await expect(openSession({ store, sessionId: 's', limits: { maxFileBytes: -1 } })).rejects.toMatchObject({ code: 'EINVAL' });
+    await expect(openSession({ store, sessionId: 's', limits: { maxPathDepth: 0 } })).rejects.toMatchObject({ code: 'EINVAL' });
     const session = await openSession({ store, sessionId: 's' });
     expect(session.id).toBe('s');
     await session.dispose();
