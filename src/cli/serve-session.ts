@@ -1,0 +1,221 @@
+import { lstat, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { createSession, type HydratedSession } from '../session/index.js';
+import type { HydrateProgress } from '../host-mounts/index.js';
+import type { WorkspaceLimits } from '../workspace/limits.js';
+import type { SnapshotableWorkspace, WorkspaceSnapshot } from '../workspace/types.js';
+import type { WriteBackOptions } from '../workout/write-back.js';
+import type { ExportResult } from '../workout/export-plan.js';
+import { defaultMountPath } from '../host-mounts/mount-path.js';
+import { displayPath, normalizePath, type NormalizedPath } from '../workspace/paths.js';
+import { UsageError, type MountArgument } from './args.js';
+
+/** What `sessionfs mcp` asks of its session, from the flags. */
+export interface ServeSessionOptions {
+  backend: 'memory' | 'host' | 'overlay';
+  root?: string;
+  mounts: readonly MountArgument[];
+  allow: readonly string[];
+  readOnly: boolean;
+  shell?: true | 'host';
+  limits?: Partial<WorkspaceLimits>;
+  signal: AbortSignal;
+  onProgress: (progress: HydrateProgress) => void;
+}
+
+/** The server's session, how its work is written back, and what ends it. */
+export interface ServeSession {
+  session: HydratedSession;
+  /** Writes the changes back to the writable mounts (what `--write-back` does at exit). */
+  writeBack(options: WriteBackOptions): Promise<ExportResult>;
+  /** Host directories of workspaces made here (temp roots, git dirs): never shown to the model. */
+  hostDirs: readonly string[];
+  /** Disposes the session and every workspace made for it. */
+  dispose(): Promise<void>;
+}
+
+/**
+ * The session `sessionfs mcp` serves. Most flags map to `createSession` as they are. Two cannot, because
+ * a session copies every mount into one workspace: a `:ro` mount would be writable there (read-only only at
+ * write-back), and with `--root` the mounts would be copied into the real root and left there. Then the
+ * server makes its own mount table ({@link composedSession}): each directory mount is a workspace of its
+ * own at its mount path (read-only for `:ro`), beside the root.
+ */
+export async function openServeSession(options: ServeSessionOptions): Promise<ServeSession> {
+  if (options.mounts.some((mount) => mount.readOnly === true) || (options.root !== undefined && options.mounts.length > 0))
+    return composedSession(options);
+  const session = await createSession({
+    backend: options.backend,
+    ...(options.root === undefined ? {} : { root: options.root }),
+    mounts: options.mounts.map((mount) => ({ ...mount })),
+    allowedHostRoots: [...options.allow],
+    readOnly: options.readOnly,
+    rollback: rollbackFor(options),
+    ...(options.limits === undefined ? {} : { limits: options.limits }),
+    signal: options.signal,
+    onProgress: options.onProgress,
+  });
+  return { session, writeBack: (writeOptions) => session.writeBack(writeOptions), hostDirs: [], dispose: () => session.dispose() };
+}
+
+/** A memory snapshot is O(1); a host root's costs a walk, so a call records what it changes instead (not with a shell). */
+function rollbackFor(options: ServeSessionOptions): 'snapshot' | 'journal' {
+  return options.backend === 'memory' || options.shell !== undefined ? 'snapshot' : 'journal';
+}
+
+interface PlannedMount {
+  mount: MountArgument;
+  path: NormalizedPath;
+  /** A directory mount is a workspace of its own; a file mount is copied into the workspace holding its path. */
+  directory: boolean;
+}
+
+/**
+ * The mount table: the root (`--root`, or a fresh workspace of the backend) at `/`, and each directory
+ * mount as its own workspace at its mount path, `read-only` for `:ro` (a model's write there is `EROFS`).
+ * A `:ro` mount is copied into its workspace before it is sealed into the table; the other mounts are copied
+ * (or, with `--overlay`, shown) through the table, so they land in their own workspaces, never in the root.
+ * What the user asked for that cannot hold this way is a usage error, before anything is made.
+ */
+async function composedSession(options: ServeSessionOptions): Promise<ServeSession> {
+  const planned = await planMounts(options);
+  const [{ composeWorkspace }, { hydrate }, { MemoryWorkspace }] = await Promise.all([
+    import('../compose/index.js'),
+    import('../host-mounts/hydrate.js'),
+    import('../backends/memory/index.js'),
+  ]);
+  const limits = options.limits === undefined ? {} : { limits: options.limits };
+  const hostDirs: string[] = [];
+  const made: { dispose(): Promise<void> }[] = [];
+  const fresh = async (): Promise<SnapshotableWorkspace> => {
+    if (options.backend !== 'host') return new MemoryWorkspace(limits);
+    const { HostWorkspace } = await import('../backends/host/index.js');
+    const workspace = new HostWorkspace({ changeDetection: 'tracked', ...limits });
+    hostDirs.push(workspace.root, workspace.gitDir);
+    return workspace;
+  };
+  const progress = cumulative(options.onProgress);
+  const hydrateOptions = { allowedHostRoots: [...options.allow], onProgress: progress.onProgress, signal: options.signal };
+  let composed: SnapshotableWorkspace | undefined;
+  try {
+    const table: { path: string; workspace: SnapshotableWorkspace; access: 'read-write' | 'read-only' }[] = [];
+    for (const { mount, path, directory } of planned) {
+      if (!directory) continue;
+      let workspace: SnapshotableWorkspace;
+      if (options.backend === 'overlay') {
+        const { OverlayWorkspace } = await import('../backends/overlay/index.js');
+        workspace = new OverlayWorkspace({
+          lower: mount.hostPath,
+          allowedHostRoots: [...options.allow],
+          ...(mount.include === undefined ? {} : { include: mount.include }),
+          ...(mount.exclude === undefined ? {} : { exclude: mount.exclude }),
+          ...limits,
+        });
+      } else workspace = await fresh();
+      made.push(workspace);
+      if (mount.readOnly === true && options.backend !== 'overlay') {
+        await hydrate(workspace, [{ ...mount, mountPath: '/' }], hydrateOptions);
+        progress.next();
+      }
+      table.push({ path: displayPath(path), workspace, access: mount.readOnly === true ? 'read-only' : 'read-write' });
+    }
+    if (!table.some((entry) => entry.path === '/')) {
+      let root: SnapshotableWorkspace;
+      if (options.root === undefined) root = await fresh();
+      else {
+        const { HostWorkspace } = await import('../backends/host/index.js');
+        const host = new HostWorkspace({ root: options.root, changeDetection: 'scan', ...limits });
+        hostDirs.push(host.gitDir);
+        root = host;
+      }
+      made.push(root);
+      table.push({ path: '/', workspace: root, access: 'read-write' });
+    }
+    composed = composeWorkspace({ mounts: table, ...limits });
+    made.length = 0; // the composition owns them now
+    const copied = planned.filter((p) => p.mount.readOnly !== true && (p.directory ? options.backend !== 'overlay' : true));
+    if (copied.length > 0) await hydrate(composed, copied.map((p) => ({ ...p.mount })), hydrateOptions);
+    progress.next();
+    let baseline: WorkspaceSnapshot | undefined = await composed.snapshot({ tag: 'sessionfs mcp hydrated' });
+    const session = await createSession({ workspace: composed, readOnly: options.readOnly, rollback: rollbackFor(options) });
+    const workspace = composed;
+    const writable = options.mounts.filter((mount) => mount.readOnly !== true).map((mount) => ({ ...mount }));
+    return {
+      session,
+      hostDirs,
+      async writeBack(writeOptions) {
+        const { writeBackMounts } = await import('../workout/write-back.js');
+        // Through session.filesystem: it waits for the calls before it, as the session's own writeBack does.
+        const done = await writeBackMounts(session.filesystem, writable, options.allow, baseline, writeOptions);
+        if (done.baseline !== undefined) baseline = done.baseline;
+        return done.result;
+      },
+      async dispose() {
+        await session.dispose().catch(() => undefined);
+        await workspace.dispose();
+      },
+    };
+  } catch (error) {
+    for (const workspace of made) await workspace.dispose().catch(() => undefined);
+    await composed?.dispose().catch(() => undefined);
+    throw error;
+  }
+}
+
+/** Checks the mounts against what a mount table can hold; a usage error names the flag and the value given. */
+async function planMounts(options: ServeSessionOptions): Promise<PlannedMount[]> {
+  const given = (mount: MountArgument): string =>
+    JSON.stringify(`${mount.hostPath}${mount.mountPath === undefined ? '' : `:${mount.mountPath}`}${mount.readOnly === true ? ':ro' : ''}`);
+  if (options.shell === 'host')
+    throw new UsageError(
+      `--shell-host runs real programs in the root directory, and with ${options.root === undefined ? 'a :ro --mount' : '--root and --mount'} the mounts are not in it: drop one of them`,
+    );
+  const planned: PlannedMount[] = [];
+  for (const mount of options.mounts) {
+    const path = normalizePath(mount.mountPath ?? defaultMountPath(mount.hostPath));
+    // A path that cannot be read is taken for a directory: copying or showing it then says what is wrong.
+    const directory = await stat(mount.hostPath).then(
+      (found) => found.isDirectory(),
+      () => true,
+    );
+    if (!directory && options.backend === 'overlay')
+      throw new UsageError(`--mount ${given(mount)} is a file: --overlay shows directories only`);
+    if (!directory && mount.readOnly === true)
+      throw new UsageError(`--mount ${given(mount)}: a :ro mount must be a directory (a single file cannot be mounted read-only)`);
+    if (options.root !== undefined) {
+      if (!directory)
+        throw new UsageError(`--mount ${given(mount)} is a file: with --root only directories can be mounted beside the root`);
+      if (path === '') throw new UsageError(`--mount ${given(mount)} would cover --root ${JSON.stringify(options.root)}: give it a path`);
+      const taken = await lstat(join(options.root, path)).then(
+        () => true,
+        () => false,
+      );
+      if (taken)
+        throw new UsageError(
+          `--mount ${given(mount)} shows at ${displayPath(path)}, which --root ${JSON.stringify(options.root)} already holds: give it another path (SRC:/other)`,
+        );
+    }
+    const twin = planned.find((other) => other.directory && directory && other.path === path);
+    if (twin !== undefined)
+      throw new UsageError(`--mount ${given(twin.mount)} and --mount ${given(mount)} both show at ${displayPath(path)}: give each its own path`);
+    planned.push({ mount, path, directory });
+  }
+  return planned;
+}
+
+/** One progress count over several hydrations: each starts from where the one before ended. */
+function cumulative(onProgress: (progress: HydrateProgress) => void) {
+  let base = { files: 0, bytes: 0 };
+  let last = base;
+  return {
+    onProgress(progress: HydrateProgress): void {
+      last = { files: base.files + progress.files, bytes: base.bytes + progress.bytes };
+      const total = progress.total === undefined ? {} : { total: base.files + progress.total };
+      onProgress({ ...progress, ...last, done: last.files, ...total });
+    },
+    /** The next hydration counts on from here. */
+    next(): void {
+      base = last;
+    },
+  };
+}
