@@ -33,7 +33,7 @@ describe('a JSONL audit log is durable at dispose() and on SIGTERM/SIGINT', () =
     return { file, stdout, code, signal };
   }
 
-  it.each(['dispose-workspace', 'dispose-session', 'dispose-given'])(
+  it.each(['dispose-workspace', 'dispose-host', 'dispose-session', 'dispose-given'])(
     'when %s resolves, the file holds every event the memory sink holds',
     async (mode) => {
       const { stdout, code } = await run(mode);
