@@ -8,8 +8,7 @@ const GENERAL = `General:
   -v, --version        Show the version.
 
 Exit status: 0 done (mcp: the client disconnected or the process was told to stop); 1 the session could not
-start or the command failed (mcp: a write-back conflict left, a patch not written); 2 a usage error
-(unknown command or flag, a bad or missing value, a path a flag names that cannot be used).
+start or the command failed (mcp: a write-back conflict left, a patch not written); 2 a usage error (unknown command or flag, a bad or missing value).
 `;
 
 export const MCP_USAGE = `Usage: sessionfs mcp [options]
@@ -19,11 +18,10 @@ client disconnects. Every call runs through session.runTool: a failed call is ro
 
 Options:
   --backend <kind>     memory (default) or host (a sandboxed temp directory with git snapshots).
-  --root <dir>         Work on this existing host directory (implies --backend host); snapshots live outside
-                       it. With --mount, each mount is shown beside it, never copied into it.
+  --root <dir>         Work on this host directory (implies --backend host); snapshots live outside it.
   --mount <src>[:/path][:ro]
-                       Host directory or file to show in the workspace: at /path (default its base name);
-                       :ro (a directory) refuses the model's writes (EROFS) and is never written back. Repeatable.
+                       Host directory or file to show in the workspace: at /path (default its base name),
+                       :ro never written back. Repeatable.
   --mount-config <file>  JSON mount table: [{ hostPath, mountPath?, include?, exclude?, maxBytes?, readOnly? }]
                        or { "mounts": [...], "allow": [...] } (paths relative to the file). Added after --mount.
   --overlay            Show the mounts lazily (read in place, never written; changes kept in memory) instead
@@ -32,7 +30,7 @@ Options:
   --exclude <glob>     Skip matching paths of the --mount before it (wins over --include). Repeatable.
   --max-bytes <n>      Refuse to start if the --mount before it holds more than n bytes.
   --allow <root>       Host directory that mounts may come from. Repeatable; required with --mount.
-  --read-only          Hydrate the mounts, then refuse every change: only the tools that read are listed.
+  --read-only          Hydrate the mounts, then refuse every change.
   --read-before-write  Refuse write_file/edit_file on an existing file the model has not read.
   --quiet              No progress on stderr (hydration, the patch, write-back); it is off anyway when
                        stderr is not a terminal, unless --progress is given.
@@ -42,11 +40,9 @@ Options:
   --shell-host         Add the bash tool running real programs (an allow-list) in the root of a host
                        workspace. Not a security boundary: see docs/shell.md.
   --patch-out <file>   When the server stops (client gone, SIGINT, SIGTERM), write the session's git patch
-                       (from the state it started in; \`git apply --binary\` applies it) to this file. Its
-                       directory must exist and be writable (checked at start).
-  --write-back         When the server stops, write the changes back to the mounts (not :ro ones; they must
-                       exist and be writable, checked at start). A host file changed meanwhile is never
-                       overwritten: it is left and reported on stderr (status 1).
+                       (from the state it started in; \`git apply --binary\` applies it) to this file.
+  --write-back         When the server stops, write the changes back to the mounts (not :ro ones). A host file
+                       changed meanwhile is never overwritten: it is left and reported on stderr (status 1).
 
 ${GENERAL}`;
 
@@ -190,8 +186,6 @@ function mcpCommand(values: Parsed['values'], tokens: Parsed['tokens']): McpComm
   if (values['shell-host'] === true && backend !== 'host')
     throw new UsageError('--shell-host runs programs in a host directory: use it with --backend host or --root');
   const shell = values['shell-host'] === true ? 'host' : values.shell === true ? true : undefined;
-  if (shell !== undefined && values['read-only'] === true)
-    throw new UsageError(`--read-only serves no tool that can change files, and ${shell === 'host' ? '--shell-host' : '--shell'}'s bash can: pick one`);
   const patchOut = values['patch-out'];
   if (patchOut !== undefined && patchOut.trim() === '') throw new UsageError('--patch-out needs a non-empty file path');
   const writeBack = values['write-back'] === true;

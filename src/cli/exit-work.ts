@@ -25,7 +25,7 @@ export interface ExitWorkOptions {
  * (false when a conflict was left or a step failed: the process then exits with status 1).
  */
 export async function prepareExitWork(
-  session: Pick<HydratedSession, 'filesystem' | 'writeBack'>,
+  session: HydratedSession,
   options: ExitWorkOptions,
   stderr: NodeJS.WritableStream = process.stderr,
 ): Promise<() => Promise<boolean>> {

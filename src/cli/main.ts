@@ -12,7 +12,10 @@ export async function main(argv: readonly string[]): Promise<number> {
   try {
     command = parseCommandLine(argv);
   } catch (error) {
-    if (error instanceof UsageError) return usageError(error);
+    if (error instanceof UsageError) {
+      process.stderr.write(`sessionfs: ${error.message}\nRun 'sessionfs --help' for usage.\n`);
+      return 2;
+    }
     throw error;
   }
   switch (command.command) {
@@ -26,20 +29,8 @@ export async function main(argv: readonly string[]): Promise<number> {
       await runDemo();
       return 0;
     case 'mcp':
-      try {
-        return (await serveMcp({ ...command, version: packageVersion() })) ? 0 : 1;
-      } catch (error) {
-        // A flag naming a host path that cannot serve (checked before the session starts).
-        if (!(error instanceof UsageError)) throw error;
-        return usageError(error);
-      }
+      return (await serveMcp({ ...command, version: packageVersion() })) ? 0 : 1;
   }
-}
-
-/** A usage error is the user's own mistake: said with the values they gave, on stderr (exit status 2). */
-function usageError(error: UsageError): number {
-  process.stderr.write(`sessionfs: ${error.message}\nRun 'sessionfs --help' for usage.\n`);
-  return 2;
 }
 
 function packageVersion(): string {

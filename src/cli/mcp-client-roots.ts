@@ -61,16 +61,10 @@ export function serveClientRoots(
     scope = resolution.scope;
     if (changed) await options.onScopeChange();
   };
-  // Whether the client offers roots is known once the SDK has run its `initialize` handler, which it does a
-  // turn after reading the request: when `initialize` and `initialized` come in one chunk, the notification
-  // is seen first (on the lane at once, through the SDK a turn earlier than the request's handler). So the
-  // question waits for the turns in flight to run, and calls wait for it meanwhile.
   const ask = () => {
+    if (server.getClientCapabilities()?.roots === undefined) return;
     outstanding += 1;
-    latest = latest
-      .then(afterPendingTurns)
-      .then(() => (server.getClientCapabilities()?.roots === undefined ? undefined : refresh()))
-      .finally(() => (outstanding -= 1));
+    latest = latest.then(refresh).finally(() => (outstanding -= 1));
   };
 
   // Asked for on receipt (`received`) already: the SDK's handler for the same message then asks nothing more.
@@ -91,6 +85,3 @@ export function serveClientRoots(
     },
   };
 }
-
-/** Resolves once every promise job queued so far (and those they queue) has run. */
-const afterPendingTurns = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));

@@ -155,12 +155,7 @@ export async function buildMcpServer(session: Session, options: McpServerOptions
     },
   });
 
-  // A read-only session serves the tools that change nothing: listing a write tool (or restore, or the
-  // shell) only to refuse every call to it would say the opposite of the workspace.
-  const readOnly = session.filesystem.readOnly;
-  const offered: Tool[] = [...workspaceTools(options.tools), snapshotTool, restoreTool, diffTool];
-  const tools = readOnly ? offered.filter((tool) => tool.annotations?.readOnlyHint === true) : offered;
-  const withheld = new Set(offered.filter((tool) => !tools.includes(tool)).map((tool) => tool.name));
+  const tools: Tool[] = [...workspaceTools(options.tools), snapshotTool, restoreTool, diffTool];
   const redact = (text: string): string => scrubHostPaths(text, { root: session.filesystem.root, hostDirs: options.redact ?? [] });
   // The shell reaches every file of the workspace (and a host shell, the host root): the client's roots cannot
   // narrow it, so it is withdrawn while they do. It is the only tool that comes and goes, hence `listChanged`.
@@ -173,12 +168,12 @@ export async function buildMcpServer(session: Session, options: McpServerOptions
       capabilities: { tools: { listChanged: unscopable.size > 0 }, logging: {} },
       instructions: workspacePrompt({
         ...options.tools,
-        readOnly,
+        readOnly: session.filesystem.readOnly,
         extraTools: [
           { name: 'snapshot { tag? }', summary: 'save the current state; returns an id.' },
           { name: 'restore { id }', summary: `go back to a snapshot ("${INITIAL}" is the starting state).` },
           { name: 'diff { from?, to? }', summary: 'files added, modified and deleted between snapshots or since one.' },
-        ].filter((extra) => !withheld.has(extra.name.split(' ')[0] as string)),
+        ],
       }),
     },
   );
@@ -213,10 +208,10 @@ export async function buildMcpServer(session: Session, options: McpServerOptions
     const scope = roots.scope();
     const found = available.find((tool) => tool.name === params.name);
     if (found === undefined) {
-      const names = available.map((t) => t.name).join(', ');
-      const unknown = withheld.has(params.name)
-        ? failure('EROFS', `the workspace is read-only: ${params.name} is not offered. Available tools: ${names}.`)
-        : failure('EINVAL', `there is no tool named ${JSON.stringify(params.name)}. Available tools: ${names}.`);
+      const unknown = failure(
+        'EINVAL',
+        `there is no tool named ${JSON.stringify(params.name)}. Available tools: ${available.map((t) => t.name).join(', ')}.`,
+      );
       return { content: [{ type: 'text', text: unknown.message }], isError: true };
     }
     const tool: Tool =

@@ -77,8 +77,6 @@ export class McpStdioTransport implements Transport {
     this.#started = true;
     this.#stdin.on('data', this.#onData);
     this.#stdin.on('error', this.#onStreamError);
-    // Kept after close: a write still under way may fail later, and an 'error' nobody listens to ends the process.
-    this.#stdout.on('error', this.#onOutputError);
   }
 
   async close(): Promise<void> {
@@ -94,46 +92,20 @@ export class McpStdioTransport implements Transport {
   }
 
   send(message: JSONRPCMessage): Promise<void> {
-    return new Promise((resolve, reject) => {
-      if (this.#closed || this.#stdout.destroyed || this.#stdout.writableEnded) {
-        reject(new Error('the connection is closed: the client no longer reads the answers'));
-        return;
-      }
-      const written = this.#stdout.write(`${JSON.stringify(message)}\n`, (error) => {
-        if (error) reject(error);
-      });
-      if (written) resolve();
+    return new Promise((resolve) => {
+      if (this.#stdout.write(`${JSON.stringify(message)}\n`)) resolve();
       else this.#stdout.once('drain', resolve);
     });
   }
 
-  readonly #onStreamError = (error: Error): void => this.#report(error);
-
-  /**
-   * The client stopped reading (EPIPE, a destroyed pipe): nothing more can be answered, so the connection
-   * ends, through `onclose` as when stdin ends, and the server's exit work (the patch, write-back) still runs.
-   */
-  readonly #onOutputError = (error: Error): void => {
-    if (this.#closed) return;
-    this.#report(error);
-    void this.close();
-  };
-
-  /** Tells `onerror`, which must not take the transport down with it. */
-  #report(error: unknown): void {
-    try {
-      this.onerror?.(error instanceof Error ? error : new Error(String(error)));
-    } catch {
-      // a reporter that throws has nothing more to say
-    }
-  }
+  readonly #onStreamError = (error: Error): void => this.onerror?.(error);
 
   readonly #onData = (chunk: Buffer | string): void => {
     const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
     const size = (this.#buffer?.length ?? 0) + bytes.length;
     if (size > MAX_BUFFER_BYTES) {
       this.#buffer = undefined;
-      this.#report(new Error(`a message exceeded the maximum of ${MAX_BUFFER_BYTES} bytes`));
+      this.onerror?.(new Error(`a message exceeded the maximum of ${MAX_BUFFER_BYTES} bytes`));
       void this.close();
       return;
     }
@@ -148,38 +120,21 @@ export class McpStdioTransport implements Transport {
     this.#buffer = buffer.length === 0 ? undefined : buffer;
   };
 
-  /**
-   * One line, whatever it holds: a message nothing can handle (a handler that throws on it, such as the
-   * SDK's on a response nested thousands deep) is reported and, when it is a request, answered with an
-   * internal error; it never ends the server, and the next line is read as usual.
-   */
   #onLine(line: string): void {
     let value: unknown;
     try {
       value = JSON.parse(line);
     } catch (error) {
-      this.#report(error);
+      this.onerror?.(error instanceof Error ? error : new Error(String(error)));
       return;
     }
-    try {
-      this.#dispatch(value);
-    } catch (error) {
-      this.#report(error);
-      if (isObject(value) && typeof value.method === 'string' && isRequestId(value.id))
-        this.send({ jsonrpc: '2.0', id: value.id, error: { code: ErrorCode.InternalError, message: 'the server could not handle this request' } }).catch(
-          (sendError: unknown) => this.#report(sendError),
-        );
-    }
-  }
-
-  #dispatch(value: unknown): void {
     if (isPlainToolCall(value)) {
       this.#toolCall(value.id, value.params);
       return;
     }
     const checked = JSONRPCMessageSchema.safeParse(value);
     if (!checked.success) {
-      this.#report(checked.error);
+      this.onerror?.(checked.error);
       return;
     }
     const message = checked.data;
@@ -209,7 +164,7 @@ export class McpStdioTransport implements Transport {
         (result) => (controller.signal.aborted ? undefined : this.send({ jsonrpc: '2.0', id, result })),
         (error: unknown) => (controller.signal.aborted ? undefined : this.send({ jsonrpc: '2.0', id, error: errorOf(error) })),
       )
-      .catch((error: unknown) => this.#report(new Error(`Failed to send response: ${String(error)}`)))
+      .catch((error: unknown) => this.onerror?.(new Error(`Failed to send response: ${String(error)}`)))
       .finally(() => {
         if (this.#calls.get(id) === controller) this.#calls.delete(id);
       });

@@ -1,14 +1,14 @@
 import { realpath } from 'node:fs/promises';
 import { basename, resolve } from 'node:path';
+import { createSession } from '../session/index.js';
+import type { HydratedSession } from '../session/index.js';
 import { scrubHostPaths } from '../session/scrub.js';
 import type { WorkspaceToolsOptions } from '../tools/index.js';
-import { UsageError, type MountArgument } from './args.js';
+import type { MountArgument } from './args.js';
 import { prepareExitWork } from './exit-work.js';
 import { buildMcpServer } from './mcp-server.js';
 import { McpStdioTransport } from './mcp-stdio.js';
 import { hydrationProgress } from './progress.js';
-import { openServeSession, type ServeSession } from './serve-session.js';
-import { checkStartFlags } from './start-checks.js';
 
 /** Signals that stop the server cleanly (the session disposed, its temp root and git dir removed). */
 const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
@@ -45,7 +45,6 @@ export interface ServeOptions {
  * first; resolves to false when it did not all go through (a conflict left, a patch not written).
  */
 export async function serveMcp(options: ServeOptions): Promise<boolean> {
-  await checkStartFlags(options);
   const hostPaths = await hostPathsToHide([
     ...options.mounts.map((m) => m.hostPath),
     ...options.allow,
@@ -58,39 +57,38 @@ export async function serveMcp(options: ServeOptions): Promise<boolean> {
   const starting = new AbortController();
   const stopStarting = () => starting.abort();
   for (const signal of STOP_SIGNALS) process.once(signal, stopStarting);
-  let opened: ServeSession;
+  let session: HydratedSession;
   try {
-    opened = await openServeSession({
+    session = await createSession({
       backend: options.backend,
       ...(options.root === undefined ? {} : { root: options.root }),
-      mounts: options.mounts,
-      allow: options.allow,
+      mounts: options.mounts.map((mount) => ({ ...mount })),
+      allowedHostRoots: [...options.allow],
       readOnly: options.readOnly,
-      ...(options.shell === undefined ? {} : { shell: options.shell }),
+      // A memory snapshot is O(1); a host root's (and an overlay's) costs a walk, so a call records what it
+      // changes instead. With a shell, whose commands change many files at once, calls keep snapshots.
+      rollback: options.backend === 'memory' || options.shell !== undefined ? 'snapshot' : 'journal',
       ...(options.searchTimeoutMs === undefined ? {} : { limits: { searchTimeoutMs: options.searchTimeoutMs } }),
       signal: starting.signal,
       onProgress: progress.onProgress,
     });
     progress.done();
   } catch (error) {
-    if (error instanceof UsageError) throw error;
     if (starting.signal.aborted) return true;
     const message = error instanceof Error ? error.message : String(error);
     throw new Error(`could not start the session: ${scrubHostPaths(message, { hostDirs: hostPaths })}`);
   } finally {
     for (const signal of STOP_SIGNALS) process.off(signal, stopStarting);
   }
-  const session = opened.session;
-  hostPaths.push(...opened.hostDirs);
   if (starting.signal.aborted) {
-    await opened.dispose();
+    await session.dispose();
     return true;
   }
   let server: Awaited<ReturnType<typeof buildMcpServer>>['server'];
   let transport: McpStdioTransport;
   let finish: () => Promise<boolean>;
   try {
-    finish = await prepareExitWork({ filesystem: session.filesystem, writeBack: opened.writeBack }, {
+    finish = await prepareExitWork(session, {
       ...(options.patchOut === undefined ? {} : { patchOut: options.patchOut }),
       writeBack: options.writeBack === true,
       redact: hostPaths,
@@ -117,7 +115,7 @@ export async function serveMcp(options: ServeOptions): Promise<boolean> {
     transport = new McpStdioTransport(lane);
   } catch (error) {
     // The session exists by now: a server that cannot start must not leave its temp root and git dir behind.
-    await opened.dispose().catch(() => undefined);
+    await session.dispose().catch(() => undefined);
     throw error;
   }
   return new Promise<boolean>((done) => {
@@ -130,15 +128,11 @@ export async function serveMcp(options: ServeOptions): Promise<boolean> {
         .close()
         .catch(() => undefined)
         .then(async () => (finished = await finish()))
-        .then(() => opened.dispose())
+        .then(() => session.dispose())
         .catch(() => undefined)
         .then(() => done(finished));
     };
-    // The transport closes when stdin ends, and when the client stops reading stdout (EPIPE): either way the
-    // session ends here, after the exit work.
     server.onclose = shutdown;
-    // A message no handler could take is dropped (a request among them answered with an error): said on stderr.
-    server.onerror = (error) => process.stderr.write(`sessionfs: ${scrubHostPaths(shortened(error.message), { hostDirs: hostPaths })}\n`);
     // stdin ends when the client closes its side; `close` also covers a client that died (EPIPE, no `end`).
     process.stdin.once('end', shutdown);
     process.stdin.once('close', shutdown);
@@ -159,10 +153,4 @@ async function hostPathsToHide(paths: readonly string[]): Promise<string[]> {
     }
   }
   return [...found].filter((p) => p.length > 1);
-}
-
-/** A message for a log line: a peer's message may be echoed in it, whole. */
-function shortened(text: string): string {
-  const message = text.replace(/\s+/g, ' ');
-  return message.length <= 300 ? message : `${message.slice(0, 300)}… (${message.length} characters)`;
 }
