@@ -96,7 +96,10 @@ export function withNullableOptionals(jsonSchema: Record<string, unknown>): Reco
   if (!isObject(jsonSchema.properties)) return jsonSchema;
   const required = new Set(Array.isArray(jsonSchema.required) ? (jsonSchema.required as string[]) : []);
   const properties = Object.fromEntries(
-    Object.entries(jsonSchema.properties).map(([name, child]) => [name, required.has(name) || !isObject(child) ? child : makeNullable(child)]),
+    Object.entries(jsonSchema.properties).map(([name, child]) => [
+      name,
+      required.has(name) || !isObject(child) ? child : makeNullable(child),
+    ]),
   );
   return { ...jsonSchema, properties };
 }
