@@ -15,6 +15,17 @@ export interface OpenAIResponsesTool {
   strict: boolean;
 }
 
+/**
+ * What `handleFunctionCalls` reads of a Responses API output item: any item of `response.output` fits (the
+ * SDK's `ResponseOutputItem` union, whose members type `call_id`, `name` and `arguments` each their own way).
+ */
+export interface OpenAIResponseItem {
+  readonly type: string;
+  readonly call_id?: unknown;
+  readonly name?: unknown;
+  readonly arguments?: unknown;
+}
+
 export interface OpenAIAdapterOptions extends AdapterOptions {
   /** Strict function calling (default true): the tools' `strictJsonSchema`; false: `jsonSchema`. */
   strict?: boolean;
@@ -57,12 +68,12 @@ export function openaiTools(session: Session, options: OpenAIAdapterOptions = {}
     },
     /** Responses API: the `function_call` items of `response.output` → `function_call_output` items. */
     async handleFunctionCalls(
-      output: readonly { type: string; call_id?: string; name?: string; arguments?: string }[],
+      output: readonly OpenAIResponseItem[],
       signal?: AbortSignal,
     ): Promise<{ type: 'function_call_output'; call_id: string; output: string }[]> {
       const items: { type: 'function_call_output'; call_id: string; output: string }[] = [];
       for (const item of output) {
-        if (item.type !== 'function_call' || item.call_id === undefined || item.name === undefined) continue;
+        if (item.type !== 'function_call' || typeof item.call_id !== 'string' || typeof item.name !== 'string') continue;
         const result = await runNamedTool(session, tools, item.name, item.arguments ?? '', signal);
         items.push({ type: 'function_call_output', call_id: item.call_id, output: resultText(result) });
       }

@@ -272,6 +272,23 @@ export class AuditLog implements SelfAudit, QueuedFor {
     }
   }
 
+  /**
+   * Hands every queued event to the built-in sinks and has those that write somewhere (the JSONL sink) write
+   * now: when a workspace or session is disposed, its sinks hold every event it recorded.
+   */
+  flush(): void {
+    deliverQueued();
+    for (const { sink } of this.#builtIn) {
+      const flush = (sink as { flush?: unknown }).flush;
+      if (typeof flush !== 'function') continue;
+      try {
+        (flush as () => void).call(sink);
+      } catch (error) {
+        this.#sinkFailed(sink, error);
+      }
+    }
+  }
+
   #meta(method: AuditedMethod, outcome: string, to: string | undefined, sessionId: string | undefined, actor: AuditActor): AuditMeta {
     if (outcome !== 'ok' || to !== undefined) return new AuditMeta(sessionId, actor, method.op, outcome, to);
     const kept = this.#metas[method.index];
@@ -344,6 +361,11 @@ export function registerAuditLog(workspace: object, log: AuditLog): void {
 /** The audit log of a workspace, when it has sinks. */
 export function auditLogOf(workspace: object): AuditLog | undefined {
   return logs.get(workspace);
+}
+
+/** Writes out what the audit of a workspace recorded so far (nothing when it has no sinks). */
+export function flushAuditLog(workspace: object): void {
+  logs.get(workspace)?.flush();
 }
 
 /** Names the session a workspace serves in its audit events (the first session to claim it keeps it). */

@@ -105,6 +105,24 @@ export function auditWorkspace(workspace: object, sinks: unknown): SelfAudit {
   const log = new AuditLog(sinks);
   if (!log.active) return NOT_AUDITED;
   auditMethods(workspace, log);
+  flushWhenDisposed(workspace, log);
   registerAuditLog(workspace, log);
   return log;
+}
+
+/** Has `dispose()` resolve (or reject) only once the workspace's sinks hold every event it recorded. */
+function flushWhenDisposed(workspace: object, log: AuditLog): void {
+  const dispose = (workspace as { dispose?: unknown }).dispose;
+  if (typeof dispose !== 'function') return;
+  Object.defineProperty(workspace, 'dispose', {
+    configurable: true,
+    writable: true,
+    async value(this: unknown, ...args: unknown[]): Promise<void> {
+      try {
+        await (dispose as Method).apply(this, args);
+      } finally {
+        log.flush();
+      }
+    },
+  });
 }

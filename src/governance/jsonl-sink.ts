@@ -3,6 +3,7 @@ import { InvalidArgumentError } from '../workspace/errors.js';
 import type { AuditEvent, AuditSink } from './audit.js';
 import { AuditRecords, recording, type RecordFields } from './audit-records.js';
 import { afterDelivery, deliverQueued } from './audit-queue.js';
+import { flushOnSignals } from './flush-on-signal.js';
 import { JsonLines, plainActor } from './jsonl-lines.js';
 
 export { jsonLine } from './jsonl-lines.js';
@@ -18,7 +19,8 @@ export interface JsonlAuditSink extends AuditSink {
 /**
  * Appends every event to `file` as one line of JSON (the file is created with mode 0600 when missing).
  * Events are queued and written together once per event-loop turn, each batch with one `write` on a file
- * opened for appending, and at process exit; so a crash, even `kill -9`, leaves every line written
+ * opened for appending; at process exit; when the audited workspace (or a session) is disposed; and on
+ * SIGINT and SIGTERM (see `flush-on-signal.ts`). So a crash, even `kill -9`, leaves every line written
  * before it whole, losing at most the events of that last turn. A line torn by a crash (no final newline)
  * is cut off when the file is opened again, so the log stays one complete JSON object per line.
  * A failed write is thrown by the next event, which the workspace's audit reports once; an event that cannot
@@ -63,13 +65,15 @@ export function jsonlAuditSink(file: string): JsonlAuditSink {
       lines.reset();
     }
   };
+  process.on('exit', flush);
+  const stopFlushingOnSignals = flushOnSignals(flush);
   const close = (): void => {
     flush();
     if (fd !== undefined) fs.closeSync(fd);
     fd = undefined;
     process.off('exit', flush);
+    stopFlushingOnSignals();
   };
-  process.on('exit', flush);
 
   /** Before an event is queued: throws when the sink no longer works (failed, or closed). */
   const accepting = (): void => {

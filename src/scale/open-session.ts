@@ -4,7 +4,7 @@ import { createSession, type HydratedSession } from '../session/session.js';
 import type { RunToolOptions, ToolCallResult, ToolDefinition } from '../session/types.js';
 import { ConflictError, InvalidArgumentError, NotSupportedError } from '../workspace/errors.js';
 import { createWorkspace } from '../workspace/create-workspace.js';
-import type { WorkspaceLimits } from '../workspace/limits.js';
+import { resolveLimits, type WorkspaceLimits } from '../workspace/limits.js';
 import type { SnapshotableWorkspace, WorkspaceSnapshot } from '../workspace/types.js';
 import { BlobTreeDriver } from './blob-tree-driver.js';
 import type { SessionHead, SessionStore } from './session-store.js';
@@ -46,22 +46,38 @@ export async function openSession(options: OpenSessionOptions): Promise<RemoteSe
     throw new InvalidArgumentError('sessionId must be a non-empty string of at most 1024 characters');
   const leaseMs = options.leaseMs ?? 30_000;
   if (!Number.isInteger(leaseMs) || leaseMs < 1000) throw new InvalidArgumentError('leaseMs must be an integer of at least 1000');
+  resolveLimits(options.limits); // bad limits are refused before anything is taken
   const owner = randomUUID();
-  let head: SessionHead | undefined;
   if (options.readOnly === true) {
-    head = (await store.head(sessionId)) ?? { sessionId, parentId: undefined, root: undefined, version: 0 };
-  } else {
-    head = await store.acquire(
-      options.fork === true ? randomUUID() : sessionId,
-      owner,
-      leaseMs,
-      options.fork === true ? sessionId : undefined,
-    );
+    const head = (await store.head(sessionId)) ?? { sessionId, parentId: undefined, root: undefined, version: 0 };
+    return openHead(options, head, owner, leaseMs);
   }
-  const driver = new BlobTreeDriver(store.blobs, head.root, { trackUnpublished: true });
+  const head = await store.acquire(
+    options.fork === true ? randomUUID() : sessionId,
+    owner,
+    leaseMs,
+    options.fork === true ? sessionId : undefined,
+  );
+  try {
+    return await openHead(options, head, owner, leaseMs);
+  } catch (error) {
+    // Nothing taken is left held: the next open of this session must not wait out the lease.
+    await store.release(head.sessionId, owner).catch(() => undefined);
+    throw error;
+  }
+}
+
+/** The session over a head just read or acquired. */
+async function openHead(options: OpenSessionOptions, head: SessionHead, owner: string, leaseMs: number): Promise<RemoteSession> {
+  const driver = new BlobTreeDriver(options.store.blobs, head.root, { trackUnpublished: true });
   const workspace = createWorkspace(driver, { readOnly: options.readOnly === true, limits: options.limits });
-  const inner = await createSession({ id: head.sessionId, workspace });
-  return new StoredSession(inner, driver, store, head, owner, leaseMs, options.readOnly === true);
+  try {
+    const inner = await createSession({ id: head.sessionId, workspace });
+    return new StoredSession(inner, driver, options.store, head, owner, leaseMs, options.readOnly === true);
+  } catch (error) {
+    await workspace.dispose().catch(() => undefined);
+    throw error;
+  }
 }
 
 class StoredSession implements RemoteSession {

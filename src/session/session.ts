@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
-import { claimAuditLog } from '../governance/audit.js';
+import { claimAuditLog, flushAuditLog } from '../governance/audit.js';
 import { hydrate } from '../host-mounts/hydrate.js';
 import type { HydrateResult } from '../host-mounts/schema.js';
 import { InvalidArgumentError } from '../workspace/errors.js';
@@ -321,7 +321,13 @@ class WorkspaceSession implements HydratedSession {
       this.#disposed = true;
       const workspace = this.#workspace;
       this.#workspace = undefined;
-      if (workspace !== undefined) await this.#source.close(workspace, 'dispose');
+      if (workspace === undefined) return;
+      try {
+        await this.#source.close(workspace, 'dispose');
+      } finally {
+        // A workspace the session does not dispose (one it was given) still holds the session's tool calls.
+        flushAuditLog(workspace);
+      }
     });
   }
 

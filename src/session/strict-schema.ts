@@ -87,3 +87,19 @@ function strictNode(node: unknown): unknown {
 export function toStrictJsonSchema(jsonSchema: Record<string, unknown>): Record<string, unknown> {
   return strictNode(jsonSchema) as Record<string, unknown>;
 }
+
+/**
+ * A tool's input-side JSON Schema whose optional top-level properties also accept `null` (which `runTool`
+ * reads as "absent"), for SDKs that check a model's arguments against the schema before the tool runs.
+ */
+export function withNullableOptionals(jsonSchema: Record<string, unknown>): Record<string, unknown> {
+  if (!isObject(jsonSchema.properties)) return jsonSchema;
+  const required = new Set(Array.isArray(jsonSchema.required) ? (jsonSchema.required as string[]) : []);
+  const properties = Object.fromEntries(
+    Object.entries(jsonSchema.properties).map(([name, child]) => [
+      name,
+      required.has(name) || !isObject(child) ? child : makeNullable(child),
+    ]),
+  );
+  return { ...jsonSchema, properties };
+}

@@ -11,6 +11,7 @@ import {
   ReadOnlyError,
   SnapshotError,
   SnapshotRestoreError,
+  TimeoutError,
 } from '../workspace/errors.js';
 import type { SnapshotableWorkspace, WorkspaceSnapshot } from '../workspace/types.js';
 import { gitSnapshotTree } from './backend-trees.js';
@@ -19,10 +20,24 @@ import { applyExport, planExport } from './export-plan.js';
 import { checkRemoteTree, writeSnapshotTree } from './remote-tree.js';
 import { WorkspaceDestination } from './workspace-destination.js';
 
-/** `signal` and `onProgress`: see `LongCallOptions`. A push is honoured until `git push` starts. */
-export interface PushOptions extends LongCallOptions {
-  /** A bare repository path or any URL native git accepts. */
+/** What every remote operation takes besides `signal` and `onProgress`. */
+export interface RemoteOptions extends LongCallOptions {
+  /**
+   * The repository: a path (absolute, or relative with a `/` before any `:`), or a `file://`, `https://` or
+   * `ssh://` URL. Anything else git could run (`fd::`, `ext::`, any `<transport>::`, `host:path`, `git://`,
+   * `http://`, a leading `-`) is refused (`EINVAL`) before git runs.
+   */
   remote: string;
+  /**
+   * The longest the git transfer may take, in milliseconds (default 300 000: five minutes). Past it the
+   * git process and everything it started (ssh, a helper) are killed, the temporary repository removed,
+   * and the call rejects with `TimeoutError` (`ETIMEDOUT`).
+   */
+  timeoutMs?: number;
+}
+
+/** `signal` and `onProgress`: see `LongCallOptions`. A push is honoured until `git push` starts. */
+export interface PushOptions extends RemoteOptions {
   /**
    * The ref to write, a full name under `refs/`. Default: `refs/sessionfs/sessions/<session>/<snapshot id>`
    * when `session` is given, else `refs/sessionfs/snapshots/<snapshot id>`.
@@ -44,8 +59,7 @@ export interface PushResult {
 }
 
 /** `signal` and `onProgress` (phases `plan`, `write`): an abort leaves the workspace as it was. */
-export interface PullOptions extends LongCallOptions {
-  remote: string;
+export interface PullOptions extends RemoteOptions {
   ref: string;
 }
 
@@ -62,6 +76,7 @@ export async function pushSnapshot(
 ): Promise<PushResult> {
   const remote = checkRemote(options?.remote);
   const ref = checkRef(options.ref ?? defaultRef(snapshot, options.session));
+  const timeoutMs = checkTimeout(options.timeoutMs);
   const call = LongCall.start(options, 'pushSnapshot');
   return call.run(async () => {
     const tree = await workspace.snapshotTree(snapshot, { signal: call.forward.signal });
@@ -74,7 +89,8 @@ export async function pushSnapshot(
       store.endBatch();
       call.check(); // the last point where nothing has reached the remote
       call.report({ phase: 'push', done: call.done });
-      const result = await git(gitDir, ['push', '--quiet', '--porcelain', remote, `${options.force === true ? '+' : ''}${commit}:${ref}`]);
+      const push = ['push', '--quiet', '--porcelain', remote, `${options.force === true ? '+' : ''}${commit}:${ref}`];
+      const result = await git(gitDir, push, timeoutMs);
       if (result.exitCode !== 0) {
         if (/\[rejected\]|non-fast-forward|already exists|fetch first/.test(result.stdout + result.stderr))
           throw new ConflictError(`the remote already has ${ref} (pass force: true to replace it)`);
@@ -94,11 +110,12 @@ export async function pushSnapshot(
 export async function pullSnapshot(workspace: SnapshotableWorkspace, options: PullOptions): Promise<WorkspaceSnapshot> {
   const remote = checkRemote(options?.remote);
   const ref = checkRef(options.ref);
+  const timeoutMs = checkTimeout(options.timeoutMs);
   if (workspace.readOnly) throw new ReadOnlyError(undefined, 'the workspace is read-only: nothing can be pulled into it');
   const call = LongCall.start(options, 'pullSnapshot');
   return call.run(() =>
     withTempRepository(async (gitDir) => {
-      const fetched = await git(gitDir, ['fetch', '--quiet', '--no-tags', remote, `+${ref}:refs/sessionfs/pulled`]);
+      const fetched = await git(gitDir, ['fetch', '--quiet', '--no-tags', remote, `+${ref}:refs/sessionfs/pulled`], timeoutMs);
       if (fetched.exitCode !== 0) throw new SnapshotRestoreError(`git fetch of ${ref} failed: ${lastLine(fetched.stderr, remote)}`);
       call.check();
       const store = new GitStore(gitDir);
@@ -165,10 +182,35 @@ function refComponent(text: string): string {
   return escaped === '' ? '%' : escaped;
 }
 
+/** The URL schemes the docs name; a path is git's `file` protocol. */
+const SCHEMES: ReadonlySet<string> = new Set(['file', 'https', 'ssh']);
+/** What git reads as `<transport>::<address>`: a remote helper, which may run anything (`ext::`, `fd::`). */
+const HELPER = /^[A-Za-z][A-Za-z0-9+.-]*::/;
+
 function checkRemote(remote: unknown): string {
-  if (typeof remote !== 'string' || remote === '' || remote.includes('\0') || remote.startsWith('-'))
-    throw new InvalidArgumentError('remote must be a repository path or URL (not starting with "-")');
+  const refuse = (why: string) => new InvalidArgumentError(`remote must be a repository path or a file://, https:// or ssh:// URL: ${why}`);
+  if (typeof remote !== 'string' || remote === '') throw refuse('got no text');
+  if ([...remote].some((char) => char < ' ' || char === '\x7f')) throw refuse('it holds a control character');
+  const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):\/\//.exec(remote)?.[1]?.toLowerCase();
+  if (scheme !== undefined) {
+    if (!SCHEMES.has(scheme)) throw refuse(`the ${scheme}:// transport is not allowed`);
+    return remote;
+  }
+  if (remote.startsWith('-')) throw refuse('it starts with "-" (git would read an option)');
+  if (HELPER.test(remote)) throw refuse(`the ${remote.slice(0, remote.indexOf('::'))}:: transport is not allowed`);
+  const colon = remote.indexOf(':');
+  // Git reads `host:path` (a colon before any slash) as ssh: write `ssh://host/path`, or `./name` for a path.
+  if (colon >= 0 && !remote.slice(0, colon).includes('/')) throw refuse('"host:path" is not allowed (write ssh://host/path, or ./path)');
   return remote;
+}
+
+const DEFAULT_TIMEOUT_MS = 300_000;
+
+function checkTimeout(timeoutMs: unknown): number {
+  if (timeoutMs === undefined) return DEFAULT_TIMEOUT_MS;
+  if (typeof timeoutMs !== 'number' || !Number.isSafeInteger(timeoutMs) || timeoutMs < 1)
+    throw new InvalidArgumentError(`timeoutMs must be a positive whole number of milliseconds, got ${String(timeoutMs)}`);
+  return timeoutMs;
 }
 
 function checkRef(ref: unknown): string {
@@ -197,15 +239,40 @@ async function withTempRepository<T>(task: (gitDir: string) => Promise<T>): Prom
   }
 }
 
-async function git(gitDir: string, args: string[]) {
+/**
+ * Runs git on the temporary repository, under a deadline. Git runs in a process group of its own, so that
+ * at the deadline it and everything it started (ssh, a remote helper, a credential helper) are killed
+ * together; the call then rejects with `TimeoutError`, and the caller's `finally` removes the repository.
+ */
+async function git(gitDir: string, args: string[], timeoutMs: number) {
   const { execa } = await import('execa');
-  // No prompts: a transport that needs credentials fails instead of waiting for a terminal. The `ext::`
-  // transport runs a command line; it is refused whatever the user's configuration says.
-  return execa('git', ['-c', 'protocol.ext.allow=never', '--git-dir', gitDir, ...args], {
+  // No prompts: a transport that needs credentials fails instead of waiting for a terminal. Only the
+  // protocols `checkRemote` lets through are allowed, whatever the user's configuration says (a path is
+  // `file`); `ext::` is named again for a git too old to know GIT_ALLOW_PROTOCOL.
+  const subprocess = execa('git', ['-c', 'protocol.ext.allow=never', '--git-dir', gitDir, ...args], {
     reject: false,
-    env: { GIT_TERMINAL_PROMPT: '0' },
+    env: { GIT_TERMINAL_PROMPT: '0', GIT_ALLOW_PROTOCOL: 'file:https:ssh' },
     stdin: 'ignore',
+    detached: true,
+    cleanup: true,
   });
+  let timedOut = false;
+  const deadline = setTimeout(() => {
+    timedOut = true;
+    killGroup(subprocess.pid);
+  }, timeoutMs);
+  const result = await subprocess.finally(() => clearTimeout(deadline));
+  if (timedOut) throw new TimeoutError(`git ${args[0] ?? ''} did not finish within ${timeoutMs} ms; it was stopped (timeoutMs)`);
+  return result;
+}
+
+function killGroup(pid: number | undefined): void {
+  if (pid === undefined) return;
+  try {
+    process.kill(-pid, 'SIGKILL');
+  } catch {
+    // The group is already gone.
+  }
 }
 
 /** Git's last line of complaint, with the remote (a host path or URL that may hold credentials) left out. */

@@ -135,6 +135,33 @@ describe('sessionfs/openai with the OpenAI SDK on fixture responses', () => {
     const tools: OpenAI.Responses.FunctionTool[] = adapter.responsesTools;
     expect(tools[0]!.strict).toBe(false);
   });
+
+  it('Responses API: handleFunctionCalls takes response.output as the SDK types it (items whose call_id is null included)', async () => {
+    await using session = await sessionWithFile();
+    const body = {
+      id: 'resp_1',
+      object: 'response',
+      created_at: 0,
+      model: 'gpt-test',
+      status: 'completed',
+      output: [
+        { type: 'tool_search_call', id: 'ts_1', call_id: null, arguments: {}, execution: 'server', status: 'completed' },
+        {
+          type: 'function_call',
+          id: 'fc_item',
+          call_id: 'fc_1',
+          name: 'read_file',
+          arguments: '{"path":"a.txt","offset":null,"limit":null}',
+        },
+      ],
+    };
+    const client = new OpenAI({ apiKey: 'test', fetch: fixtureFetch(body, []), maxRetries: 0 });
+    const adapter = openaiTools(session);
+    const response = await client.responses.create({ model: 'gpt-test', input: 'go', tools: adapter.responsesTools });
+    // The point is that this line type-checks against the SDK's own `ResponseOutputItem[]`.
+    const items: OpenAI.Responses.ResponseInputItem[] = await adapter.handleFunctionCalls(response.output);
+    expect(items).toEqual([{ type: 'function_call_output', call_id: 'fc_1', output: expect.stringContaining('one') }]);
+  });
 });
 
 describe('sessionfs/anthropic with the Anthropic SDK on a fixture response', () => {
@@ -201,5 +228,33 @@ describe('sessionfs/langchain with @langchain/core tools and a fixture AIMessage
     expect(session.history.map((h) => h.result.rolledBack)).toEqual([false, true]);
     // Plain-argument invocation throws the typed error.
     await expect(byName.get('delete')!.invoke({ path: 'missing' })).rejects.toBeInstanceOf(ToolCallFailedError);
+  });
+
+  it('null optional arguments are accepted as absent, as runTool does (LangChain checks the schema first)', async () => {
+    await using session = await sessionWithFile();
+    const byName = new Map(langchainTools(session).map((t) => [t.name, t]));
+    const call = { id: 't1', name: 'read_file', args: { path: 'a.txt', offset: null, limit: null }, type: 'tool_call' as const };
+    const message = (await byName.get('read_file')!.invoke(call)) as ToolMessage;
+    expect(message.status).not.toBe('error');
+    expect(String(message.content)).toContain('one');
+    const written = await byName.get('write_file')!.invoke({ path: 'b.txt', content: 'two\n', mode: null });
+    expect(written).toMatch(/b\.txt/);
+    expect((await session.filesystem.read('b.txt')).content).toContain('two');
+  });
+
+  it('arguments that do not fit the schema come back as an error ToolMessage (EINVAL, nothing run), not a throw', async () => {
+    await using session = await sessionWithFile();
+    const byName = new Map(langchainTools(session).map((t) => [t.name, t]));
+    const call = { id: 't9', name: 'write_file', args: { path: 5, content: 'x' }, type: 'tool_call' as const };
+    const message = (await byName.get('write_file')!.invoke(call)) as ToolMessage;
+    expect(message).toBeInstanceOf(ToolMessage);
+    expect(message).toMatchObject({ status: 'error', tool_call_id: 't9', name: 'write_file' });
+    expect(String(message.content)).toMatch(/^Error \[EINVAL\]: invalid parameters for write_file/);
+    expect(session.history.at(-1)?.result).toMatchObject({ success: false, code: 'EINVAL', rolledBack: false });
+    // With plain arguments (no tool call to answer) the failure is thrown, typed, as for any failed call.
+    await expect(byName.get('write_file')!.invoke({ path: 5, content: 'x' } as never)).rejects.toMatchObject({
+      name: 'ToolCallFailedError',
+      code: 'EINVAL',
+    });
   });
 });

@@ -144,10 +144,10 @@ describe('pushSnapshot / pullSnapshot', () => {
     await expect(pushSnapshot(workspace, snapshot, { remote: '--upload-pack=evil' })).rejects.toMatchObject({ code: 'EINVAL' });
     await expect(pushSnapshot(workspace, snapshot, { remote: tempDir(), ref: 'main' })).rejects.toMatchObject({ code: 'EINVAL' });
     await expect(pushSnapshot(workspace, snapshot, { remote: tempDir(), ref: 'refs/.hidden/x' })).rejects.toMatchObject({ code: 'EINVAL' });
-    // The ext:: transport runs a command: refused by git whatever the configuration.
+    // The ext:: transport runs a command: refused before git runs (see remote-transports.test.ts).
     const marker = join(tempDir(), 'ran');
     await expect(pullSnapshot(workspace, { remote: `ext::sh -c touch% ${marker}`, ref: 'refs/x' })).rejects.toMatchObject({
-      code: 'ESNAPSHOT',
+      code: 'EINVAL',
     });
     await expect(execa('test', ['-e', marker])).rejects.toThrow();
     await expect(pullSnapshot(workspace, { remote: join(tempDir(), 'missing'), ref: 'refs/x' })).rejects.toMatchObject({

@@ -11,6 +11,8 @@ import { LongCall, type LongCallOptions } from '../../workspace/progress.js';
 import type { DiffEntry, RestoreResult, RestoreRetry, SnapshotOptions, WorkspaceSnapshot } from '../../workspace/types.js';
 import type { ChangeTracker } from './changes.js';
 import { TreeApplier } from './restore.js';
+import { Sandbox } from './sandbox.js';
+import { sweepStaleTempFilesIn } from './temp-files-sweep.js';
 import { SnapshotState } from './state.js';
 
 export type ChangeDetection = 'scan' | 'tracked';
@@ -45,6 +47,12 @@ export class HostGitSnapshotter implements Snapshotter {
   readonly #inherited: readonly string[];
   /** Keeps prunes apart from snapshots, restores and diffs on this git dir, in every process (see GitDirGate). */
   readonly #gate: GitDirGate;
+  readonly #sandbox: Sandbox;
+  /**
+   * The sweep of stale temp files the workspace started when it opened (a restore waits for it); none for
+   * a root the workspace made itself, where no other process writes (nor does a restore look then).
+   */
+  readonly #openSweep: Promise<unknown> | undefined;
   #releasedSincePrune = 0;
 
   constructor(
@@ -54,8 +62,11 @@ export class HostGitSnapshotter implements Snapshotter {
     changes: ChangeTracker,
     excluded: ((rel: string) => boolean) | undefined,
     inherited: readonly string[] = [],
+    openSweep?: Promise<unknown>,
   ) {
     this.#root = root;
+    this.#sandbox = new Sandbox(root);
+    this.#openSweep = openSweep;
     this.#inherited = inherited;
     this.#gitDir = gitDir;
     this.#changeDetection = changeDetection;
@@ -230,6 +241,7 @@ export class HostGitSnapshotter implements Snapshotter {
         call.check();
         stage = 'apply';
         await applier.apply(tree);
+        await this.#removeStaleTempFiles(applier.visited);
         call.settle();
         if (applier.incomplete) this.#changes.mark();
         return retries.length === 0 ? { skipped: applier.skipped } : { skipped: applier.skipped, retries };
@@ -248,6 +260,20 @@ export class HostGitSnapshotter implements Snapshotter {
         await new Promise((resolve) => setTimeout(resolve, Math.min(MAX_RETRY_PAUSE_MS, FIRST_RETRY_PAUSE_MS * 2 ** (attempt - 1))));
       }
     }
+  }
+
+  /**
+   * After an apply: the temp files of writers that were killed (a restore or write of another process, on
+   * this root) go too, so a restore leaves exactly the snapshot. Looked for where the apply went and where
+   * the scan before it saw temp names, not by a walk of the whole root; the sweep this workspace started
+   * when it opened (the whole root) is waited for first. Best effort: a failure here fails nothing.
+   */
+  async #removeStaleTempFiles(visited: readonly string[]): Promise<void> {
+    if (this.#openSweep === undefined) return;
+    await this.#openSweep;
+    const dirs = [...this.#state.tempNameDirs, ...visited];
+    this.#state.tempNameDirs.clear();
+    await sweepStaleTempFilesIn(this.#sandbox, dirs).catch(() => []);
   }
 
   /**

@@ -128,7 +128,10 @@ export function sweepStaleTemp(options: { directory?: string } = {}): SweepResul
   return { removed };
 }
 
-/** Whether the process that made a directory still runs (a reused pid with another start time does not count). */
+/**
+ * Whether the process that made a directory still runs (a reused pid with another start time does not
+ * count). A zombie (killed, not yet reaped by its parent: the moments after a `kill -9`) runs no more.
+ */
 function ownerAlive(pid: number, start: number): boolean {
   if (pid === process.pid) return start === 0 || start === processStart(pid);
   try {
@@ -137,19 +140,25 @@ function ownerAlive(pid: number, start: number): boolean {
     if ((error as NodeJS.ErrnoException).code === 'ESRCH') return false;
     // EPERM: it runs, under another user
   }
+  const stat = processStat(pid);
+  if (stat?.state === 'Z' || stat?.state === 'X') return false;
   if (start === 0) return true;
-  const actual = processStart(pid);
-  return actual === undefined || actual === start;
+  return stat === undefined || stat.start === start;
 }
 
 /** A process's start time in clock ticks since boot (Linux /proc), or undefined where it cannot be read. */
 function processStart(pid: number): number | undefined {
+  return processStat(pid)?.start;
+}
+
+/** A process's state letter and start time (Linux /proc/<pid>/stat), or undefined where it cannot be read. */
+function processStat(pid: number): { state: string; start: number | undefined } | undefined {
   try {
     const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
     // Fields after the command name (which may hold spaces and parentheses): state is field 3, starttime 22.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     const start = Number(fields[19]);
-    return Number.isSafeInteger(start) ? start : undefined;
+    return { state: fields[0] ?? '', start: Number.isSafeInteger(start) ? start : undefined };
   } catch {
     return undefined;
   }

@@ -23,6 +23,8 @@ export class TreeApplier {
   incomplete = false;
   /** The directory being applied (workspace-relative), to say where a failed apply stopped. */
   at = '';
+  /** The directories whose content the apply went through (written into, or checked entry by entry). */
+  readonly visited: string[] = [];
   readonly #sandbox: Sandbox;
   readonly #store: GitStore;
   readonly #state: SnapshotState;
@@ -73,6 +75,7 @@ export class TreeApplier {
     // scan would find every entry matching the cache and reuse the stale id; the next restore would skip it).
     node.oid = undefined;
     this.at = rel;
+    this.visited.push(rel);
     const target = new Map<string, TreeEntry>();
     for (const entry of await this.#store.readTree(targetOid)) {
       if (entry.name === EMPTY_DIR_MARKER) continue;

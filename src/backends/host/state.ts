@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import { escapeName, EMPTY_DIR_MARKER } from './git/names.js';
 import { GitStore, type TreeEntry, type TreeMode } from './git/store.js';
+import { isTempName } from './atomic.js';
 import { isVisibleName } from './names.js';
 import { TimeSlices } from '../../workspace/time-slices.js';
 import { pinChild, pinDirectory, Sandbox, type PinnedDir } from './sandbox.js';
@@ -83,6 +84,8 @@ export class SnapshotState {
   #emptyBlob: string | undefined;
   /** Files hashed by the last scan or refresh (for tests and the bench). */
   hashed = 0;
+  /** Directories a scan or refresh saw temp file names in (hidden): where a restore looks for stale ones. */
+  readonly tempNameDirs = new Set<string>();
   /** Told of every entry the scan or refresh under way examines (progress; it may throw to stop the scan). */
   #onEntry: ((rel: string) => void) | undefined;
 
@@ -248,7 +251,10 @@ export class SnapshotState {
     const seen = new Set<string>();
     for (const dirent of entries) {
       const name = dirent.name;
-      if (!isVisibleName(name)) continue;
+      if (!isVisibleName(name)) {
+        if (isTempName(name)) this.tempNameDirs.add(rel);
+        continue;
+      }
       const childRel = rel === '' ? name : `${rel}/${name}`;
       if (this.#excluded !== undefined && this.#excluded(childRel)) continue;
       this.#onEntry?.(childRel);

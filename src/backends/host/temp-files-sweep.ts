@@ -32,6 +32,47 @@ export async function sweepStaleTempFiles(sandbox: Sandbox, stopped: () => boole
   return removed;
 }
 
+/**
+ * Removes the stale temp files directly in each of `dirs` (workspace paths; no subdirectory is entered):
+ * what a restore does for the directories it wrote into and those its scan saw temp names in, so that
+ * no killed writer's temp file outlives the restore without a walk of the whole root. Same rules as
+ * {@link sweepStaleTempFiles}; a directory that is gone or not a real directory any more is skipped.
+ */
+export async function sweepStaleTempFilesIn(sandbox: Sandbox, dirs: Iterable<string>): Promise<string[]> {
+  const removed: string[] = [];
+  for (const rel of new Set(dirs)) {
+    let dir: PinnedDir;
+    try {
+      dir = await pinDirectoryAsync(sandbox, rel, rel);
+    } catch {
+      continue;
+    }
+    try {
+      for (const dirent of await fs.promises.readdir(dir.path, { withFileTypes: true })) await removeIfStale(dir, rel, dirent, removed);
+    } catch {
+      // listed while removed or replaced: nothing more to do here
+    } finally {
+      dir.release();
+    }
+  }
+  return removed;
+}
+
+/** Unlinks `dirent` when it is a stale temp file; returns whether it has a temp name (removed or not). */
+async function removeIfStale(dir: PinnedDir, rel: string, dirent: fs.Dirent, removed: string[]): Promise<boolean> {
+  const name = dirent.name;
+  if (!isTempName(name)) return false;
+  // A directory with a temp name is nobody's write: left alone (unlink would refuse it anyway).
+  if (!dirent.isDirectory() && isStaleTempName(name)) {
+    const gone = await fs.promises.unlink(dir.at(name)).then(
+      () => true,
+      () => false,
+    );
+    if (gone) removed.push(rel === '' ? name : `${rel}/${name}`);
+  }
+  return true;
+}
+
 /** Sweeps `dir` (then releases it) and its real subdirectories. */
 async function sweepDirectory(dir: PinnedDir, rel: string, removed: string[], stopped: () => boolean): Promise<void> {
   try {
@@ -39,17 +80,7 @@ async function sweepDirectory(dir: PinnedDir, rel: string, removed: string[], st
       if (stopped()) return;
       const name = dirent.name;
       const path = rel === '' ? name : `${rel}/${name}`;
-      if (isTempName(name)) {
-        // A directory with a temp name is nobody's write: left alone (unlink would refuse it anyway).
-        if (!dirent.isDirectory() && isStaleTempName(name)) {
-          const gone = await fs.promises.unlink(dir.at(name)).then(
-            () => true,
-            () => false,
-          );
-          if (gone) removed.push(path);
-        }
-        continue;
-      }
+      if (await removeIfStale(dir, rel, dirent, removed)) continue;
       if (!isVisibleName(name) || !(await isDirectory(dir, dirent))) continue;
       let child: PinnedDir;
       try {

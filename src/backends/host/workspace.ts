@@ -61,6 +61,10 @@ export class HostWorkspace extends DriverWorkspace {
     const host = forked === undefined ? openHost(options) : forkedHost(options, forked);
     const borrowed = forked?.borrowed ?? [];
     const changes = new ChangeTracker();
+    const sandbox = new Sandbox(host.root);
+    let disposing = false;
+    const swept =
+      host.ownsRoot || options.readOnly === true ? Promise.resolve([]) : sweepStaleTempFiles(sandbox, () => disposing).catch(() => []);
     const snapshotter = new HostGitSnapshotter(
       host.root,
       host.gitDir,
@@ -68,11 +72,8 @@ export class HostWorkspace extends DriverWorkspace {
       changes,
       excludeMatcher(host.exclude),
       borrowed,
+      host.ownsRoot ? undefined : swept,
     );
-    const sandbox = new Sandbox(host.root);
-    let disposing = false;
-    const swept =
-      host.ownsRoot || options.readOnly === true ? Promise.resolve([]) : sweepStaleTempFiles(sandbox, () => disposing).catch(() => []);
     const driver = new HostDriver(sandbox, changes, snapshotter, async () => {
       disposing = true;
       await swept;
