@@ -11,6 +11,8 @@ export interface ComposeWorkspaceOptions {
   mounts: readonly MountSpec[];
   readOnly?: boolean;
   limits?: Partial<WorkspaceLimits>;
+  /** What the host provided read-only (see `CreateWorkspaceOptions.protect`); default `.git`, `.hg`, `.svn`, `.jj`. */
+  protect?: readonly string[];
 }
 
 /**
@@ -25,6 +27,7 @@ export function composeWorkspace(options: ComposeWorkspaceOptions): DriverWorksp
   return createWorkspace(new ComposeDriver(table), {
     ...(options.readOnly === undefined ? {} : { readOnly: options.readOnly }),
     ...(options.limits === undefined ? {} : { limits: options.limits }),
+    ...(options.protect === undefined ? {} : { protect: options.protect }),
   });
 }
 export { DirectoryNamespace, NamespaceWorkspace, type WorkspaceNamespaceOptions } from './namespace.js';

@@ -198,6 +198,12 @@ export interface Snapshotter {
   snapshot(options: SnapshotOptions): Promise<WorkspaceSnapshot>;
   /** Makes the workspace hold exactly the snapshot, or throws `SnapshotRestoreError` and changes nothing. */
   restore(snapshot: WorkspaceSnapshot, options?: LongCallOptions): Promise<RestoreResult>;
+  /**
+   * Optional: `restore`, leaving every path `leavesAlone` answers true for exactly as it is (not written,
+   * not removed, not descended into), each differing one listed in `skipped`. Without it the shared layer
+   * restores and then puts such paths back (the `protect` rule: see docs/security-model.md).
+   */
+  restoreExcept?(snapshot: WorkspaceSnapshot, leavesAlone: (path: string) => boolean, options?: LongCallOptions): Promise<RestoreResult>;
   /** Files and symlinks that differ, sorted by path; `to` omitted compares with the live state. */
   diff(from: WorkspaceSnapshot, to?: WorkspaceSnapshot, options?: LongCallOptions): Promise<DiffEntry[]>;
   /**
