@@ -225,7 +225,12 @@ export class TreeApplier {
       for (const dirent of fs.readdirSync(dir.path, { withFileTypes: true })) {
         const childName = dirent.name;
         const childRel = join(rel, childName);
-        if ((!isVisibleName(childName) && !isTempName(childName)) || this.#state.isExcluded(childRel) || this.#leftAlone(childRel)) {
+        if ((!isVisibleName(childName) && !isTempName(childName)) || this.#state.isExcluded(childRel)) {
+          kept = true;
+          continue;
+        }
+        if (this.#leftAlone(childRel)) {
+          this.skipped.push({ path: childRel, reason: LEFT_ALONE });
           kept = true;
           continue;
         }
