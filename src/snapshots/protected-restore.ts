@@ -32,7 +32,9 @@ export async function restoreLeaving(
   }
   if (roots.size === 0) return snapshots.restore(record, options);
   if (snapshots.open === undefined)
-    throw new PolicyError(`the snapshot would rewrite protected paths (${[...roots].join(', ')}) and this backend cannot restore around them`);
+    throw new PolicyError(
+      `the snapshot would rewrite protected paths (${[...roots].join(', ')}) and this backend cannot restore around them`,
+    );
   const live = await snapshots.open(undefined, options);
   const result = await snapshots.restore(record, options);
   await putBack(driver, snapshots, live, [...roots]);
