@@ -73,6 +73,8 @@ export const SKIP = {
 
 /** Version-control internals: skipped by hydration unless a mount asks for them (then read-only). */
 const VERSION_CONTROL = new Set(['.git', '.hg', '.svn', '.jj']);
+/** The same as globs, for what shows host folders without copying them (an overlay's `exclude`). */
+export const VERSION_CONTROL_GLOBS: readonly string[] = [...VERSION_CONTROL].map((name) => `**/${name}`);
 
 function isVersionControl(name: string): boolean {
   return VERSION_CONTROL.has(name.toLowerCase());

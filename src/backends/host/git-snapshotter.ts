@@ -218,7 +218,11 @@ export class HostGitSnapshotter implements Snapshotter {
   }
 
   /** `restore`, never touching the paths `leavesAlone` names (see `TreeApplier`). */
-  async restoreExcept(snapshot: WorkspaceSnapshot, leavesAlone: (path: string) => boolean, options?: LongCallOptions): Promise<RestoreResult> {
+  async restoreExcept(
+    snapshot: WorkspaceSnapshot,
+    leavesAlone: (path: string) => boolean,
+    options?: LongCallOptions,
+  ): Promise<RestoreResult> {
     const call = LongCall.start(options, 'restore');
     return this.#gate.use(() => this.#restore(snapshot, call, leavesAlone));
   }

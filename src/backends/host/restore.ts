@@ -104,7 +104,10 @@ export class TreeApplier {
         node.children.delete(name);
         this.#changed(childRel);
       } else {
-        this.skipped.push({ path: childRel, reason: 'not in the snapshot, but it holds excluded or protected content, which restore never touches' });
+        this.skipped.push({
+          path: childRel,
+          reason: 'not in the snapshot, but it holds excluded or protected content, which restore never touches',
+        });
         exact = false;
       }
     }
