@@ -15,7 +15,7 @@ import {
 import type { SnapshotableWorkspace, WorkspaceSnapshot } from '../workspace/types.js';
 import { gitSnapshotTree } from './backend-trees.js';
 import { Destination, type ExportDestination } from './destination.js';
-import { applyExport, planExport } from './export-plan.js';
+import { applyExport, planExport, protectRulesOf } from './export-plan.js';
 import { checkRemoteTree, writeSnapshotTree } from './remote-tree.js';
 import { WorkspaceDestination } from './workspace-destination.js';
 
@@ -118,6 +118,7 @@ export async function pullSnapshot(workspace: SnapshotableWorkspace, options: Pu
           [{ destination, place: (path) => path }],
           'overwrite',
           call,
+          protectRulesOf(workspace),
         );
         await applyExport(plan, { dryRun: false, policy: 'overwrite', call });
       } catch (error) {
