@@ -4,7 +4,7 @@ import { ConflictError, IsADirectoryError, NotADirectoryError, WorkspaceError } 
 import { fromDriverError } from '../workspace/driver-errors.js';
 import { compareStrings } from '../workspace/glob-grep.js';
 import type { DestinationState, ExportDestination } from './destination.js';
-import { DEFAULT_PROTECT, ProtectRules } from '../governance/protect.js';
+import { DEFAULT_PROTECT, ProtectRules, type ProtectedRoot } from '../governance/protect.js';
 import { changedPaths } from './snapshot-tree.js';
 
 export type ConflictPolicy = 'fail' | 'skip' | 'overwrite';
@@ -104,7 +104,7 @@ export async function planExport(
   targets: ExportTarget[],
   policy: ConflictPolicy,
   call?: LongCall,
-  protect: ProtectRules = new ProtectRules(DEFAULT_PROTECT),
+  protect: ProtectedAt = protectRulesOf({}),
 ): Promise<ExportPlan> {
   const plan: ExportPlan = { writes: [], deletes: [], makeDirectories: [], removeDirectories: [], conflicts: [], skipped: [] };
   const changes = await changedPaths(from, to, { directories: true });
@@ -115,7 +115,7 @@ export async function planExport(
       call?.step('plan', change.path);
       const rel = target.place(change.path);
       if (rel === undefined) continue;
-      const found = protect.rootOf(rel);
+      const found = await protect(rel);
       if (found !== undefined) {
         // Reported once, as the workspace path of the protected root (the destination path may be shorter).
         const shown = change.path.endsWith(rel) ? change.path.slice(0, change.path.length - rel.length + found.root.length) : change.path;
@@ -185,10 +185,14 @@ async function baseBytes(base: Leaf | undefined): Promise<Uint8Array | undefined
   }
 }
 
+/** The protected root a destination path lies in, when the export must leave it alone. */
+export type ProtectedAt = (rel: string) => ProtectedRoot | undefined | Promise<ProtectedRoot | undefined>;
+
 /** What an export never writes or deletes at a destination: the workspace's `protect` patterns (or the default). */
-export function protectRulesOf(workspace: object): ProtectRules {
+export function protectRulesOf(workspace: object): ProtectedAt {
   const patterns = (workspace as { protect?: unknown }).protect;
-  return new ProtectRules(Array.isArray(patterns) ? (patterns as string[]) : DEFAULT_PROTECT);
+  const rules = new ProtectRules(Array.isArray(patterns) ? (patterns as string[]) : DEFAULT_PROTECT);
+  return (rel) => rules.rootOf(rel);
 }
 
 function protectedReason(pattern: string): string {

@@ -15,7 +15,8 @@ import {
 import type { SnapshotableWorkspace, WorkspaceSnapshot } from '../workspace/types.js';
 import { gitSnapshotTree } from './backend-trees.js';
 import { Destination, type ExportDestination } from './destination.js';
-import { applyExport, planExport, protectRulesOf } from './export-plan.js';
+import { applyExport, planExport, protectRulesOf, type ProtectedAt } from './export-plan.js';
+import { trustOf } from '../governance/trust.js';
 import { checkRemoteTree, writeSnapshotTree } from './remote-tree.js';
 import { WorkspaceDestination } from './workspace-destination.js';
 
@@ -118,7 +119,7 @@ export async function pullSnapshot(workspace: SnapshotableWorkspace, options: Pu
           [{ destination, place: (path) => path }],
           'overwrite',
           call,
-          protectRulesOf(workspace),
+          protectedInPull(workspace, destination),
         );
         await applyExport(plan, { dryRun: false, policy: 'overwrite', call });
       } catch (error) {
@@ -212,4 +213,20 @@ async function git(gitDir: string, args: string[]) {
 /** Git's last line of complaint, with the remote (a host path or URL that may hold credentials) left out. */
 function lastLine(text: string, remote: string): string {
   return (text.trim().split('\n').pop() ?? 'unknown error').split(remote).join('<remote>');
+}
+
+/**
+ * What a pull leaves alone, as a restore does: a protected root the host provided (present at the
+ * destination and not the workspace's own). A protected root the pull creates becomes the workspace's own.
+ */
+function protectedInPull(workspace: SnapshotableWorkspace, destination: ExportDestination): ProtectedAt {
+  const protection = trustOf(workspace)?.protection;
+  if (protection === undefined) return protectRulesOf(workspace);
+  return async (rel) => {
+    const found = protection.rules.rootOf(rel);
+    if (found === undefined || !protection.leavesAlone(rel)) return undefined;
+    if ((await destination.state(found.root)).kind !== 'missing') return found;
+    protection.adopt(found.root);
+    return undefined;
+  };
 }
