@@ -145,10 +145,17 @@ export class Protection {
     }
   }
 
-  /** Whether a restore must leave `path` as it is: inside a root that is not this workspace's own. */
-  readonly leavesAlone = (path: NormalizedPath): boolean => {
+  /**
+   * Whether a restore must leave `path` as it is: inside a root that is not this workspace's own. `exists`,
+   * when the caller knows it for a path that is itself a root not judged yet, judges it as a mutation would:
+   * present, it is the host's; missing, the restore creates it and it becomes the workspace's own.
+   */
+  readonly leavesAlone = (path: NormalizedPath, exists?: boolean): boolean => {
     const found = this.rules.rootOf(path);
-    return found !== undefined && !this.#own.has(found.root) && !this.#hydrating.has(found.root);
+    if (found === undefined || this.#own.has(found.root) || this.#hydrating.has(found.root)) return false;
+    if (this.#host.has(found.root) || exists === undefined || path !== found.root) return true;
+    (exists ? this.#host : this.#own).add(found.root);
+    return exists;
   };
 
   /** A root this workspace created (a program run in the session made it: see the host shell). */

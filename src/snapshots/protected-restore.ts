@@ -6,7 +6,7 @@ import type { RestoreResult, SkippedPath, WorkspaceSnapshot } from '../workspace
 
 /** Which paths a restore leaves as they are, and why (the `protect` rule: see src/governance/protect.ts). */
 export interface LeftAlone {
-  leavesAlone(path: NormalizedPath): boolean;
+  leavesAlone(path: NormalizedPath, exists?: boolean): boolean;
   /** The protected root a left-alone path lies in. */
   rootOf(path: NormalizedPath): NormalizedPath;
   reason(path: NormalizedPath): string;
@@ -28,7 +28,9 @@ export async function restoreLeaving(
   if (snapshots.restoreExcept !== undefined) return snapshots.restoreExcept(record, left.leavesAlone, options);
   const roots = new Set<NormalizedPath>();
   for (const entry of await snapshots.diff(record, undefined, options)) {
-    if (left.leavesAlone(entry.path)) roots.add(left.rootOf(entry.path));
+    const root = left.rootOf(entry.path);
+    if (roots.has(root) || !left.leavesAlone(entry.path)) continue;
+    if (left.leavesAlone(root, (await driver.kind(root).catch(() => undefined)) !== undefined)) roots.add(root);
   }
   if (roots.size === 0) return snapshots.restore(record, options);
   if (snapshots.open === undefined)

@@ -225,8 +225,6 @@ function protectedInPull(workspace: SnapshotableWorkspace, destination: ExportDe
   return async (rel) => {
     const found = protection.rules.rootOf(rel);
     if (found === undefined || !protection.leavesAlone(rel)) return undefined;
-    if ((await destination.state(found.root)).kind !== 'missing') return found;
-    protection.adopt(found.root);
-    return undefined;
+    return protection.leavesAlone(found.root, (await destination.state(found.root)).kind !== 'missing') ? found : undefined;
   };
 }

@@ -220,14 +220,18 @@ export class HostGitSnapshotter implements Snapshotter {
   /** `restore`, never touching the paths `leavesAlone` names (see `TreeApplier`). */
   async restoreExcept(
     snapshot: WorkspaceSnapshot,
-    leavesAlone: (path: string) => boolean,
+    leavesAlone: (path: string, exists: boolean) => boolean,
     options?: LongCallOptions,
   ): Promise<RestoreResult> {
     const call = LongCall.start(options, 'restore');
     return this.#gate.use(() => this.#restore(snapshot, call, leavesAlone));
   }
 
-  async #restore(snapshot: WorkspaceSnapshot, call: LongCall, leavesAlone?: (path: string) => boolean): Promise<RestoreResult> {
+  async #restore(
+    snapshot: WorkspaceSnapshot,
+    call: LongCall,
+    leavesAlone?: (path: string, exists: boolean) => boolean,
+  ): Promise<RestoreResult> {
     const tree = await this.#treeOf(snapshot);
     const retries: RestoreRetry[] = [];
     for (let attempt = 1; ; attempt += 1) {

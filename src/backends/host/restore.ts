@@ -29,14 +29,14 @@ export class TreeApplier {
   /** Told of each entry written or removed (progress). */
   readonly #changed: (rel: string) => void;
   /** Paths never touched, as excluded ones, but present in snapshots (protected content: see `restoreExcept`). */
-  readonly #leavesAlone: ((rel: string) => boolean) | undefined;
+  readonly #leavesAlone: ((rel: string, exists: boolean) => boolean) | undefined;
 
   constructor(
     rootAbs: string,
     store: GitStore,
     state: SnapshotState,
     changed: (rel: string) => void = () => undefined,
-    leavesAlone?: (rel: string) => boolean,
+    leavesAlone?: (rel: string, exists: boolean) => boolean,
   ) {
     this.#sandbox = new Sandbox(rootAbs);
     this.#store = store;
@@ -45,8 +45,8 @@ export class TreeApplier {
     this.#leavesAlone = leavesAlone;
   }
 
-  #leftAlone(rel: string): boolean {
-    return this.#leavesAlone !== undefined && this.#leavesAlone(rel);
+  #leftAlone(rel: string, exists = true): boolean {
+    return this.#leavesAlone !== undefined && this.#leavesAlone(rel, exists);
   }
 
   async apply(targetTree: string): Promise<void> {
@@ -124,7 +124,7 @@ export class TreeApplier {
         continue;
       }
       const current = node.children.get(name);
-      if (this.#leftAlone(childRel)) {
+      if (this.#leftAlone(childRel, current !== undefined)) {
         const same = current !== undefined && current.oid === entry.oid && (current.kind === 'dir' || current.mode === entry.mode);
         if (!same) {
           this.skipped.push({ path: childRel, reason: LEFT_ALONE });
