@@ -1,4 +1,5 @@
 import { createWorkspace, type DriverWorkspace } from '../workspace/create-workspace.js';
+import type { WorkspacePolicy } from '../governance/policy.js';
 import { InvalidArgumentError } from '../workspace/errors.js';
 import type { WorkspaceLimits } from '../workspace/limits.js';
 import { ComposeDriver } from './compose-driver.js';
@@ -11,6 +12,10 @@ export interface ComposeWorkspaceOptions {
   mounts: readonly MountSpec[];
   readOnly?: boolean;
   limits?: Partial<WorkspaceLimits>;
+  /** What may be touched, judged on composed paths (see docs/governance.md). */
+  policy?: WorkspacePolicy;
+  /** What the host provided read-only (see `CreateWorkspaceOptions.protect`); default `.git`, `.hg`, `.svn`, `.jj`. */
+  protect?: readonly string[];
 }
 
 /**
@@ -25,6 +30,8 @@ export function composeWorkspace(options: ComposeWorkspaceOptions): DriverWorksp
   return createWorkspace(new ComposeDriver(table), {
     ...(options.readOnly === undefined ? {} : { readOnly: options.readOnly }),
     ...(options.limits === undefined ? {} : { limits: options.limits }),
+    ...(options.protect === undefined ? {} : { protect: options.protect }),
+    ...(options.policy === undefined ? {} : { policy: options.policy }),
   });
 }
 export { DirectoryNamespace, NamespaceWorkspace, type WorkspaceNamespaceOptions } from './namespace.js';

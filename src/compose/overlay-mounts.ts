@@ -1,6 +1,7 @@
 import { MemoryWorkspace } from '../backends/memory/index.js';
 import { OverlayWorkspace } from '../backends/overlay/index.js';
 import { defaultMountPath } from '../host-mounts/hydrate.js';
+import { VERSION_CONTROL_GLOBS } from '../host-mounts/plan.js';
 import type { HostMount } from '../host-mounts/schema.js';
 import type { DriverWorkspace } from '../workspace/create-workspace.js';
 import { InvalidArgumentError } from '../workspace/errors.js';
@@ -21,6 +22,7 @@ export function overlayMounts(
   mounts: readonly HostMount[],
   allowedHostRoots: readonly string[],
   limits: Partial<WorkspaceLimits> | undefined,
+  protect?: readonly string[],
 ): DriverWorkspace {
   const overlays: MountSpec[] = [];
   const opened: OverlayWorkspace[] = [];
@@ -33,8 +35,10 @@ export function overlayMounts(
         lower: mount.hostPath,
         allowedHostRoots,
         ...(mount.include === undefined ? {} : { include: mount.include }),
-        ...(mount.exclude === undefined ? {} : { exclude: mount.exclude }),
+        // Version-control internals stay hidden unless the mount asks for them (then read-only: the protect rule).
+        exclude: [...(mount.exclude ?? []), ...(mount.includeGit === 'read-only' ? [] : VERSION_CONTROL_GLOBS)],
         ...(limits === undefined ? {} : { limits }),
+        ...(protect === undefined ? {} : { protect }),
       });
       opened.push(workspace);
       overlays.push({ path: displayPath(path), workspace, access: 'read-write' });
@@ -42,8 +46,18 @@ export function overlayMounts(
     if (overlays.length === 1 && normalizePath(overlays[0]?.path) === '') return overlays[0]?.workspace as DriverWorkspace;
     const root = overlays.some((mount) => normalizePath(mount.path) === '')
       ? []
-      : [{ path: '/', workspace: new MemoryWorkspace({ limits }), access: 'read-write' as const }];
-    return composeWorkspace({ mounts: [...root, ...overlays], ...(limits === undefined ? {} : { limits }) });
+      : [
+          {
+            path: '/',
+            workspace: new MemoryWorkspace({ limits, ...(protect === undefined ? {} : { protect }) }),
+            access: 'read-write' as const,
+          },
+        ];
+    return composeWorkspace({
+      mounts: [...root, ...overlays],
+      ...(limits === undefined ? {} : { limits }),
+      ...(protect === undefined ? {} : { protect }),
+    });
   } catch (error) {
     for (const workspace of opened) void workspace.dispose();
     throw error;

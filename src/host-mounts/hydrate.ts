@@ -6,10 +6,11 @@ import {
   SnapshotRestoreError,
   isWorkspaceError,
 } from '../workspace/errors.js';
-import { displayPath, type NormalizedPath } from '../workspace/paths.js';
+import { trustOf, type WorkspaceTrust } from '../governance/trust.js';
+import { displayPath, parentPath, type NormalizedPath } from '../workspace/paths.js';
 import type { SkippedPath, SnapshotableWorkspace, Workspace, WriteFilesEntry, WriteFilesResult } from '../workspace/types.js';
 import { AllowedRoots } from './allow-list.js';
-import { compare, Planner, type PlannedFile } from './plan.js';
+import { compare, Planner, SKIP, type PlannedFile } from './plan.js';
 import { CreatedPaths } from './rollback.js';
 import { HostMountSchema, type HostMount, type HydrateOptions, type HydrateResult } from './schema.js';
 import { Pacer, readSource, SourceOpener } from './source.js';
@@ -70,12 +71,54 @@ async function copyMounts(workspace: SnapshotableWorkspace, mounts: readonly Hos
 
   const plan = new Planner(workspace, allowed, signal);
   for (const [index, mount] of parsed.data.entries()) await plan.addMount(index, mount);
+  const trust = trustOf(workspace);
+  const hostRoots = [...plan.hostRoots].filter((root) => plan.entries.has(root));
+  if (hostRoots.length > 0 && trust === undefined)
+    throw new InvalidArgumentError(
+      "includeGit: 'read-only' needs a workspace built by createWorkspace (one that can keep what hydration brings in read-only)",
+    );
 
+  const skipped = plan.skipped;
+  await leaveOutDenied(workspace, trust, plan);
   const files = [...plan.entries].filter((entry): entry is [NormalizedPath, PlannedFile] => entry[1].kind === 'file');
   files.sort((a, b) => compare(a[0], b[0]));
   const leafDirectories = plan.leafDirectories();
-  const skipped = plan.skipped;
   if (files.length === 0 && leafDirectories.length === 0) return { files: 0, bytes: 0, skipped: sortSkipped(skipped) };
+  const copy = () => copyPlanned(workspace, plan, files, leafDirectories, options, allowed);
+  return trust === undefined || hostRoots.length === 0 ? copy() : trust.protection.hostContent(hostRoots, copy);
+}
+
+/**
+ * Takes the planned paths the workspace's policy denies out of the plan, each listed in `skipped`: a
+ * denied file is left out, never a failure of the whole hydration. A denied directory takes all below it.
+ */
+async function leaveOutDenied(workspace: SnapshotableWorkspace, trust: WorkspaceTrust | undefined, plan: Planner): Promise<void> {
+  if (trust === undefined || (workspace as { policy?: unknown }).policy === undefined) return;
+  const denied = new Set<NormalizedPath>();
+  const below = (path: NormalizedPath): boolean => {
+    for (let current = parentPath(path); current !== ''; current = parentPath(current)) if (denied.has(current)) return true;
+    return false;
+  };
+  for (const [path, entry] of [...plan.entries].sort((a, b) => compare(a[0], b[0]))) {
+    if (below(path)) plan.entries.delete(path);
+    else if (!(await trust.admits(path, entry.kind))) {
+      denied.add(path);
+      plan.entries.delete(path);
+      plan.skipped.push({ path: displayPath(path), reason: SKIP.denied });
+    }
+  }
+}
+
+async function copyPlanned(
+  workspace: SnapshotableWorkspace,
+  plan: Planner,
+  files: [NormalizedPath, PlannedFile][],
+  leafDirectories: NormalizedPath[],
+  options: HydrateOptions,
+  allowed: AllowedRoots,
+): Promise<HydrateResult> {
+  const signal = options.signal;
+  const skipped = plan.skipped;
 
   signal?.throwIfAborted();
   const created = await CreatedPaths.note(workspace, [...plan.entries.keys()].sort(compare));

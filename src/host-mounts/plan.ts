@@ -47,6 +47,7 @@ interface MountContext {
   index: number;
   mountPath: NormalizedPath;
   followSymlinks: boolean;
+  includeGit: boolean;
   isIncluded: ((relative: string) => boolean) | undefined;
   isExcluded: (relative: string) => boolean;
   maxBytes: number | undefined;
@@ -65,12 +66,26 @@ export const SKIP = {
   limits: 'path over the workspace limits (depth or segment length)',
   special: SPECIAL,
   unreadable: UNREADABLE,
+  versionControl: "version-control directory (a mount's includeGit: 'read-only' brings it in read-only)",
+  gitFile: 'a version-control pointer file (a .git file names a repository outside the mount)',
+  denied: 'denied by the workspace policy',
 } as const;
+
+/** Version-control internals: skipped by hydration unless a mount asks for them (then read-only). */
+const VERSION_CONTROL = new Set(['.git', '.hg', '.svn', '.jj']);
+/** The same as globs, for what shows host folders without copying them (an overlay's `exclude`). */
+export const VERSION_CONTROL_GLOBS: readonly string[] = [...VERSION_CONTROL].map((name) => `**/${name}`);
+
+function isVersionControl(name: string): boolean {
+  return VERSION_CONTROL.has(name.toLowerCase());
+}
 
 export class Planner {
   readonly entries = new Map<NormalizedPath, Planned>();
   readonly skipped: SkippedPath[] = [];
   readonly budgets: (number | undefined)[] = [];
+  /** Version-control directories brought in with `includeGit: 'read-only'`: protected once written. */
+  readonly hostRoots = new Set<NormalizedPath>();
   readonly #mountPaths: NormalizedPath[] = [];
 
   constructor(
@@ -116,6 +131,7 @@ export class Planner {
       index,
       mountPath,
       followSymlinks,
+      includeGit: mount.includeGit === 'read-only',
       isIncluded: mount.include === undefined ? undefined : picomatch(mount.include, { dot: true }),
       isExcluded: mount.exclude === undefined || mount.exclude.length === 0 ? () => false : picomatch(mount.exclude, { dot: true }),
       maxBytes: mount.maxBytes,
@@ -131,6 +147,13 @@ export class Planner {
     }
     if (!info?.isDirectory()) {
       throw new InvalidArgumentError(`${label}: the host path is not a regular file or directory`, displayPath(mountPath));
+    }
+    if (isVersionControl(basename(real))) {
+      if (!context.includeGit) {
+        this.skipped.push({ path: displayPath(mountPath), reason: SKIP.versionControl });
+        return;
+      }
+      this.hostRoots.add(mountPath);
     }
     if (mountPath !== '') this.#add(mountPath, { kind: 'directory', mount: index });
     await this.#walk(context, real, '', new Set([real]), new Pacer());
@@ -210,6 +233,11 @@ export class Planner {
       if (isDirectory && ancestors.has(source)) return { kind: 'skip', path: workspacePath, reason: SKIP.cycle };
     } else if (!isFile && !isDirectory) {
       return { kind: 'skip', path: workspacePath, reason: SKIP.special };
+    }
+    if (isVersionControl(name)) {
+      if (!isDirectory) return { kind: 'skip', path: workspacePath, reason: isFile ? SKIP.gitFile : SKIP.versionControl };
+      if (!context.includeGit) return { kind: 'skip', path: workspacePath, reason: SKIP.versionControl };
+      this.hostRoots.add(workspacePath);
     }
     if (isDirectory) {
       if (!fitsLimits(workspacePath, this.workspace.limits)) return { kind: 'skip', path: workspacePath, reason: SKIP.limits };

@@ -23,6 +23,12 @@ export const HostMountSchema = z.strictObject({
   followSymlinks: z.boolean().optional(),
   /** Never written to by `session.writeBack()`. Default false. */
   readOnly: z.boolean().optional(),
+  /**
+   * Version-control directories (`.git`, `.hg`, `.svn`, `.jj`) are skipped (and listed in `skipped`) unless
+   * this is `'read-only'`: then they are copied in and protected, read-only to every tool, the shell and
+   * restores (see docs/security-model.md). A `.git` file (a worktree's or submodule's pointer) is always skipped.
+   */
+  includeGit: z.literal('read-only').optional(),
 });
 
 export type HostMount = z.input<typeof HostMountSchema>;

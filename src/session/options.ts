@@ -5,6 +5,8 @@ import type { WorkspaceNamespace } from '../compose/workspace-namespace.js';
 import type { StoreNamespace } from '../scale/store-namespace.js';
 import { HostMountSchema, type HostMount, type HydrateProgress } from '../host-mounts/schema.js';
 import type { AuditSink } from '../governance/audit.js';
+import { validatePolicy, type WorkspacePolicy } from '../governance/policy.js';
+import { validateProtect } from '../governance/protect.js';
 import { InvalidArgumentError } from '../workspace/errors.js';
 import type { WorkspaceLimits } from '../workspace/limits.js';
 import type { BackendKind, SnapshotableWorkspace } from '../workspace/types.js';
@@ -62,6 +64,13 @@ export interface CreateSessionOptions {
    * workspace is audited by its own `audit` option; the session still records its tool calls there).
    */
   audit?: AuditSink[];
+  /**
+   * Created workspace (memory or host): what may be touched, checked before every change; hydration skips
+   * (and lists in `hydration.skipped`) what it denies. See docs/governance.md.
+   */
+  policy?: WorkspacePolicy;
+  /** Created workspace (memory or host): what the host provides read-only; default `.git`, `.hg`, `.svn`, `.jj`. See docs/security-model.md. */
+  protect?: readonly string[];
   /** Created host workspace: the workspace directory (created if missing, never deleted). Default an owned temp dir. */
   root?: string;
   /** Created host workspace: where snapshots live (outside the root). Default an owned temp dir. */
@@ -79,6 +88,8 @@ export interface BackendSettings {
   backend: 'memory' | 'host' | 'overlay';
   limits: Partial<WorkspaceLimits> | undefined;
   audit: AuditSink[] | undefined;
+  policy: WorkspacePolicy | undefined;
+  protect: readonly string[] | undefined;
   root: string | undefined;
   gitDir: string | undefined;
   exclude: string[] | undefined;
@@ -102,12 +113,31 @@ export interface SessionSettings {
 }
 
 const BACKENDS = ['memory', 'host', 'overlay'] as const;
-const BACKEND_ONLY = ['limits', 'audit', 'root', 'gitDir', 'exclude', 'changeDetection'] as const;
+const BACKEND_ONLY = ['limits', 'audit', 'policy', 'protect', 'root', 'gitDir', 'exclude', 'changeDetection'] as const;
+/** Every option `createSession` takes: any other key is refused, never ignored. */
+const KNOWN_OPTIONS: readonly string[] = [
+  'backend',
+  'workspace',
+  'namespace',
+  'user',
+  'id',
+  'mounts',
+  'allowedHostRoots',
+  'readOnly',
+  'rollback',
+  'onProgress',
+  'signal',
+  'retention',
+  ...BACKEND_ONLY,
+];
 const HOST_ONLY = ['root', 'gitDir', 'exclude', 'changeDetection'] as const;
 const WORKSPACE_METHODS = ['read', 'writeBytes', 'stat', 'list', 'snapshot', 'restore', 'seal', 'dispose'] as const;
 
 export function validateSessionOptions(options: CreateSessionOptions): SessionSettings {
   if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('createSession needs an options object');
+  const unknown = Object.keys(options).filter((key) => !KNOWN_OPTIONS.includes(key));
+  if (unknown.length > 0)
+    throw new InvalidArgumentError(`createSession does not take ${unknown.join(', ')} (its options: ${KNOWN_OPTIONS.join(', ')})`);
   if (options.id !== undefined && (typeof options.id !== 'string' || options.id === ''))
     throw new InvalidArgumentError('id must be a non-empty string');
   const mounts = HostMountSchema.array().optional().safeParse(options.mounts);
@@ -201,10 +231,16 @@ function backendSettings(options: CreateSessionOptions): BackendSettings {
   }
   if (backend === 'overlay' && (options.mounts === undefined || options.mounts.length === 0))
     throw new InvalidArgumentError('the overlay backend shows host directories: give at least one mount');
+  if (backend === 'overlay' && options.policy !== undefined)
+    throw new InvalidArgumentError('the overlay backend does not take policy: use backend memory or host, or a given workspace');
+  if (options.policy !== undefined) validatePolicy(options.policy);
+  validateProtect(options.protect);
   return {
     backend: backend as BackendSettings['backend'],
     limits: options.limits,
     audit: options.audit,
+    policy: options.policy,
+    protect: options.protect,
     root: options.root,
     gitDir: options.gitDir,
     exclude: options.exclude,

@@ -101,7 +101,11 @@ class BuiltInBackend implements WorkspaceSource {
 
   async open(): Promise<SnapshotableWorkspace> {
     const settings = this.settings;
-    const audit = settings.audit === undefined ? {} : { audit: settings.audit };
+    const audit = {
+      ...(settings.audit === undefined ? {} : { audit: settings.audit }),
+      ...(settings.policy === undefined ? {} : { policy: settings.policy }),
+      ...(settings.protect === undefined ? {} : { protect: settings.protect }),
+    };
     // Each backend's modules load when a session first opens one: a server on one backend starts without
     // loading the others (the host backend and the composition are a third of the modules `sessionfs mcp` loads).
     if (settings.backend === 'memory') {
@@ -110,7 +114,7 @@ class BuiltInBackend implements WorkspaceSource {
     }
     if (settings.backend === 'overlay') {
       const { overlayMounts } = await import('../compose/overlay-mounts.js');
-      const workspace = overlayMounts(this.session.mounts, this.session.allowedHostRoots, settings.limits);
+      const workspace = overlayMounts(this.session.mounts, this.session.allowedHostRoots, settings.limits, settings.protect);
       auditWorkspace(workspace, settings.audit);
       return workspace;
     }

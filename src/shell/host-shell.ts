@@ -7,6 +7,7 @@ import { InvalidArgumentError, ReadOnlyError } from '../workspace/errors.js';
 import type { SnapshotableWorkspace } from '../workspace/types.js';
 import { allowedPathDirectory, findExecutable, locatePrograms } from './allowed-path.js';
 import { checkCommandLine } from './command-policy.js';
+import { refuseProtectedChanges } from './protected-changes.js';
 import { timedOut } from './interpreter-shell.js';
 import { toWorkspacePath } from './shell-path.js';
 import type { ShellOutcome } from './output.js';
@@ -95,6 +96,7 @@ export function hostShell(allowedCommands: readonly string[], env: Readonly<Reco
       }
       const hide = (text: unknown) => scrubHostPaths(String(text ?? ''), { root: workspace.root, hostDirs: [pathDir.path, tmpdir()] });
       const changed = before === undefined ? [] : (await workspace.diff(before)).map((entry) => entry.path);
+      if (before !== undefined) await refuseProtectedChanges(marker as SnapshotableWorkspace, workspace, before, changed);
       return {
         exitCode: result.exitCode ?? 128 + signalNumber(result.signal),
         stdout: hide(result.stdout),

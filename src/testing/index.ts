@@ -16,6 +16,7 @@ import { compareAndSwap } from './compare-and-swap.js';
 import { forkSemantics } from './fork.js';
 import { mutations } from './mutations.js';
 import { pathRules } from './paths.js';
+import { protectedPaths } from './protected.js';
 import { readAndWrite } from './read-write.js';
 import { concurrency, readOnlyMode } from './safety.js';
 import { longCallRules } from './long-calls.js';
@@ -51,5 +52,6 @@ export function describeWorkspaceCompliance(name: string, harness: ComplianceHar
     longCallRules(harness);
     forkSemantics(harness);
     streams(harness);
+    protectedPaths(harness);
   });
 }

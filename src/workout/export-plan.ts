@@ -4,6 +4,7 @@ import { ConflictError, IsADirectoryError, NotADirectoryError, WorkspaceError } 
 import { fromDriverError } from '../workspace/driver-errors.js';
 import { compareStrings } from '../workspace/glob-grep.js';
 import type { DestinationState, ExportDestination } from './destination.js';
+import { DEFAULT_PROTECT, ProtectRules, type ProtectedRoot } from '../governance/protect.js';
 import { changedPaths } from './snapshot-tree.js';
 
 export type ConflictPolicy = 'fail' | 'skip' | 'overwrite';
@@ -21,6 +22,11 @@ export interface ExportResult {
   deleted: string[];
   /** Destinations that differ from the baseline; with `overwrite` they are also in `written`/`deleted`. */
   conflicts: ExportConflict[];
+  /**
+   * Present when something was left out: changes to protected paths at the destination (version-control
+   * internals and the workspace's other `protect` patterns), which an export never writes or deletes.
+   */
+  skipped?: ExportConflict[];
   dryRun: boolean;
 }
 
@@ -81,6 +87,8 @@ export interface ExportPlan {
   makeDirectories: Removal[];
   removeDirectories: Removal[];
   conflicts: ExportConflict[];
+  /** Changes left out because the destination path is protected (one entry per protected root). */
+  skipped: ExportConflict[];
 }
 
 /**
@@ -96,15 +104,25 @@ export async function planExport(
   targets: ExportTarget[],
   policy: ConflictPolicy,
   call?: LongCall,
+  protect: ProtectedAt = protectRulesOf({}),
 ): Promise<ExportPlan> {
-  const plan: ExportPlan = { writes: [], deletes: [], makeDirectories: [], removeDirectories: [], conflicts: [] };
+  const plan: ExportPlan = { writes: [], deletes: [], makeDirectories: [], removeDirectories: [], conflicts: [], skipped: [] };
   const changes = await changedPaths(from, to, { directories: true });
   for (const target of targets) {
+    const protectedRoots = new Set<string>();
     const pending: { path: string; rel: string; state: DestinationState; directory: boolean; want?: Leaf; base?: Leaf }[] = [];
     for (const change of changes) {
       call?.step('plan', change.path);
       const rel = target.place(change.path);
       if (rel === undefined) continue;
+      const found = await protect(rel);
+      if (found !== undefined) {
+        // Reported once, as the workspace path of the protected root (the destination path may be shorter).
+        const shown = change.path.endsWith(rel) ? change.path.slice(0, change.path.length - rel.length + found.root.length) : change.path;
+        if (!protectedRoots.has(found.root)) plan.skipped.push({ path: shown, reason: protectedReason(found.pattern) });
+        protectedRoots.add(found.root);
+        continue;
+      }
       const state = await target.destination.state(rel);
       if (change.directory === true) {
         if (change.status === 'deleted') plan.removeDirectories.push({ target, path: change.path, rel });
@@ -165,6 +183,20 @@ async function baseBytes(base: Leaf | undefined): Promise<Uint8Array | undefined
     if (error instanceof ConflictError) return null;
     throw error;
   }
+}
+
+/** The protected root a destination path lies in, when the export must leave it alone. */
+export type ProtectedAt = (rel: string) => ProtectedRoot | undefined | Promise<ProtectedRoot | undefined>;
+
+/** What an export never writes or deletes at a destination: the workspace's `protect` patterns (or the default). */
+export function protectRulesOf(workspace: object): ProtectedAt {
+  const patterns = (workspace as { protect?: unknown }).protect;
+  const rules = new ProtectRules(Array.isArray(patterns) ? (patterns as string[]) : DEFAULT_PROTECT);
+  return (rel) => rules.rootOf(rel);
+}
+
+function protectedReason(pattern: string): string {
+  return `protected at the destination (protect: '${pattern}'): an export never writes or deletes there`;
 }
 
 function leaf(entry: SnapshotEntry | undefined): Leaf | undefined {
@@ -237,6 +269,7 @@ export async function applyExport(
 ): Promise<ExportResult> {
   const byPath = (a: { path: string }, b: { path: string }) => compareStrings(a.path, b.path);
   const result: ExportResult = { written: [], deleted: [], conflicts: [...plan.conflicts].sort(byPath), dryRun: options.dryRun };
+  if (plan.skipped.length > 0) result.skipped = [...plan.skipped].sort(byPath);
   if (options.dryRun) {
     result.written = plan.writes.map((write) => write.path).sort(compareStrings);
     result.deleted = plan.deletes.map((removal) => removal.path).sort(compareStrings);

@@ -6,7 +6,7 @@ import { LongCall, type LongCallOptions } from '../workspace/progress.js';
 import { InvalidArgumentError, NotADirectoryError, PathEscapeError } from '../workspace/errors.js';
 import type { SnapshotableWorkspace, WorkspaceSnapshot } from '../workspace/types.js';
 import { Destination } from './destination.js';
-import { applyExport, planExport, type ConflictPolicy, type ExportResult } from './export-plan.js';
+import { applyExport, planExport, protectRulesOf, type ConflictPolicy, type ExportResult } from './export-plan.js';
 import { snapshotTree } from './snapshot-tree.js';
 
 /** `signal` and `onProgress` (phases `plan`, then `write`): see `LongCallOptions` and `applyExport`. */
@@ -37,7 +37,8 @@ export async function exportTo(workspace: SnapshotableWorkspace, hostDir: string
     const from = options.from === undefined ? EMPTY_TREE : await workspace.snapshotTree(options.from, read);
     const to = await workspace.snapshotTree(undefined, read);
     const root = await resolveDestination(hostDir, allowed, dryRun);
-    const plan = await planExport(from, to, [{ destination: new Destination(root), place: (path) => path }], policy, call);
+    const target = { destination: new Destination(root), place: (path: string) => path };
+    const plan = await planExport(from, to, [target], policy, call, protectRulesOf(workspace));
     return applyExport(plan, { dryRun, policy, call });
   });
 }

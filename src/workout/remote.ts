@@ -16,7 +16,8 @@ import {
 import type { SnapshotableWorkspace, WorkspaceSnapshot } from '../workspace/types.js';
 import { gitSnapshotTree } from './backend-trees.js';
 import { Destination, type ExportDestination } from './destination.js';
-import { applyExport, planExport } from './export-plan.js';
+import { applyExport, planExport, protectRulesOf, type ProtectedAt } from './export-plan.js';
+import { trustOf } from '../governance/trust.js';
 import { checkRemoteTree, writeSnapshotTree } from './remote-tree.js';
 import { WorkspaceDestination } from './workspace-destination.js';
 
@@ -135,6 +136,7 @@ export async function pullSnapshot(workspace: SnapshotableWorkspace, options: Pu
           [{ destination, place: (path) => path }],
           'overwrite',
           call,
+          protectedInPull(workspace, destination),
         );
         await applyExport(plan, { dryRun: false, policy: 'overwrite', call });
       } catch (error) {
@@ -278,4 +280,18 @@ function killGroup(pid: number | undefined): void {
 /** Git's last line of complaint, with the remote (a host path or URL that may hold credentials) left out. */
 function lastLine(text: string, remote: string): string {
   return (text.trim().split('\n').pop() ?? 'unknown error').split(remote).join('<remote>');
+}
+
+/**
+ * What a pull leaves alone, as a restore does: a protected root the host provided (present at the
+ * destination and not the workspace's own). A protected root the pull creates becomes the workspace's own.
+ */
+function protectedInPull(workspace: SnapshotableWorkspace, destination: ExportDestination): ProtectedAt {
+  const protection = trustOf(workspace)?.protection;
+  if (protection === undefined) return protectRulesOf(workspace);
+  return async (rel) => {
+    const found = protection.rules.rootOf(rel);
+    if (found === undefined || !protection.leavesAlone(rel)) return undefined;
+    return protection.leavesAlone(found.root, (await destination.state(found.root)).kind !== 'missing') ? found : undefined;
+  };
 }

@@ -10,7 +10,7 @@ import { LongCall, type LongCallOptions } from '../workspace/progress.js';
 import type { SnapshotableWorkspace, WorkspaceSnapshot } from '../workspace/types.js';
 import { Destination } from './destination.js';
 import { exportSettings } from './export.js';
-import { applyExport, planExport, type ConflictPolicy, type ExportResult, type ExportTarget } from './export-plan.js';
+import { applyExport, planExport, protectRulesOf, type ConflictPolicy, type ExportResult, type ExportTarget } from './export-plan.js';
 
 /** `signal` and `onProgress` (phases `plan`, then `write`): see `LongCallOptions` and `applyExport`. */
 export interface WriteBackOptions extends LongCallOptions {
@@ -44,7 +44,7 @@ export async function writeBackMounts(
     const read = { signal: call.forward.signal };
     const from = await workspace.snapshotTree(baseline, read);
     const state = await workspace.snapshot({ tag: 'write-back', ...read });
-    const plan = await planExport(from, await workspace.snapshotTree(state, read), targets, policy, call);
+    const plan = await planExport(from, await workspace.snapshotTree(state, read), targets, policy, call, protectRulesOf(workspace));
     const result = await applyExport(plan, { dryRun, policy, call });
     const keepsConflicts = policy === 'skip' && result.conflicts.length > 0;
     return { result, baseline: dryRun || keepsConflicts ? undefined : state };

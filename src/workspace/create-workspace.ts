@@ -1,6 +1,8 @@
 import { governWorkspace, SELF_AUDITED, type SelfAudit } from '../governance/hooks.js';
 import { Governance, type Release } from '../governance/governance.js';
 import type { WorkspacePolicy } from '../governance/policy.js';
+import { Protection, validateProtect } from '../governance/protect.js';
+import { registerTrust } from '../governance/trust.js';
 import { BlobSnapshotter } from '../snapshots/blob-snapshotter.js';
 import { assertDriver, type BackendDriver, type SnapshotTree } from './driver.js';
 import type { CreateWorkspaceOptions } from './workspace-options.js';
@@ -14,6 +16,7 @@ import {
   InvalidArgumentError,
   IsADirectoryError,
   NotADirectoryError,
+  PolicyError,
   ReadOnlyError,
 } from './errors.js';
 import { globFiles, grepFiles, type SearchEntry, type SearchSource } from './glob-grep.js';
@@ -81,11 +84,14 @@ export class DriverWorkspace implements SnapshotableWorkspace {
   readonly limits: Readonly<WorkspaceLimits>;
   /** The policy in force (frozen), if any. */
   readonly policy: Readonly<WorkspacePolicy> | undefined;
+  /** The `protect` patterns in force (frozen): what the host provided read-only. See docs/security-model.md. */
+  readonly protect: readonly string[];
   protected readonly driver: BackendDriver;
   readonly #snapshots: SnapshotQueue;
   readonly #probe: DriverProbe;
   readonly #locks = new KeyedMutex();
   readonly #governance: Governance;
+  readonly #protection: Protection;
   readonly #audit: SelfAudit; // how read, readBytes, write and writeBytes record themselves (the rest are wrapped)
   #readOnly: boolean;
   #disposed = false;
@@ -103,9 +109,30 @@ export class DriverWorkspace implements SnapshotableWorkspace {
     this.root = driver.root ?? '/';
     this.#governance = new Governance(own, options.policy);
     this.policy = this.#governance.policy;
+    this.protect = validateProtect(options.protect);
+    const protection = new Protection(own, this.protect);
+    this.#protection = protection;
     this.#probe = new DriverProbe(this.#governance.view(driver));
     const snapshotter = driver.snapshots ?? new BlobSnapshotter(driver, options.blobs);
-    this.#snapshots = new SnapshotQueue(snapshotter, this.#governance, this.backend, this);
+    const left = {
+      leavesAlone: protection.leavesAlone,
+      rootOf: (path: string) => protection.rules.rootOf(path)?.root ?? path,
+      reason: (path: string) => protection.skipReason(path),
+    };
+    this.#snapshots = new SnapshotQueue(snapshotter, this.#governance, this.backend, this, { driver, left, active: protection.active });
+    registerTrust(this, {
+      protection,
+      admits: async (path, intent) => {
+        try {
+          await this.#governance.checkAccess(path, intent);
+          return true;
+        } catch (error) {
+          if (error instanceof PolicyError) return false;
+          throw error;
+        }
+      },
+      restoreOnly: (snapshot, roots) => this.#snapshots.restoreOnly(snapshot, roots, driver),
+    });
     this.#audit = governWorkspace(this, options);
   }
 
@@ -225,6 +252,7 @@ export class DriverWorkspace implements SnapshotableWorkspace {
 
   async #write(path: string, content: WriteContent, options: WriteOptions): Promise<WriteResult> {
     const target = await this.#governance.admit(path, 'file');
+    await this.#protection.guard(target);
     const shown = displayPath(target);
     const { mode, mimeType, ifVersion } = writeOptions(options, shown);
     assertWriteFits(target, content, this.limits);
@@ -253,12 +281,14 @@ export class DriverWorkspace implements SnapshotableWorkspace {
   async createWriteStream(path: string, given?: WriteStreamOptions): Promise<WritableStream<Uint8Array>> {
     const options = this.admit('write', path, given);
     const target = await this.#governance.admit(path, 'file');
+    await this.#protection.guard(target);
     return openWriteStream(this.driver, this.#probe, target, options, this.policy, (staged, opts) => this.writeBytes(path, staged, opts));
   }
 
   async mkdir(path: string, given?: MkdirOptions): Promise<void> {
     const options = this.admit('mkdir', path, given);
     const target = await this.#governance.admit(path, 'directory');
+    await this.#protection.guard(target);
     const shown = displayPath(target);
     await runLocked(this.#locks, [target], async () => {
       const kind = await this.#probe.kind(target);
@@ -286,10 +316,12 @@ export class DriverWorkspace implements SnapshotableWorkspace {
     const options = this.admit('delete', path, given);
     const target = await this.#governance.admit(path, 'any');
     if (target === '') throw new InvalidArgumentError('cannot delete the workspace root', '/');
+    await this.#protection.guard(target);
     const recursive = options.recursive === true;
     await runLocked(this.#locks, [target], async () => {
       const kind = await this.#probe.kind(target);
       if (kind === undefined) throw new FileNotFoundError(displayPath(target));
+      await this.#protection.guardTree(target, kind);
       if (kind === 'directory' && !recursive && (await this.#probe.call(target, () => this.driver.list(target))).length > 0)
         throw new DirectoryNotEmptyError(displayPath(target));
       const release = await this.#governance.beforeDelete(target, kind);
@@ -309,7 +341,12 @@ export class DriverWorkspace implements SnapshotableWorkspace {
 
   async writeFiles(entries: readonly WriteFilesEntry[]): Promise<WriteFilesResult> {
     this.admit('write');
-    const checked = await checkBulkEntries(entries, this.limits, this.driver, (path, intent) => this.#governance.admit(path, intent));
+    const admit = async (path: unknown, intent: 'file' | 'directory') => {
+      const target = await this.#governance.admit(path, intent);
+      await this.#protection.guard(target);
+      return target;
+    };
+    const checked = await checkBulkEntries(entries, this.limits, this.driver, admit);
     const paths = checked.entries.map((entry) => entry.path);
     // A policy judges each write (sizes, quota, confirm): entry by entry then, through the ordinary calls.
     if (this.driver.writeFiles !== undefined && this.policy === undefined)
@@ -323,10 +360,14 @@ export class DriverWorkspace implements SnapshotableWorkspace {
   async #transfer(verb: 'move' | 'copy', fromInput: string, toInput: string, overwrite: boolean, recursive: boolean): Promise<void> {
     const source = await this.#governance.admit(fromInput, 'any');
     const target = await this.#governance.admit(toInput, 'any');
+    if (verb === 'move') await this.#protection.guard(source);
+    await this.#protection.guard(target);
     await runLocked(this.#locks, [source, target], async () => {
       const checks = { kind: (path: NormalizedPath) => this.#probe.kind(path), walk: (path: NormalizedPath) => this.driver.walk(path) };
       const plan = await planTransfer(checks, this.limits, verb, source, target, overwrite, recursive);
       if (plan === undefined) return;
+      if (verb === 'move') await this.#protection.guardTree(source, plan.sourceKind);
+      await this.#protection.guardTree(target, plan.targetKind);
       const release = await this.#governance.beforeTransfer({ verb, ...plan });
       const run = () => this.#prepareParent(target, true).then(() => transfer(this.driver, verb, plan));
       await this.#mutate(verb === 'move' ? [source, target] : [target], run, target, release);

@@ -198,6 +198,17 @@ export interface Snapshotter {
   snapshot(options: SnapshotOptions): Promise<WorkspaceSnapshot>;
   /** Makes the workspace hold exactly the snapshot, or throws `SnapshotRestoreError` and changes nothing. */
   restore(snapshot: WorkspaceSnapshot, options?: LongCallOptions): Promise<RestoreResult>;
+  /**
+   * Optional: `restore`, leaving every path `leavesAlone` answers true for exactly as it is (not written,
+   * not removed, not descended into), each differing one listed in `skipped`; `exists` says whether the
+   * path is there now (asked on the way down, so a directory before what it holds). Without it the shared layer
+   * restores and then puts such paths back (the `protect` rule: see docs/security-model.md).
+   */
+  restoreExcept?(
+    snapshot: WorkspaceSnapshot,
+    leavesAlone: (path: string, exists: boolean) => boolean,
+    options?: LongCallOptions,
+  ): Promise<RestoreResult>;
   /** Files and symlinks that differ, sorted by path; `to` omitted compares with the live state. */
   diff(from: WorkspaceSnapshot, to?: WorkspaceSnapshot, options?: LongCallOptions): Promise<DiffEntry[]>;
   /**

@@ -1,7 +1,8 @@
 import type { Governance } from '../governance/governance.js';
 import { parseSnapshotRecord } from '../snapshots/record.js';
+import { restoreLeaving, restoreOnly, type LeftAlone } from '../snapshots/protected-restore.js';
 import { createGitPatch } from '../workout/patch.js';
-import type { Snapshotter, SnapshotTree } from './driver.js';
+import type { BackendDriver, Snapshotter, SnapshotTree } from './driver.js';
 import { InvalidArgumentError, SnapshotError } from './errors.js';
 import { LongCall, type LongCallOptions } from './progress.js';
 import type { DiffEntry, RestoreResult, SnapshotOptions, WorkspaceSnapshot } from './types.js';
@@ -29,12 +30,16 @@ export async function releaseSnapshots(workspace: object, records: readonly Work
 export class SnapshotQueue {
   #queue: Promise<unknown> = Promise.resolve();
 
-  /** `owner`: the workspace whose snapshots `releaseSnapshots` then releases through this queue. */
+  /**
+   * `owner`: the workspace whose snapshots `releaseSnapshots` then releases through this queue. `protect`:
+   * what restores leave alone, and the driver that puts it back when the snapshotter cannot skip it.
+   */
   constructor(
     private readonly snapshots: Snapshotter,
     private readonly governance: Governance,
     private readonly backend: string,
     owner?: object,
+    private readonly protect?: { driver: BackendDriver; left: LeftAlone; active: boolean },
   ) {
     if (owner !== undefined) queues.set(owner, this);
   }
@@ -49,7 +54,19 @@ export class SnapshotQueue {
   async restore(snapshot: WorkspaceSnapshot, options?: LongCallOptions): Promise<RestoreResult> {
     const record = parseSnapshotRecord(snapshot);
     const call = LongCall.start(options, 'restore');
-    return this.#exclusive(call, () => this.snapshots.restore(record, call.forward).finally(() => this.governance.restored()));
+    const protect = this.protect?.active === true ? this.protect : undefined;
+    const run = () =>
+      protect === undefined
+        ? this.snapshots.restore(record, call.forward)
+        : restoreLeaving(this.snapshots, protect.driver, record, protect.left, call.forward);
+    return this.#exclusive(call, () => run().finally(() => this.governance.restored()));
+  }
+
+  /** Puts only `roots` back as the snapshot holds them (see `WorkspaceTrust.restoreOnly`). */
+  async restoreOnly(snapshot: WorkspaceSnapshot, roots: readonly string[], driver: BackendDriver): Promise<void> {
+    const record = parseSnapshotRecord(snapshot);
+    const call = LongCall.start(undefined, 'restore');
+    await this.#exclusive(call, () => restoreOnly(this.snapshots, driver, record, roots).finally(() => this.governance.restored()));
   }
 
   async diff(from: WorkspaceSnapshot, to?: WorkspaceSnapshot, options?: LongCallOptions): Promise<DiffEntry[]> {

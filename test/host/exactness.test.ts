@@ -106,7 +106,9 @@ describe('host snapshots are exact', () => {
   });
 
   it('captures nested repositories with and without commits as ordinary content, and rewinds their commits', async () => {
-    const ws = workspace();
+    // With the protect rule off: by default a restore leaves version-control internals the host made alone
+    // (docs/security-model.md); this is about what snapshots can hold.
+    const ws = workspace({ protect: [] });
     const git = (cwd: string, ...args: string[]) => execFileSync('git', args, { cwd, env: gitEnv }).toString().trim();
     const nested = join(ws.root, 'vendor', 'lib');
     fs.mkdirSync(nested, { recursive: true });

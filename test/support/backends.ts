@@ -14,7 +14,7 @@ import { createWorkspace, type CreateWorkspaceOptions, type DriverWorkspace } fr
 import type { SnapshotableWorkspace } from '../../src/workspace/types.js';
 
 /** What a test may ask of any backend: the shared layer's options. */
-export type TestWorkspaceOptions = Pick<CreateWorkspaceOptions, 'policy' | 'readOnly' | 'limits' | 'audit'>;
+export type TestWorkspaceOptions = Pick<CreateWorkspaceOptions, 'policy' | 'readOnly' | 'limits' | 'audit' | 'protect'>;
 
 /**
  * One backend as every suite sees it. The project's one backend matrix: the compliance suite, the typed-error

@@ -228,12 +228,26 @@ export class HostGitSnapshotter implements Snapshotter {
     return this.#gate.use(() => this.#restore(snapshot, call));
   }
 
-  async #restore(snapshot: WorkspaceSnapshot, call: LongCall): Promise<RestoreResult> {
+  /** `restore`, never touching the paths `leavesAlone` names (see `TreeApplier`). */
+  async restoreExcept(
+    snapshot: WorkspaceSnapshot,
+    leavesAlone: (path: string, exists: boolean) => boolean,
+    options?: LongCallOptions,
+  ): Promise<RestoreResult> {
+    const call = LongCall.start(options, 'restore');
+    return this.#gate.use(() => this.#restore(snapshot, call, leavesAlone));
+  }
+
+  async #restore(
+    snapshot: WorkspaceSnapshot,
+    call: LongCall,
+    leavesAlone?: (path: string, exists: boolean) => boolean,
+  ): Promise<RestoreResult> {
     const tree = await this.#treeOf(snapshot);
     const retries: RestoreRetry[] = [];
     for (let attempt = 1; ; attempt += 1) {
       // Each entry written or removed is a unit of `apply`, past the point where the restore may stop.
-      const applier = new TreeApplier(this.#root, this.#store, this.#state, (rel) => call.unit('apply', rel, true));
+      const applier = new TreeApplier(this.#root, this.#store, this.#state, (rel) => call.unit('apply', rel, true), leavesAlone);
       let stage = 'scan';
       try {
         call.check();

@@ -30,12 +30,25 @@ export class TreeApplier {
   readonly #state: SnapshotState;
   /** Told of each entry written or removed (progress). */
   readonly #changed: (rel: string) => void;
+  /** Paths never touched, as excluded ones, but present in snapshots (protected content: see `restoreExcept`). */
+  readonly #leavesAlone: ((rel: string, exists: boolean) => boolean) | undefined;
 
-  constructor(rootAbs: string, store: GitStore, state: SnapshotState, changed: (rel: string) => void = () => undefined) {
+  constructor(
+    rootAbs: string,
+    store: GitStore,
+    state: SnapshotState,
+    changed: (rel: string) => void = () => undefined,
+    leavesAlone?: (rel: string, exists: boolean) => boolean,
+  ) {
     this.#sandbox = new Sandbox(rootAbs);
     this.#store = store;
     this.#state = state;
     this.#changed = changed;
+    this.#leavesAlone = leavesAlone;
+  }
+
+  #leftAlone(rel: string, exists = true): boolean {
+    return this.#leavesAlone !== undefined && this.#leavesAlone(rel, exists);
   }
 
   async apply(targetTree: string): Promise<void> {
@@ -85,11 +98,19 @@ export class TreeApplier {
     for (const [name, child] of [...node.children]) {
       if (target.has(name)) continue;
       const childRel = join(rel, name);
+      if (this.#leftAlone(childRel)) {
+        this.skipped.push({ path: childRel, reason: LEFT_ALONE });
+        exact = false;
+        continue;
+      }
       if (child.kind === 'dir' ? this.#removeTree(dir, name, childRel) : this.#removeLeaf(dir, name, childRel)) {
         node.children.delete(name);
         this.#changed(childRel);
       } else {
-        this.skipped.push({ path: childRel, reason: 'not in the snapshot, but it holds excluded content, which restore never touches' });
+        this.skipped.push({
+          path: childRel,
+          reason: 'not in the snapshot, but it holds excluded or protected content, which restore never touches',
+        });
         exact = false;
       }
     }
@@ -106,6 +127,14 @@ export class TreeApplier {
         continue;
       }
       const current = node.children.get(name);
+      if (this.#leftAlone(childRel, current !== undefined)) {
+        const same = current !== undefined && current.oid === entry.oid && (current.kind === 'dir' || current.mode === entry.mode);
+        if (!same) {
+          this.skipped.push({ path: childRel, reason: LEFT_ALONE });
+          exact = false;
+        }
+        continue;
+      }
       if (entry.mode === '40000') {
         if (current?.kind === 'dir') {
           if (!(await this.#applyDir(childRel, entry.oid, current, dir))) exact = false;
@@ -206,6 +235,11 @@ export class TreeApplier {
           kept = true;
           continue;
         }
+        if (this.#leftAlone(childRel)) {
+          this.skipped.push({ path: childRel, reason: LEFT_ALONE });
+          kept = true;
+          continue;
+        }
         const gone = dirent.isDirectory() ? this.#removeTree(dir, childName, childRel) : this.#removeLeaf(dir, childName, childRel);
         if (!gone) kept = true;
       }
@@ -217,6 +251,8 @@ export class TreeApplier {
     return true;
   }
 }
+
+const LEFT_ALONE = 'protected: the host provided it, so restore leaves it as it is (see docs/security-model.md)';
 
 function baseName(rel: string): string {
   return rel.slice(rel.lastIndexOf('/') + 1);

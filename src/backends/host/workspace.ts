@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import { basename, dirname, join, resolve as resolveHostPath } from 'node:path';
 import type { Options as ExecaOptions, Result as ExecaResult } from 'execa';
 import { validatePolicy } from '../../governance/policy.js';
+import { validateProtect } from '../../governance/protect.js';
 import { GitStore } from './git/store.js';
 import { DriverWorkspace, type CreateWorkspaceOptions } from '../../workspace/create-workspace.js';
 import { InvalidArgumentError, SnapshotError, WorkspaceError } from '../../workspace/errors.js';
@@ -17,7 +18,7 @@ import { sweepStaleTempFiles } from './temp-files-sweep.js';
 
 export type { ChangeDetection } from './git-snapshotter.js';
 
-export interface HostWorkspaceOptions extends Pick<CreateWorkspaceOptions, 'readOnly' | 'limits' | 'policy' | 'audit'> {
+export interface HostWorkspaceOptions extends Pick<CreateWorkspaceOptions, 'readOnly' | 'limits' | 'policy' | 'audit' | 'protect'> {
   /** The directory to work in; created if missing, never deleted. Default: a fresh temp directory the workspace owns. */
   root?: string;
   /** Where snapshot commits live; outside the root; created if missing, never deleted. Default: a fresh temp directory the workspace owns. */
@@ -122,6 +123,7 @@ export class HostWorkspace extends DriverWorkspace {
       changeDetection: this.changeDetection,
       limits: this.limits,
       readOnly: this.readOnly,
+      protect: this.protect,
       ...(this.policy === undefined ? {} : { policy: this.policy }),
     };
     return new HostWorkspace(options, { root, gitDir, borrowed });
@@ -190,6 +192,7 @@ function openHost(options: HostWorkspaceOptions): HostLocations {
   if (options === null || typeof options !== 'object') throw new InvalidArgumentError('options must be an object');
   resolveLimits(options.limits);
   if (options.policy !== undefined) validatePolicy(options.policy);
+  validateProtect(options.protect);
   const changeDetection = options.changeDetection ?? 'scan';
   if (changeDetection !== 'scan' && changeDetection !== 'tracked')
     throw new InvalidArgumentError(`changeDetection must be 'scan' or 'tracked', got ${String(changeDetection)}`);

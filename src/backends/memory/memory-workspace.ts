@@ -1,7 +1,7 @@
 import { DriverWorkspace, type CreateWorkspaceOptions } from '../../workspace/create-workspace.js';
 import { MemoryDriver } from './driver.js';
 
-export type MemoryWorkspaceOptions = Pick<CreateWorkspaceOptions, 'readOnly' | 'limits' | 'policy' | 'audit'>;
+export type MemoryWorkspaceOptions = Pick<CreateWorkspaceOptions, 'readOnly' | 'limits' | 'policy' | 'audit' | 'protect'>;
 
 /**
  * The embedded default backend: the shared layer over a {@link MemoryDriver}, a persistent tree held in
@@ -23,6 +23,7 @@ export class MemoryWorkspace extends DriverWorkspace {
    * of files: the persistent tree is shared, and a write on either side copies only its own path.
    */
   fork(): MemoryWorkspace {
-    return new MemoryWorkspace({ limits: this.limits, policy: this.policy, readOnly: this.readOnly }, this.driver.fork());
+    const options = { limits: this.limits, policy: this.policy, readOnly: this.readOnly, protect: this.protect };
+    return new MemoryWorkspace(options, this.driver.fork());
   }
 }

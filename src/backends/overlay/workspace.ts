@@ -7,7 +7,7 @@ import { Sandbox } from '../host/sandbox.js';
 import { OverlayDriver } from './driver.js';
 import { LowerLayer } from './lower.js';
 
-export interface OverlayWorkspaceOptions extends Pick<CreateWorkspaceOptions, 'readOnly' | 'limits' | 'policy'> {
+export interface OverlayWorkspaceOptions extends Pick<CreateWorkspaceOptions, 'readOnly' | 'limits' | 'policy' | 'protect'> {
   /** The host directory shown (read lazily, never written). It must lie inside one of `allowedHostRoots`. */
   lower: string;
   /** Host directories an overlay may show. Required, as for hydration. */
