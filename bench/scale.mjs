@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import pg from 'pg';
 import { openSession, postgresSessionStore, workspaceTools } from '../dist/src/index.js';
-import { s3BlobStore } from '../dist/src/scale/s3.js';
+import { s3BlobStore } from '../dist/src/store/s3.js';
 import { postgresUnavailable, startPostgres, startS3 } from './_servers.mjs';
 
 // s3rver signs list continuation tokens with DES, a cipher OpenSSL 3 keeps in its legacy provider: listing

@@ -20,7 +20,7 @@ export {
   type HydrateOptions,
   type HydrateProgress,
   type HydrateResult,
-} from './host-mounts/index.js';
+} from './sources/index.js';
 export { createSession, defineTool, type CreateSessionOptions, type HydratedSession, type RetentionOptions } from './session/index.js';
 export type * from './session/types.js';
 export { createMcpServer, type McpServerOptions } from './cli/mcp-server.js';
@@ -37,5 +37,5 @@ export {
   type WorkspaceNamespaceConstructor,
   type WorkspaceNamespaceOptions,
 } from './compose/index.js';
-export * from './workout/index.js';
-export * from './scale/index.js';
+export * from './export/index.js';
+export * from './store/index.js';

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
-import { HostMountSchema } from '../host-mounts/schema.js';
+import { HostMountSchema } from '../sources/schema.js';
 
 /** One mount of the command line: a host directory (or file), where it shows, and what applies to it. */
 export interface MountArgument {

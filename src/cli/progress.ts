@@ -1,4 +1,5 @@
-import type { HydrateProgress } from '../host-mounts/index.js';
+import { formatBytes } from '../text/format-bytes.js';
+import type { HydrateProgress } from '../sources/index.js';
 import type { Progress } from '../workspace/progress.js';
 
 export interface ProgressSink {
@@ -60,16 +61,4 @@ export function callProgress(sink: ProgressSink, label: string, options: Progres
   const count = (p: Progress) =>
     p.total === undefined ? `${p.done.toLocaleString('en-US')}` : `${p.done.toLocaleString('en-US')}/${p.total.toLocaleString('en-US')}`;
   return workProgress(sink, label, count, options);
-}
-
-export function formatBytes(bytes: number): string {
-  if (bytes < 1024) return `${bytes} B`;
-  const units = ['KiB', 'MiB', 'GiB', 'TiB'];
-  let value = bytes / 1024;
-  let unit = 0;
-  while (value >= 1024 && unit < units.length - 1) {
-    value /= 1024;
-    unit += 1;
-  }
-  return `${value.toFixed(1)} ${units[unit]}`;
 }

@@ -1,12 +1,12 @@
 import { lstat, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createSession, type HydratedSession } from '../session/index.js';
-import type { HydrateProgress } from '../host-mounts/index.js';
+import type { HydrateProgress } from '../sources/index.js';
 import type { WorkspaceLimits } from '../workspace/limits.js';
 import type { SnapshotableWorkspace, WorkspaceSnapshot } from '../workspace/types.js';
-import type { WriteBackOptions } from '../workout/write-back.js';
-import type { ExportResult } from '../workout/export-plan.js';
-import { defaultMountPath } from '../host-mounts/mount-path.js';
+import type { WriteBackOptions } from '../export/write-back.js';
+import type { ExportResult } from '../export/export-plan.js';
+import { defaultMountPath } from '../sources/mount-path.js';
 import { displayPath, normalizePath, type NormalizedPath } from '../workspace/paths.js';
 import { UsageError, type MountArgument } from './args.js';
 
@@ -81,7 +81,7 @@ async function composedSession(options: ServeSessionOptions): Promise<ServeSessi
   const planned = await planMounts(options);
   const [{ composeWorkspace }, { hydrate }, { MemoryWorkspace }] = await Promise.all([
     import('../compose/index.js'),
-    import('../host-mounts/hydrate.js'),
+    import('../sources/hydrate.js'),
     import('../backends/memory/index.js'),
   ]);
   const limits = options.limits === undefined ? {} : { limits: options.limits };
@@ -151,7 +151,7 @@ async function composedSession(options: ServeSessionOptions): Promise<ServeSessi
       session,
       hostDirs,
       async writeBack(writeOptions) {
-        const { writeBackMounts } = await import('../workout/write-back.js');
+        const { writeBackMounts } = await import('../export/write-back.js');
         // Through session.filesystem: it waits for the calls before it, as the session's own writeBack does.
         const done = await writeBackMounts(session.filesystem, writable, options.allow, baseline, writeOptions);
         if (done.baseline !== undefined) baseline = done.baseline;

@@ -1,8 +1,8 @@
 import { MemoryWorkspace } from '../backends/memory/index.js';
 import { OverlayWorkspace } from '../backends/overlay/index.js';
-import { defaultMountPath } from '../host-mounts/hydrate.js';
-import { VERSION_CONTROL_GLOBS } from '../host-mounts/plan.js';
-import type { HostMount } from '../host-mounts/schema.js';
+import { defaultMountPath } from '../sources/hydrate.js';
+import { VERSION_CONTROL_GLOBS } from '../sources/plan.js';
+import type { HostMount } from '../sources/schema.js';
 import type { DriverWorkspace } from '../workspace/create-workspace.js';
 import { InvalidArgumentError } from '../workspace/errors.js';
 import type { WorkspaceLimits } from '../workspace/limits.js';

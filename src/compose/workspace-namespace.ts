@@ -1,4 +1,4 @@
-import { StoreNamespace, type StoreNamespaceOptions } from '../scale/store-namespace.js';
+import { StoreNamespace, type StoreNamespaceOptions } from '../store/store-namespace.js';
 import { InvalidArgumentError } from '../workspace/errors.js';
 import { DirectoryNamespace, type WorkspaceNamespaceOptions } from './namespace.js';
 

@@ -1,14 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
 import { claimAuditLog, flushAuditLog } from '../governance/audit.js';
-import { hydrate } from '../host-mounts/hydrate.js';
-import type { HydrateResult } from '../host-mounts/schema.js';
+import { hydrate } from '../sources/hydrate.js';
+import type { HydrateResult } from '../sources/schema.js';
 import { InvalidArgumentError } from '../workspace/errors.js';
 import type { SnapshotableWorkspace, WorkspaceSnapshot } from '../workspace/types.js';
 import { hostDirectories } from './host-dirs.js';
 import { storeNamespaceRequest, validateSessionOptions, type CreateSessionOptions, type SessionSettings } from './options.js';
-import type { ExportResult } from '../workout/export-plan.js';
-import type { WriteBackOptions } from '../workout/write-back.js';
+import type { ExportResult } from '../export/export-plan.js';
+import type { WriteBackOptions } from '../export/write-back.js';
 import { Outbox, registerOutbox, type SessionOutput } from './outbox.js';
 import { outsideView, SessionQueue } from './queue.js';
 import { dropOldest } from './retention.js';
@@ -25,12 +25,12 @@ export type { CreateSessionOptions } from './options.js';
 export interface HydratedSession extends Session {
   /** The last hydration's result (creation or `reset()`); `undefined` without mounts. */
   readonly hydration: HydrateResult | undefined;
-  /** Writes the changes since hydration back to the mounts' host paths; see docs/work-out.md. */
+  /** Writes the changes since hydration back to the mounts' host paths; see docs/export.md. */
   writeBack(options?: WriteBackOptions): Promise<ExportResult>;
   /**
    * A new session (new id) on a fork of this session's workspace: the same content, snapshots, history,
    * outputs and hydration baseline, independent afterwards. `NotSupportedError` (`ENOTSUP`) when the
-   * backend cannot fork (overlay, composition). See docs/work-out.md.
+   * backend cannot fork (overlay, composition). See docs/export.md.
    */
   fork(): Promise<HydratedSession>;
 }
@@ -240,7 +240,7 @@ class WorkspaceSession implements HydratedSession {
       await this.#ready();
       const settings = this.#settings;
       // Loaded when first used, as `fork`'s: a session that never writes back or forks starts without them.
-      const { writeBackMounts } = await import('../workout/write-back.js');
+      const { writeBackMounts } = await import('../export/write-back.js');
       const done = await writeBackMounts(this.filesystem, settings.mounts, settings.allowedHostRoots, this.#hydrated, options);
       if (done.baseline !== undefined) this.#hydrated = done.baseline;
       return done.result;
@@ -256,7 +256,7 @@ class WorkspaceSession implements HydratedSession {
     return this.#enqueue(async () => {
       this.#assertNotDisposed();
       await this.#ready();
-      const { forkWorkspace } = await import('../workout/fork.js');
+      const { forkWorkspace } = await import('../export/fork.js');
       const workspace = await forkWorkspace(this.#current());
       const settings: SessionSettings = { ...this.#settings, id: randomUUID() };
       let baseline: WorkspaceSnapshot | undefined;

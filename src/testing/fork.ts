@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { canFork, forkWorkspace } from '../workout/fork.js';
+import { canFork, forkWorkspace } from '../export/fork.js';
 import type { SnapshotableWorkspace } from '../workspace/types.js';
 import { contentsOf, expectError, workspaces, type ComplianceHarness } from './harness.js';
 

@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { hydrate } from '../host-mounts/hydrate.js';
+import { hydrate } from '../sources/hydrate.js';
 import type { SnapshotableWorkspace } from '../workspace/types.js';
 import { bytes, contentsOf, expectError, workspaces, type ComplianceHarness } from './harness.js';
 

@@ -407,7 +407,7 @@ export class DriverWorkspace implements SnapshotableWorkspace {
     return this.#snapshots.tree(snapshot, options);
   }
 
-  /** The git patch from `from` to `to` (the live state when omitted); see src/workout/patch.ts. */
+  /** The git patch from `from` to `to` (the live state when omitted); see src/snapshots/patch.ts. */
   async patch(from: WorkspaceSnapshot, to?: WorkspaceSnapshot, options?: LongCallOptions): Promise<string> {
     return this.#snapshots.patch(from, to, options);
   }

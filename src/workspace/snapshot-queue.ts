@@ -1,7 +1,7 @@
 import type { Governance } from '../governance/governance.js';
 import { parseSnapshotRecord } from '../snapshots/record.js';
 import { restoreLeaving, restoreOnly, type LeftAlone } from '../snapshots/protected-restore.js';
-import { createGitPatch } from '../workout/patch.js';
+import { createGitPatch } from '../export/patch.js';
 import type { BackendDriver, Snapshotter, SnapshotTree } from './driver.js';
 import { InvalidArgumentError, SnapshotError } from './errors.js';
 import { LongCall, type LongCallOptions } from './progress.js';
@@ -88,7 +88,7 @@ export class SnapshotQueue {
     return this.governance.filterTree(tree);
   }
 
-  /** The git patch from `from` to `to` (the live state when omitted); see src/workout/patch.ts. */
+  /** The git patch from `from` to `to` (the live state when omitted); see src/snapshots/patch.ts. */
   async patch(from: WorkspaceSnapshot, to?: WorkspaceSnapshot, options?: LongCallOptions): Promise<string> {
     const call = LongCall.start(options, 'patch');
     return call.run(async () => {

@@ -5,9 +5,9 @@ import { z } from 'zod';
 import { composeWorkspace, MemoryWorkspace } from '../../src/index.js';
 import { createSession, defineTool, type HydratedSession } from '../../src/session/index.js';
 import { workspaceTools, type WorkspaceToolName } from '../../src/tools/index.js';
-import { ExportConflictError } from '../../src/workout/export-plan.js';
+import { ExportConflictError } from '../../src/export/export-plan.js';
 import { contentsOf, hostTrees } from '../support/backends.js';
-import { filesOf } from '../workout/support.js';
+import { filesOf } from '../export/support.js';
 
 const tools = new Map(workspaceTools().map((tool) => [tool.name, tool]));
 const tool = (name: WorkspaceToolName) => tools.get(name)!;

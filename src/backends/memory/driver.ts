@@ -8,7 +8,7 @@ import type {
   Snapshotter,
   SnapshotTree,
 } from '../../workspace/driver.js';
-import { memorySnapshotTree } from '../../workout/backend-trees.js';
+import { memorySnapshotTree } from '../../export/backend-trees.js';
 import { FileExistsError, FileNotFoundError, IsADirectoryError, NotADirectoryError } from '../../workspace/errors.js';
 import { guessMimeType } from '../../workspace/mime.js';
 import { displayPath, joinPath, splitPath, type NormalizedPath } from '../../workspace/paths.js';

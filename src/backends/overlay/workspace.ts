@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
-import { AllowedRoots } from '../../host-mounts/allow-list.js';
+import { AllowedRoots } from '../../sources/allow-list.js';
 import { DriverWorkspace, type CreateWorkspaceOptions } from '../../workspace/create-workspace.js';
 import { InvalidArgumentError, PathEscapeError } from '../../workspace/errors.js';
 import { Sandbox } from '../host/sandbox.js';

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { normalizePath, displayPath } from '../../workspace/paths.js';
 import type { ListEntry, Workspace } from '../../workspace/types.js';
 import { defineTool } from '../../session/define-tool.js';
-import { formatBytes } from '../../cli/progress.js';
+import { formatBytes } from '../../text/format-bytes.js';
 import { count, guard, ok, pathParam, READ_ONLY, type ToolDeps } from './shared.js';
 
 const DEFAULT_DEPTH = 3;

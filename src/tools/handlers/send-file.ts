@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { defineTool } from '../../session/define-tool.js';
 import { outboxOf } from '../../session/outbox.js';
-import { formatBytes } from '../../cli/progress.js';
+import { formatBytes } from '../../text/format-bytes.js';
 import { failure } from '../failure.js';
 import { guard, ok, pathParam, type ToolDeps } from './shared.js';
 

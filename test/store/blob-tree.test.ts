@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { memoryBlobStore } from '../../src/snapshots/blob-store.js';
-import { BlobTreeDriver } from '../../src/scale/blob-tree-driver.js';
+import { BlobTreeDriver } from '../../src/store/blob-tree-driver.js';
 import { createWorkspace } from '../../src/workspace/create-workspace.js';
 import type { BlobStore } from '../../src/workspace/driver.js';
 import { describeWorkspaceCompliance } from '../../src/testing/index.js';

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import { hostTag as ownHostTag, ownerToken } from '../../src/backends/host/owned-temp.js';
 import { MemoryWorkspace } from '../../src/backends/memory/index.js';
-import { exportTo } from '../../src/workout/export.js';
+import { exportTo } from '../../src/export/export.js';
 import { tempDirs } from './support.js';
 
 const tempDir = tempDirs();

@@ -1,6 +1,6 @@
 import * as fs from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
-import { AllowedRoots } from '../host-mounts/allow-list.js';
+import { AllowedRoots } from '../sources/allow-list.js';
 import type { SnapshotTree } from '../workspace/driver.js';
 import { LongCall, type LongCallOptions } from '../workspace/progress.js';
 import { InvalidArgumentError, NotADirectoryError, PathEscapeError } from '../workspace/errors.js';
@@ -23,7 +23,7 @@ export interface ExportOptions extends LongCallOptions {
 
 /**
  * Writes a workspace's changes since `from` (default: everything) into the host directory `hostDir`,
- * created when missing. See docs/work-out.md for the conflict rules; each file is written atomically and
+ * created when missing. See docs/export.md for the conflict rules; each file is written atomically and
  * nothing is written through a symlink. Bad input (a destination outside `allowedHostRoots`, a `from` this
  * workspace cannot read, a file/directory clash at the destination) throws before anything is written.
  */

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MemoryWorkspace } from '../../src/backends/memory/index.js';
-import { pullSnapshot, pushSnapshot } from '../../src/workout/remote.js';
+import { pullSnapshot, pushSnapshot } from '../../src/export/remote.js';
 import { tempDirs } from './support.js';
 
 /** Whether a process is still running (a zombie waiting for its parent to reap it counts as gone). */

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { s3BlobStore } from '../../src/scale/s3-blob-store.js';
-import { BlobTreeDriver } from '../../src/scale/blob-tree-driver.js';
+import { s3BlobStore } from '../../src/store/s3-blob-store.js';
+import { BlobTreeDriver } from '../../src/store/blob-tree-driver.js';
 import { createWorkspace } from '../../src/workspace/create-workspace.js';
 import { startS3, type RunningS3 } from '../../bench/_servers.mjs';
 

@@ -4,7 +4,7 @@
 //   publish-big N          open, write N files of 4 KiB, print "publishing", publish, print "done"
 import pg from 'pg';
 import { openSession, postgresSessionStore } from '../../dist/src/index.js';
-import { s3BlobStore } from '../../dist/src/scale/s3.js';
+import { s3BlobStore } from '../../dist/src/store/s3.js';
 import { S3Client } from '@aws-sdk/client-s3';
 import { digestOf } from './digest.mjs';
 

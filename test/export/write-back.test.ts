@@ -2,8 +2,8 @@ import { readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSession, type HydratedSession } from '../../src/session/index.js';
-import { ExportConflictError } from '../../src/workout/export-plan.js';
-import type { HostMount } from '../../src/host-mounts/schema.js';
+import { ExportConflictError } from '../../src/export/export-plan.js';
+import type { HostMount } from '../../src/sources/schema.js';
 import { SESSION_BACKENDS, hostTrees } from '../support/backends.js';
 import { filesOf } from './support.js';
 

@@ -1,9 +1,9 @@
 import * as fs from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
 import picomatch from 'picomatch';
-import { AllowedRoots } from '../host-mounts/allow-list.js';
-import { defaultMountPath } from '../host-mounts/hydrate.js';
-import type { HostMount } from '../host-mounts/schema.js';
+import { AllowedRoots } from '../sources/allow-list.js';
+import { defaultMountPath } from '../sources/hydrate.js';
+import type { HostMount } from '../sources/schema.js';
 import { FileNotFoundError, PathEscapeError, SnapshotRestoreError } from '../workspace/errors.js';
 import { displayPath, isSameOrInside, normalizePath, relativeTo } from '../workspace/paths.js';
 import { LongCall, type LongCallOptions } from '../workspace/progress.js';

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { memoryBlobStore } from '../../src/snapshots/blob-store.js';
-import { BlobTreeDriver } from '../../src/scale/blob-tree-driver.js';
-import { postgresSessionStore } from '../../src/scale/postgres-store.js';
-import type { SessionStore } from '../../src/scale/session-store.js';
+import { BlobTreeDriver } from '../../src/store/blob-tree-driver.js';
+import { postgresSessionStore } from '../../src/store/postgres-store.js';
+import type { SessionStore } from '../../src/store/session-store.js';
 import { createWorkspace } from '../../src/workspace/create-workspace.js';
 import { postgresSkipReason, usePostgresPool } from '../support/postgres.js';
 

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { MemoryWorkspace } from '../../src/backends/memory/index.js';
 import { createSession } from '../../src/session/index.js';
-import { exportTo } from '../../src/workout/index.js';
+import { exportTo } from '../../src/export/index.js';
 import { SESSION_KINDS, hostTrees } from '../support/backends.js';
 
 const trees = hostTrees();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { hydrate } from '../../src/host-mounts/index.js';
+import { hydrate } from '../../src/sources/index.js';
 import { createSession } from '../../src/session/index.js';
 import type { DriverWorkspace } from '../../src/workspace/create-workspace.js';
 import { BACKENDS, SESSION_KINDS, caught, contentsOf, hostTrees, workspaceFactory } from '../support/backends.js';

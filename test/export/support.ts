@@ -24,7 +24,7 @@ export function tempDirs(): () => string {
     for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
   });
   return () => {
-    const dir = realpathSync(mkdtempSync(join(tmpdir(), 'sessionfs-workout-')));
+    const dir = realpathSync(mkdtempSync(join(tmpdir(), 'sessionfs-export-')));
     dirs.push(dir);
     return dir;
   };

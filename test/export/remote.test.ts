@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { HostWorkspace } from '../../src/backends/host/index.js';
 import { MemoryWorkspace } from '../../src/backends/memory/index.js';
 import { GitStore, type TreeEntry } from '../../src/backends/host/git/store.js';
-import { pullSnapshot, pushSnapshot } from '../../src/workout/remote.js';
+import { pullSnapshot, pushSnapshot } from '../../src/export/remote.js';
 import { protocolFiles } from './edits.js';
 import { filesOf, materialize, tempDirs } from './support.js';
 

@@ -4,7 +4,7 @@ import { appendFileSync, chmodSync, mkdirSync, statSync, readdirSync, renameSync
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { HostWorkspace } from '../../src/backends/host/index.js';
-import { HostMountSchema, hydrate, type HydrateProgress } from '../../src/host-mounts/index.js';
+import { HostMountSchema, hydrate, type HydrateProgress } from '../../src/sources/index.js';
 import { SESSION_BACKENDS, caught, contentsOf, hostTrees, workspaceFactory } from '../support/backends.js';
 
 describe.each(SESSION_BACKENDS)('hydrate on $name', (backend) => {

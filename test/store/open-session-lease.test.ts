@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { openSession } from '../../src/scale/open-session.js';
-import { postgresSessionStore } from '../../src/scale/postgres-store.js';
+import { openSession } from '../../src/store/open-session.js';
+import { postgresSessionStore } from '../../src/store/postgres-store.js';
 import { memoryBlobStore } from '../../src/snapshots/blob-store.js';
 import { postgresSkipReason, usePostgresPool } from '../support/postgres.js';
 

@@ -15,7 +15,7 @@
 // as `git diff` against the worktree stats it) and with changeDetection: 'tracked' (`hostTracked`: protocol
 // writes are known, so the live state needs no scan). Set TMPDIR to put the trees on another filesystem.
 // Prints one JSON document; `ratio` is sessionfs ms / native ms (goal for patch and export: <= 2).
-// Usage: node bench/workout.mjs [files] [changed]   (after `npm run build`; ROUNDS=5, FORK_SIZES=1000,10000,100000)
+// Usage: node bench/export.mjs [files] [changed]   (after `npm run build`; ROUNDS=5, FORK_SIZES=1000,10000,100000)
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -32,10 +32,10 @@ const ROUNDS = Number(process.env.ROUNDS ?? 5);
 const FORK_SIZES = (process.env.FORK_SIZES ?? '1000,10000,100000').split(',').map(Number);
 const FORK_ROUNDS = Number(process.env.FORK_ROUNDS ?? 200);
 
-const scratch = fs.realpathSync(fs.mkdtempSync(join(tmpdir(), 'sessionfs-bench-workout-')));
+const scratch = fs.realpathSync(fs.mkdtempSync(join(tmpdir(), 'sessionfs-bench-export-')));
 const gitEnv = nativeGitEnv(scratch);
 if (!hasNativeGit(gitEnv)) {
-  console.error('workout bench: needs a git binary (the figures are ratios against native git)');
+  console.error('export bench: needs a git binary (the figures are ratios against native git)');
   process.exit(1);
 }
 const git = (cwd, ...args) => execFileSync('git', args, { cwd, env: gitEnv, maxBuffer: 1 << 30, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -301,7 +301,7 @@ try {
   console.log(
     JSON.stringify(
       {
-        bench: 'workout',
+        bench: 'export',
         node: process.version,
         platform: `${process.platform}-${process.arch}`,
         corpus: { files: tree.files, megabytes: round(tree.bytes / 1024 / 1024) },
