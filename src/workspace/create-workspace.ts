@@ -12,7 +12,6 @@ import {
   FileExistsError,
   FileNotFoundError,
   InvalidArgumentError,
-  IsADirectoryError,
   NotADirectoryError,
   ReadOnlyError,
 } from './errors.js';
@@ -156,8 +155,7 @@ export class DriverWorkspace implements SnapshotableWorkspace {
   }
 
   #readFile(target: NormalizedPath, range: { offset: number; length?: number }): Promise<{ content: Uint8Array; sizeBytes: number }> {
-    if (target === '') return Promise.reject(new IsADirectoryError('/'));
-    return this.#probe.call(target, () => this.driver.readFile(target, range));
+    return this.#probe.readFile(target, range);
   }
 
   async exists(path: string): Promise<boolean> {
@@ -263,7 +261,7 @@ export class DriverWorkspace implements SnapshotableWorkspace {
     await runLocked(this.#locks, [target], async () => {
       const kind = await this.#probe.kind(target);
       // A link to a directory inside the root is a directory for mkdir, as `mkdir -p` sees it.
-      if (target === '' || kind === 'directory' || (kind === 'symlink' && (await this.#probe.stat(target)).isDirectory)) {
+      if (target === '' || kind === 'directory' || (kind === 'symlink' && (await this.#probe.statFound(target)).isDirectory)) {
         if (options.existOk !== false) return;
         throw new FileExistsError(shown);
       }

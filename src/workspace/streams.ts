@@ -1,6 +1,15 @@
 import type { BackendDriver, DriverFileHandle, DriverStagedFile } from './driver.js';
 import type { DriverProbe } from './probe.js';
-import { AbortError, ConflictError, FileExistsError, InvalidArgumentError, IsADirectoryError, LimitExceededError } from './errors.js';
+import {
+  AbortError,
+  ConflictError,
+  FileExistsError,
+  FileNotFoundError,
+  InvalidArgumentError,
+  IsADirectoryError,
+  LimitExceededError,
+  NotADirectoryError,
+} from './errors.js';
 import { writeOptions } from './arguments.js';
 import { nonNegativeInteger } from './limits.js';
 import { displayPath, type NormalizedPath } from './paths.js';
@@ -81,7 +90,7 @@ export async function openReadStream(
   const end = options.end === undefined ? undefined : nonNegativeInteger(options.end, 'end');
   if (end !== undefined && end < start) throw new InvalidArgumentError(`end (${end}) is before start (${start}); end is inclusive`, shown);
   const signal = checkSignal(options.signal);
-  if (target === '') throw new IsADirectoryError('/');
+  await probe.expectFile(target);
   const handle = await probe.call(target, () =>
     driver.openFile === undefined ? rangedHandle(driver, probe, target) : driver.openFile(target),
   );
@@ -129,15 +138,21 @@ export async function openReadStream(
  * the file had when opened, so a stream never mixes two versions of a file.
  */
 async function rangedHandle(driver: BackendDriver, probe: DriverProbe, target: NormalizedPath): Promise<DriverFileHandle> {
-  const opened = await driver.stat(target);
-  if (opened.isDirectory) throw new IsADirectoryError(displayPath(target));
+  const opened = await probe.statFound(target);
   const { sizeBytes } = await driver.readFile(target, { offset: 0, length: 0 });
+  const changed = (): ConflictError =>
+    new ConflictError(`${displayPath(target)} changed while it was being read; read it again`, displayPath(target));
   return {
     sizeBytes,
     async read(offset, length) {
+      // Checked before the read too: a file removed since the last chunk is a change, not a read of a missing path.
+      const before = await probe.stat(target).catch((error: unknown) => {
+        if (error instanceof FileNotFoundError || error instanceof NotADirectoryError) return undefined;
+        throw error;
+      });
+      if (before === undefined || before.version !== opened.version) throw changed();
       const { content } = await driver.readFile(target, { offset, length });
-      if ((await probe.stat(target)).version !== opened.version)
-        throw new ConflictError(`${displayPath(target)} changed while it was being read; read it again`, displayPath(target));
+      if ((await probe.stat(target)).version !== opened.version) throw changed();
       return content;
     },
     close: async () => undefined,
