@@ -37,6 +37,7 @@ export interface BackendUnderTest extends ComplianceHarness {
  * after every test of every file that uses the matrix: a violation a caller swallowed fails the test too.
  */
 const strictViolations: string[] = [];
+const recordViolation = (message: string): void => void strictViolations.push(message);
 afterEach(() => {
   expect(strictViolations.splice(0), 'driver calls outside the preconditions docs/writing-a-backend.md promises').toEqual([]);
 });
@@ -127,14 +128,11 @@ export const BACKENDS: BackendUnderTest[] = [
   }),
   backend({
     name: 'strict (third-party driver)',
-    // The example's driver held to the preconditions the docs promise it: a call outside them lands in
-    // `strictViolations` (and fails), which test/protocol/strict.compliance.test.ts checks after each test.
-    open: (options) =>
-      createWorkspace(
-        strictDriver(kvDriver(), (message) => strictViolations.push(message)),
-        options,
-      ),
+    // The example's driver held to the preconditions the docs promise it: a call outside them fails and
+    // lands in `strictViolations`, which the compliance suite and every matrix test check after each test.
+    open: (options) => createWorkspace(strictDriver(kvDriver(), recordViolation), options),
     sameFiles: (workspace, options) => createWorkspace(driverOf(workspace), options),
+    violations: () => strictViolations.splice(0),
   }),
 ];
 
