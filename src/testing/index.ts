@@ -11,6 +11,7 @@
  */
 import { afterEach, describe, expect } from 'vitest';
 import { bulkWrites } from './bulk-write.js';
+import { bytesNeverAlias } from './bytes.js';
 import type { ComplianceHarness } from './harness.js';
 import { compareAndSwap } from './compare-and-swap.js';
 import { forkSemantics } from './fork.js';
@@ -58,5 +59,6 @@ export function describeWorkspaceCompliance(name: string, harness: ComplianceHar
     longCallRules(harness);
     forkSemantics(harness);
     streams(harness);
+    bytesNeverAlias(harness);
   });
 }

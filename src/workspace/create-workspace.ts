@@ -21,6 +21,7 @@ import { resolveLimits, type WorkspaceLimits } from './limits.js';
 import { KeyedMutex, runLocked } from './locks.js';
 import { assertCreatable, displayInput, displayPath, normalizeInside, parentPath, type NormalizedPath } from './paths.js';
 import { encodeUtf8 } from './text.js';
+import { copyBytes } from './bytes.js';
 import { byteRange, bytesResult, lineRange, textResult } from './read-results.js';
 import { DriverProbe } from './probe.js';
 import type { LongCallOptions } from './progress.js';
@@ -148,7 +149,9 @@ export class DriverWorkspace implements SnapshotableWorkspace {
       const target = await this.#governance.admit(path, 'file');
       const range = byteRange(options);
       const { content, sizeBytes } = await this.#readFile(target, range);
-      return this.#audit.ok(call, SELF_AUDITED.readBytes, path, bytesResult(target, range.offset, content, sizeBytes));
+      // The driver may hand out its stored bytes (the shared layer's own readers only look): the caller gets a copy.
+      const own = copyBytes(content);
+      return this.#audit.ok(call, SELF_AUDITED.readBytes, path, bytesResult(target, range.offset, own, sizeBytes));
     } catch (error) {
       throw this.#audit.failed(call, SELF_AUDITED.readBytes, path, error);
     }
@@ -215,7 +218,9 @@ export class DriverWorkspace implements SnapshotableWorkspace {
     try {
       const options = this.admit('write', path, given);
       if (!isWriteContent(content)) throw new InvalidArgumentError('writeBytes content must be a Uint8Array', displayInput(path));
-      return this.#audit.ok(call, SELF_AUDITED.writeBytes, path, await this.#write(path, content, options));
+      // Copied before the first await: once this call returns its promise the caller's bytes are its own again.
+      const own = content instanceof Uint8Array ? copyBytes(content) : content;
+      return this.#audit.ok(call, SELF_AUDITED.writeBytes, path, await this.#write(path, own, options));
     } catch (error) {
       throw this.#audit.failed(call, SELF_AUDITED.writeBytes, path, error, content);
     }

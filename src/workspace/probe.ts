@@ -78,14 +78,19 @@ export class DriverProbe {
   }
 
   /** What is at `path`; `undefined` when nothing is, or when the name is too long for anything to be. */
-  async kind(path: NormalizedPath): Promise<DriverEntryKind | undefined> {
-    if (path === '') return 'directory';
+  kind(path: NormalizedPath): Promise<DriverEntryKind | undefined> {
+    if (path === '') return Promise.resolve('directory');
+    // Not an async function: it runs before every read and mutation, and each await is a step of its own.
+    let asked: Promise<DriverEntryKind | undefined>;
     try {
-      return await this.#driver.kind(path);
+      asked = Promise.resolve(this.#driver.kind(path));
     } catch (error) {
+      asked = Promise.reject(error);
+    }
+    return asked.then(undefined, async (error: unknown) => {
       if (fromDriverError(error, path) instanceof NameTooLongError) return undefined;
       throw await this.explain(error, path);
-    }
+    });
   }
 
   /** The driver's stat of a path checked to exist first (missing: ENOENT, or ENOTDIR below a file). */
@@ -100,9 +105,10 @@ export class DriverProbe {
   }
 
   /** The driver's bytes of a file, the file checked first (see `expectFile`): the driver only reads what is there. */
-  async readFile(path: NormalizedPath, range: { offset: number; length?: number }): Promise<{ content: Uint8Array; sizeBytes: number }> {
-    await this.expectFile(path);
-    return this.call(path, () => this.#driver.readFile(path, range));
+  readFile(path: NormalizedPath, range: { offset: number; length?: number }): Promise<{ content: Uint8Array; sizeBytes: number }> {
+    const read = () => this.call(path, () => this.#driver.readFile(path, range));
+    // Every read of a small file comes here: a plain file costs one kind() and no further step.
+    return this.kind(path).then((kind) => (kind === 'file' ? read() : this.expectFile(path, kind).then(read)));
   }
 
   /**
@@ -110,9 +116,9 @@ export class DriverProbe {
    * (a dangling link included) is ENOENT, or ENOTDIR below a file; a directory is EISDIR; a link leaving
    * the root is EACCES.
    */
-  async expectFile(path: NormalizedPath): Promise<void> {
+  async expectFile(path: NormalizedPath, known?: DriverEntryKind): Promise<void> {
     if (path === '') throw new IsADirectoryError('/');
-    const kind = await this.#existing(path);
+    const kind = known ?? (await this.#existing(path));
     if (kind === 'directory') throw new IsADirectoryError(displayPath(path));
     if (kind !== 'symlink') return;
     const resolved = await this.statFound(path);

@@ -1,3 +1,4 @@
+import { copyBytes } from './bytes.js';
 import type { BackendDriver, DriverFileHandle, DriverStagedFile } from './driver.js';
 import type { DriverProbe } from './probe.js';
 import {
@@ -38,7 +39,7 @@ export class StagedContent {
 
   async append(chunk: Uint8Array): Promise<void> {
     if (this.#native !== undefined) await this.#native.write(chunk);
-    else this.#chunks.push(chunk.slice());
+    else this.#chunks.push(chunk); // the write stream's own copy (see openWriteStream)
     this.byteLength += chunk.byteLength;
   }
 
@@ -121,7 +122,8 @@ export async function openReadStream(
           const chunk = await handle.read(position, Math.min(STREAM_CHUNK_BYTES, stop - position));
           if (chunk.byteLength === 0) position = stop; // the file shrank under an open handle: end here
           position += chunk.byteLength;
-          if (chunk.byteLength > 0) controller.enqueue(chunk);
+          // The driver may hand out its stored bytes: the reader gets chunks of its own.
+          if (chunk.byteLength > 0) controller.enqueue(copyBytes(chunk));
         } catch (error) {
           await close();
           throw await probe.explain(error, target);
@@ -184,35 +186,49 @@ export async function openWriteStream(
   if (options.ifVersion !== undefined) await probe.assertVersion(target, state, nonNegativeInteger(options.ifVersion, 'ifVersion'));
   const staged = await probe.call(target, () => StagedContent.open(driver, target));
   let committing = false;
-  return new WritableStream<Uint8Array>({
-    start(controller) {
-      signal?.addEventListener('abort', () => {
-        if (committing) return;
-        controller.error(new AbortError(`writing ${shown} was aborted; nothing was written`, shown));
-        void staged.discard();
-      });
+  // A chunk is the caller's again as soon as `write()` returns, not once the sink gets to it: the strategy's
+  // size() runs inside `write()` (pipeTo's too), so the copy is taken there, and the sink takes the copies in order.
+  const copies: (Uint8Array | undefined)[] = [];
+  const strategy: QueuingStrategy<Uint8Array> = {
+    highWaterMark: 1,
+    size(chunk) {
+      copies.push(chunk instanceof Uint8Array ? copyBytes(chunk) : undefined);
+      return 1;
     },
-    async write(chunk) {
-      try {
-        if (!(chunk instanceof Uint8Array)) throw new InvalidArgumentError('a write stream takes Uint8Array chunks', shown);
-        if (maxFileBytes !== undefined && staged.byteLength + chunk.byteLength > maxFileBytes)
-          throw new LimitExceededError(`${shown} would be over the policy's maxFileBytes (${maxFileBytes}); nothing was written`, shown);
-        await probe.call(target, () => staged.append(chunk));
-      } catch (error) {
-        await staged.discard();
-        throw error;
-      }
+  };
+  return new WritableStream<Uint8Array>(
+    {
+      start(controller) {
+        signal?.addEventListener('abort', () => {
+          if (committing) return;
+          controller.error(new AbortError(`writing ${shown} was aborted; nothing was written`, shown));
+          void staged.discard();
+        });
+      },
+      async write() {
+        const chunk = copies.shift();
+        try {
+          if (chunk === undefined) throw new InvalidArgumentError('a write stream takes Uint8Array chunks', shown);
+          if (maxFileBytes !== undefined && staged.byteLength + chunk.byteLength > maxFileBytes)
+            throw new LimitExceededError(`${shown} would be over the policy's maxFileBytes (${maxFileBytes}); nothing was written`, shown);
+          await probe.call(target, () => staged.append(chunk));
+        } catch (error) {
+          await staged.discard();
+          throw error;
+        }
+      },
+      async close() {
+        committing = true;
+        try {
+          await commit(staged as unknown as Uint8Array, rest); // writeBytes takes staged content from here only
+        } finally {
+          await staged.discard();
+        }
+      },
+      abort: () => staged.discard(),
     },
-    async close() {
-      committing = true;
-      try {
-        await commit(staged as unknown as Uint8Array, rest); // writeBytes takes staged content from here only
-      } finally {
-        await staged.discard();
-      }
-    },
-    abort: () => staged.discard(),
-  });
+    strategy,
+  );
 }
 
 function checkSignal(signal: unknown): AbortSignal | undefined {
