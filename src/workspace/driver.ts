@@ -114,7 +114,10 @@ export type DriverEntryKind = 'file' | 'directory' | 'symlink';
 /** An open file of {@link BackendDriver.openFile}. */
 export interface DriverFileHandle {
   readonly sizeBytes: number;
-  /** Up to `length` bytes from `offset` (fewer at the end). */
+  /**
+   * Up to `length` bytes from `offset` (fewer at the end), the caller's own: a read stream hands them out
+   * as they are (a fresh buffer read from disk is; a view of stored bytes is not, copy it).
+   */
   read(offset: number, length: number): Promise<Uint8Array>;
   close(): Promise<void>;
 }

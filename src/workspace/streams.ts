@@ -122,8 +122,7 @@ export async function openReadStream(
           const chunk = await handle.read(position, Math.min(STREAM_CHUNK_BYTES, stop - position));
           if (chunk.byteLength === 0) position = stop; // the file shrank under an open handle: end here
           position += chunk.byteLength;
-          // The driver may hand out its stored bytes: the reader gets chunks of its own.
-          if (chunk.byteLength > 0) controller.enqueue(copyBytes(chunk));
+          if (chunk.byteLength > 0) controller.enqueue(chunk); // the reader's own (see DriverFileHandle.read)
         } catch (error) {
           await close();
           throw await probe.explain(error, target);
@@ -155,7 +154,7 @@ async function rangedHandle(driver: BackendDriver, probe: DriverProbe, target: N
       if (before === undefined || before.version !== opened.version) throw changed();
       const { content } = await driver.readFile(target, { offset, length });
       if ((await probe.stat(target)).version !== opened.version) throw changed();
-      return content;
+      return copyBytes(content); // readFile may hand out the driver's stored bytes; a chunk is the reader's own
     },
     close: async () => undefined,
   };

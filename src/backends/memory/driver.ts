@@ -8,6 +8,7 @@ import type {
   Snapshotter,
   SnapshotTree,
 } from '../../workspace/driver.js';
+import { copyBytes } from '../../workspace/bytes.js';
 import { memorySnapshotTree } from '../../workout/backend-trees.js';
 import { FileExistsError, FileNotFoundError, IsADirectoryError, NotADirectoryError } from '../../workspace/errors.js';
 import { guessMimeType } from '../../workspace/mime.js';
@@ -62,7 +63,7 @@ export class MemoryDriver implements BackendDriver {
     const content = this.#file(path).content;
     return {
       sizeBytes: content.byteLength,
-      read: async (offset, length) => content.subarray(offset, offset + length),
+      read: async (offset, length) => copyBytes(content, offset, offset + length),
       close: async () => {},
     };
   }
