@@ -39,16 +39,21 @@ export function kvDriver(store: KvStore = new Map()): BackendDriver {
 
     async readFile(path, { offset, length }) {
       const bytes = file(path);
-      // A copy: the caller may change what it gets without changing the store.
-      const content = bytes.slice(offset, length === undefined ? undefined : offset + length);
+      // A view of the stored bytes is enough: the shared layer copies what a caller gets, and stored
+      // bytes are never changed in place.
+      const content = bytes.subarray(offset, length === undefined ? undefined : offset + length);
       return { content, sizeBytes: bytes.byteLength };
     },
 
     async writeFile(path, bytes, { mode }) {
-      const before = mode === 'append' && store.has(path) ? file(path) : new Uint8Array(0);
-      const next = new Uint8Array(before.byteLength + bytes.byteLength);
-      next.set(before, 0);
-      next.set(bytes, before.byteLength);
+      // `bytes` are the driver's own (the shared layer copied the caller's): kept as they are.
+      let next = bytes;
+      if (mode === 'append' && store.has(path)) {
+        const before = file(path);
+        next = new Uint8Array(before.byteLength + bytes.byteLength);
+        next.set(before, 0);
+        next.set(bytes, before.byteLength);
+      }
       store.set(path, { kind: 'file', bytes: next, modifiedAt: new Date() });
     },
 
@@ -83,7 +88,7 @@ export function kvDriver(store: KvStore = new Map()): BackendDriver {
     },
 
     async remove(path) {
-      // The shared layer refused a non-empty directory without `recursive` already.
+      // The shared layer refused a missing path, and a non-empty directory without `recursive`, already.
       for (const key of [...store.keys()]) if (key === path || isBelow(key, path)) store.delete(key);
     },
   };

@@ -1,3 +1,4 @@
+import { copyBytes } from '../workspace/bytes.js';
 import { PersistentMap } from '../backends/memory/persistent-map.js';
 import type { DirectoryNode, TreeNode } from '../backends/memory/tree.js';
 import { EMPTY_DIR_MARKER, escapeName, unescapeName } from '../backends/host/git/names.js';
@@ -11,7 +12,7 @@ function memoryChild(node: TreeNode | undefined): TreeChild<DirectoryNode> | und
   if (node === undefined) return undefined;
   if (node.type === 'directory') return { kind: 'directory', directory: node };
   // A copy: the stored bytes are shared with every snapshot holding them.
-  return { kind: 'file', executable: false, identity: node, bytes: async () => node.content.slice() };
+  return { kind: 'file', executable: false, identity: node, bytes: async () => copyBytes(node.content) };
 }
 
 const MEMORY_READER: TreeReader<DirectoryNode> = {

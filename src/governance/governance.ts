@@ -246,6 +246,9 @@ export class Governance {
     const verdict = this.#rules.judge(path);
     if (verdict !== 'if-directory') return verdict === 'admitted';
     if (intent !== 'any') return intent === 'directory';
+    // kind() first: the driver's stat is only for paths that exist (a link is resolved by it).
+    const kind = await this.#driver.kind(path).catch(() => undefined);
+    if (kind !== 'symlink') return kind === 'directory';
     return (await this.#driver.stat(path).catch(() => undefined))?.isDirectory === true;
   }
 

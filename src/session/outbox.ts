@@ -1,3 +1,4 @@
+import { copyBytes } from '../workspace/bytes.js';
 import { mediaType } from '../tools/media.js';
 import { AbortError, InvalidArgumentError, IsADirectoryError, LimitExceededError } from '../workspace/errors.js';
 import { guessMimeType } from '../workspace/mime.js';
@@ -69,7 +70,7 @@ export class Outbox {
       sentAt: new Date().toISOString(),
     };
     if (options.description !== undefined) output.description = options.description;
-    this.#outputs.push({ output, bytes: content.slice() });
+    this.#outputs.push({ output, bytes: copyBytes(content) });
     return { ...output };
   }
 
@@ -82,7 +83,7 @@ export class Outbox {
         `unknown output id ${JSON.stringify(id)}; ${known.length === 0 ? 'nothing has been sent' : `known ids: ${known.join(', ')}`}`,
       );
     }
-    return found.bytes.slice();
+    return copyBytes(found.bytes);
   }
 
   /** An outbox holding the same outputs (for a fork), numbering on from where this one is. */

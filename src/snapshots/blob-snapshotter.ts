@@ -1,3 +1,4 @@
+import { copyBytes } from '../workspace/bytes.js';
 import { randomUUID } from 'node:crypto';
 import type { BackendDriver, BlobStore, Snapshotter, SnapshotTree } from '../workspace/driver.js';
 import { snapshotTree, type TreeChild, type TreeReader } from '../export/snapshot-tree.js';
@@ -116,7 +117,7 @@ export class BlobSnapshotter implements Snapshotter {
 
   #child([, kind, hash]: ManifestEntry): TreeChild<string> {
     if (kind === 'd') return { kind: 'directory', directory: hash };
-    return { kind: 'file', executable: false, identity: hash, bytes: async () => (await this.#blob(hash)).slice() };
+    return { kind: 'file', executable: false, identity: hash, bytes: async () => copyBytes(await this.#blob(hash)) };
   }
 
   async dispose(): Promise<void> {

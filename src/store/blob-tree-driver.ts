@@ -85,7 +85,8 @@ export class BlobTreeDriver implements BackendDriver {
     const file = await this.#file(path);
     const bytes = await this.#bytes(file, path);
     const end = range.length === undefined ? bytes.byteLength : range.offset + range.length;
-    return { content: bytes.slice(range.offset, end), sizeBytes: bytes.byteLength };
+    // A view, never changed in place: the shared layer copies before a caller sees it.
+    return { content: bytes.subarray(range.offset, end), sizeBytes: bytes.byteLength };
   }
 
   async writeFile(path: string, bytes: Uint8Array, options: { mode: WriteMode; mimeType?: string }): Promise<void> {
@@ -94,7 +95,7 @@ export class BlobTreeDriver implements BackendDriver {
     const parent = await this.#directory(names, true);
     const existing = parent.children?.get(name);
     if (existing?.kind === 'dir') throw codeError('EISDIR', path);
-    let content = bytes.slice();
+    let content = bytes; // the shared layer's copy, nobody else's: kept as it is
     if (options.mode === 'append' && existing !== undefined) {
       const before = await this.#bytes(existing, path);
       content = new Uint8Array(before.byteLength + bytes.byteLength);

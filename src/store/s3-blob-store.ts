@@ -1,3 +1,4 @@
+import { copyBytes } from '../workspace/bytes.js';
 import {
   DeleteObjectCommand,
   GetObjectCommand,
@@ -54,7 +55,7 @@ export function s3BlobStore(options: S3BlobStoreOptions): S3BlobStore {
     requests,
     async get(hash) {
       const cached = cache.get(hash);
-      if (cached !== undefined) return cached.slice();
+      if (cached !== undefined) return copyBytes(cached);
       const Key = keyOf(hash);
       requests.get += 1;
       try {
@@ -62,7 +63,7 @@ export function s3BlobStore(options: S3BlobStoreOptions): S3BlobStore {
         const bytes = await (response.Body as { transformToByteArray(): Promise<Uint8Array> }).transformToByteArray();
         cache.set(hash, bytes);
         remember(hash);
-        return bytes.slice();
+        return copyBytes(bytes);
       } catch (error) {
         if (isMissing(error)) return undefined;
         throw error;

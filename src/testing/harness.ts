@@ -13,6 +13,11 @@ export interface ComplianceHarness {
   create(options?: CreateOptions): Promise<SnapshotableWorkspace>;
   /** Backends with symlinks: plant a link at `linkPath` (workspace-relative) whose target text is `target`. */
   symlink?(workspace: SnapshotableWorkspace, linkPath: string, target: string): Promise<void>;
+  /**
+   * Calls made to the driver outside its preconditions since the last call, for a workspace over
+   * `strictDriver(yourDriver, sink)`: the suite expects none after each test.
+   */
+  violations?(): readonly string[];
 }
 
 /** Creates workspaces for one test and disposes them after it. */

@@ -9,8 +9,9 @@
  *
  * It runs under vitest. The suite disposes every workspace it creates.
  */
-import { describe } from 'vitest';
+import { afterEach, describe, expect } from 'vitest';
 import { bulkWrites } from './bulk-write.js';
+import { bytesNeverAlias } from './bytes.js';
 import type { ComplianceHarness } from './harness.js';
 import { compareAndSwap } from './compare-and-swap.js';
 import { forkSemantics } from './fork.js';
@@ -31,9 +32,16 @@ import { fileVersions } from './versions.js';
 import { watchEvents } from './watch.js';
 
 export type { ComplianceHarness, CreateOptions } from './harness.js';
+export { strictDriver, type StrictViolationSink } from './strict-driver.js';
 
 export function describeWorkspaceCompliance(name: string, harness: ComplianceHarness): void {
   describe(`${name}: Workspace compliance`, () => {
+    if (harness.violations !== undefined) {
+      const violations = harness.violations.bind(harness);
+      afterEach(() => {
+        expect(violations(), 'driver calls outside their preconditions').toEqual([]);
+      });
+    }
     pathRules(harness);
     readAndWrite(harness);
     compareAndSwap(harness);
@@ -53,5 +61,6 @@ export function describeWorkspaceCompliance(name: string, harness: ComplianceHar
     forkSemantics(harness);
     streams(harness);
     protectedPaths(harness);
+    bytesNeverAlias(harness);
   });
 }

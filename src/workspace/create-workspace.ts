@@ -14,7 +14,6 @@ import {
   FileExistsError,
   FileNotFoundError,
   InvalidArgumentError,
-  IsADirectoryError,
   NotADirectoryError,
   PolicyError,
   ReadOnlyError,
@@ -25,6 +24,7 @@ import { resolveLimits, type WorkspaceLimits } from './limits.js';
 import { KeyedMutex, runLocked } from './locks.js';
 import { assertCreatable, displayInput, displayPath, normalizeInside, parentPath, type NormalizedPath } from './paths.js';
 import { encodeUtf8 } from './text.js';
+import { copyBytes } from './bytes.js';
 import { byteRange, bytesResult, lineRange, textResult } from './read-results.js';
 import { DriverProbe } from './probe.js';
 import type { LongCallOptions } from './progress.js';
@@ -176,15 +176,16 @@ export class DriverWorkspace implements SnapshotableWorkspace {
       const target = await this.#governance.admit(path, 'file');
       const range = byteRange(options);
       const { content, sizeBytes } = await this.#readFile(target, range);
-      return this.#audit.ok(call, SELF_AUDITED.readBytes, path, bytesResult(target, range.offset, content, sizeBytes));
+      // The driver may hand out its stored bytes (the shared layer's own readers only look): the caller gets a copy.
+      const own = copyBytes(content);
+      return this.#audit.ok(call, SELF_AUDITED.readBytes, path, bytesResult(target, range.offset, own, sizeBytes));
     } catch (error) {
       throw this.#audit.failed(call, SELF_AUDITED.readBytes, path, error);
     }
   }
 
   #readFile(target: NormalizedPath, range: { offset: number; length?: number }): Promise<{ content: Uint8Array; sizeBytes: number }> {
-    if (target === '') return Promise.reject(new IsADirectoryError('/'));
-    return this.#probe.call(target, () => this.driver.readFile(target, range));
+    return this.#probe.readFile(target, range);
   }
 
   async exists(path: string): Promise<boolean> {
@@ -244,7 +245,9 @@ export class DriverWorkspace implements SnapshotableWorkspace {
     try {
       const options = this.admit('write', path, given);
       if (!isWriteContent(content)) throw new InvalidArgumentError('writeBytes content must be a Uint8Array', displayInput(path));
-      return this.#audit.ok(call, SELF_AUDITED.writeBytes, path, await this.#write(path, content, options));
+      // Copied before the first await: once this call returns its promise the caller's bytes are its own again.
+      const own = content instanceof Uint8Array ? copyBytes(content) : content;
+      return this.#audit.ok(call, SELF_AUDITED.writeBytes, path, await this.#write(path, own, options));
     } catch (error) {
       throw this.#audit.failed(call, SELF_AUDITED.writeBytes, path, error, content);
     }
@@ -293,7 +296,7 @@ export class DriverWorkspace implements SnapshotableWorkspace {
     await runLocked(this.#locks, [target], async () => {
       const kind = await this.#probe.kind(target);
       // A link to a directory inside the root is a directory for mkdir, as `mkdir -p` sees it.
-      if (target === '' || kind === 'directory' || (kind === 'symlink' && (await this.#probe.stat(target)).isDirectory)) {
+      if (target === '' || kind === 'directory' || (kind === 'symlink' && (await this.#probe.statFound(target)).isDirectory)) {
         if (options.existOk !== false) return;
         throw new FileExistsError(shown);
       }

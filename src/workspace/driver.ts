@@ -8,9 +8,11 @@ import type { DiffEntry, RestoreResult, SnapshotOptions, StatResult, WorkspaceSn
  * locking, preconditions, glob and grep, snapshots by default); see docs/writing-a-backend.md.
  *
  * Every path a driver receives is already normalised and relative, with `''` for the root, checked against
- * the limits and the protocol's path rules. Before a mutation the shared layer checks its preconditions
- * with `kind()` under a per-path lock (existence, kinds, `create` against an existing file, non-empty
- * directories, a missing parent), so a driver may assume them. A driver error carrying a Node-style `code`
+ * the limits and the protocol's path rules. Before every call the shared layer checks the call's
+ * preconditions with `kind()` (under a per-path lock for a mutation): `readFile`, `openFile` and `stat` get
+ * an existing entry of the right kind, `mkdir` a missing path, and so on (docs/writing-a-backend.md lists
+ * them; `strictDriver` in `sessionfs/testing` enforces them). Bytes cross the API as copies: those a driver
+ * is given are its own, and those it returns may be its stored bytes. A driver error carrying a Node-style `code`
  * (`ENOENT`, `EEXIST`, `ENOTDIR`, `EISDIR`, `ENOTEMPTY`, `EACCES`, …) becomes the matching
  * `WorkspaceError`, with the workspace path and nothing of the driver's message.
  */
@@ -20,32 +22,36 @@ export interface BackendDriver {
   /** What `workspace.root` shows; default `/`. A host directory for host-like drivers (never shown to a model). */
   readonly root?: string;
 
-  /** Bytes of a file from `offset` (at most `length` of them; to the end when omitted) and the whole file's size. */
+  /**
+   * Bytes of a file from `offset` (at most `length` of them; to the end when omitted) and the whole file's
+   * size. The path is a file, or a link to one inside the root. The bytes may be a view of what the driver
+   * stores, provided it never changes them in place: the shared layer copies what a caller gets.
+   */
   readFile(path: string, range: { offset: number; length?: number }): Promise<{ content: Uint8Array; sizeBytes: number }>;
   /**
    * Stores a file. The parent directory exists and the path is not a directory. `mode`: `create` (the path
-   * was checked absent), `overwrite`, `append` (add to the existing bytes, or create). The driver must not
-   * keep a reference to `bytes` that the caller could change later.
+   * was checked absent), `overwrite`, `append` (add to the existing bytes, or create). `bytes` are the
+   * driver's own (the shared layer copied the caller's, and nobody changes them later): it may keep them.
    */
   writeFile(path: string, bytes: Uint8Array, options: { mode: WriteMode; mimeType?: string }): Promise<void>;
   /** What the path is without following a final symlink; `undefined` when it does not exist. */
   kind(path: string): Promise<DriverEntryKind | undefined>;
   /**
-   * Follows a symlink (one that leaves the driver's root must fail with `EACCES`); a dangling one (inside the
+   * Of an existing entry. Follows a symlink (one that leaves the driver's root must fail with `EACCES`); a dangling one (inside the
    * root) is reported as the link itself (`isSymlink`, neither file nor directory), not as `ENOENT`.
    */
   stat(path: string): Promise<DriverStat>;
-  /** Children of a directory, any order. */
+  /** Children of a directory (or of a link to one), any order. */
   list(path: string): Promise<DriverListEntry[]>;
   /**
-   * Every entry below directory `base` (not `base` itself), any order, never descending through a symlink.
+   * Every entry below directory `base` (not `base` itself; `base` is a directory), any order, never descending through a symlink.
    * The iterable may also offer `batches()` (see {@link BatchedWalk}): glob and grep then take the entries
    * a batch at a time, without an asynchronous step per entry.
    */
   walk(base: string): AsyncIterable<DriverWalkEntry>;
-  /** Creates a directory and any missing parents. */
+  /** Creates a directory (the path is missing, no file above it) and any missing parents. */
   mkdir(path: string): Promise<void>;
-  /** Removes a file or symlink (never its target), or a directory: `recursive` with all it holds, else an empty one. */
+  /** Removes an existing file or symlink (never its target), or a directory: `recursive` with all it holds, else an empty one. */
   remove(path: string, options: { recursive: boolean }): Promise<void>;
   /**
    * Moves an entry (a symlink as a symlink) to `to`, whose parent exists. An existing `to` of the same kind
@@ -108,7 +114,10 @@ export type DriverEntryKind = 'file' | 'directory' | 'symlink';
 /** An open file of {@link BackendDriver.openFile}. */
 export interface DriverFileHandle {
   readonly sizeBytes: number;
-  /** Up to `length` bytes from `offset` (fewer at the end). */
+  /**
+   * Up to `length` bytes from `offset` (fewer at the end), the caller's own: a read stream hands them out
+   * as they are (a fresh buffer read from disk is; a view of stored bytes is not, copy it).
+   */
   read(offset: number, length: number): Promise<Uint8Array>;
   close(): Promise<void>;
 }
@@ -229,7 +238,9 @@ export interface Snapshotter {
 
 /** Content-addressed storage for the default snapshotter: keys are the sha256 (hex) of the bytes. */
 export interface BlobStore {
+  /** The blob's bytes, the caller's own (a copy: never an array the store keeps, as a cache). */
   get(hash: string): Promise<Uint8Array | undefined>;
+  /** Stores the bytes; once it resolves the caller may change `bytes` (keep a copy, never the array). */
   put(hash: string, bytes: Uint8Array): Promise<void>;
   has(hash: string): Promise<boolean>;
   delete?(hash: string): Promise<void>;

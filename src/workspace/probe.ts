@@ -50,7 +50,7 @@ export class DriverProbe {
   }
 
   async linkIsFile(path: NormalizedPath): Promise<boolean> {
-    return (await this.stat(path).catch(() => undefined))?.isFile === true;
+    return (await this.statFound(path).catch(() => undefined))?.isFile === true;
   }
 
   /** ENOTDIR when a file stands where a directory on the way to `path` should be. */
@@ -78,18 +78,58 @@ export class DriverProbe {
   }
 
   /** What is at `path`; `undefined` when nothing is, or when the name is too long for anything to be. */
-  async kind(path: NormalizedPath): Promise<DriverEntryKind | undefined> {
-    if (path === '') return 'directory';
+  kind(path: NormalizedPath): Promise<DriverEntryKind | undefined> {
+    if (path === '') return Promise.resolve('directory');
+    // Not an async function: it runs before every read and mutation, and each await is a step of its own.
+    let asked: Promise<DriverEntryKind | undefined>;
     try {
-      return await this.#driver.kind(path);
+      asked = Promise.resolve(this.#driver.kind(path));
     } catch (error) {
+      asked = Promise.reject(error);
+    }
+    return asked.then(undefined, async (error: unknown) => {
       if (fromDriverError(error, path) instanceof NameTooLongError) return undefined;
       throw await this.explain(error, path);
-    }
+    });
   }
 
-  stat(path: NormalizedPath): Promise<DriverStat> {
+  /** The driver's stat of a path checked to exist first (missing: ENOENT, or ENOTDIR below a file). */
+  async stat(path: NormalizedPath): Promise<DriverStat> {
+    await this.#existing(path);
+    return this.statFound(path);
+  }
+
+  /** The driver's stat of a path `kind()` has just found: its precondition holds without asking again. */
+  statFound(path: NormalizedPath): Promise<DriverStat> {
     return this.call(path, () => this.#driver.stat(path));
+  }
+
+  /** The driver's bytes of a file, the file checked first (see `expectFile`): the driver only reads what is there. */
+  readFile(path: NormalizedPath, range: { offset: number; length?: number }): Promise<{ content: Uint8Array; sizeBytes: number }> {
+    const read = () => this.call(path, () => this.#driver.readFile(path, range));
+    // Every read of a small file comes here: a plain file costs one kind() and no further step.
+    return this.kind(path).then((kind) => (kind === 'file' ? read() : this.expectFile(path, kind).then(read)));
+  }
+
+  /**
+   * What every read checks before the driver sees it: a file, or a link to one inside the root. Missing
+   * (a dangling link included) is ENOENT, or ENOTDIR below a file; a directory is EISDIR; a link leaving
+   * the root is EACCES.
+   */
+  async expectFile(path: NormalizedPath, known?: DriverEntryKind): Promise<void> {
+    if (path === '') throw new IsADirectoryError('/');
+    const kind = known ?? (await this.#existing(path));
+    if (kind === 'directory') throw new IsADirectoryError(displayPath(path));
+    if (kind !== 'symlink') return;
+    const resolved = await this.statFound(path);
+    if (resolved.isDirectory) throw new IsADirectoryError(displayPath(path));
+    if (!resolved.isFile) throw new FileNotFoundError(displayPath(path));
+  }
+
+  async #existing(path: NormalizedPath): Promise<DriverEntryKind> {
+    const kind = await this.kind(path);
+    if (kind === undefined) throw await this.explain(new FileNotFoundError(displayPath(path)), path);
+    return kind;
   }
 
   /** A directory, or a link to one inside the root. */
@@ -97,7 +137,7 @@ export class DriverProbe {
     const kind = await this.kind(path);
     if (kind !== 'symlink') return kind === 'directory';
     // A link leaving the root is refused (EACCES), not taken for "not a directory".
-    const resolved = await this.stat(path).catch((error: WorkspaceError) => {
+    const resolved = await this.statFound(path).catch((error: WorkspaceError) => {
       if (error instanceof FileNotFoundError || error instanceof NotADirectoryError) return undefined;
       throw error;
     });
@@ -123,7 +163,7 @@ export class DriverProbe {
     try {
       const kind = await this.kind(target);
       if (kind !== 'symlink') return kind !== undefined;
-      await this.stat(target);
+      await this.statFound(target);
       return true;
     } catch (error) {
       if (error instanceof PathEscapeError || cannotExist(error)) return false;
@@ -160,7 +200,7 @@ export class DriverProbe {
         const childPath = joinPath(target, name);
         const entry = { name, path: displayPath(childPath), isFile: kind === 'file', isDirectory: kind === 'directory', isSymlink: false };
         if (kind !== 'symlink') return entry;
-        const resolved = await this.stat(childPath).catch(() => undefined);
+        const resolved = await this.statFound(childPath).catch(() => undefined);
         return { ...entry, isFile: resolved?.isFile === true, isDirectory: resolved?.isDirectory === true, isSymlink: true };
       }),
     );
@@ -213,7 +253,7 @@ export class DriverProbe {
 
   /** A link's target as the driver resolves it; undefined when dangling; EACCES when it leaves the root. */
   #resolveLink(path: NormalizedPath): Promise<DriverStat | undefined> {
-    return this.stat(path).catch((error: WorkspaceError) => {
+    return this.statFound(path).catch((error: WorkspaceError) => {
       if (error instanceof FileNotFoundError) return undefined;
       throw error;
     });

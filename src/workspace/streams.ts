@@ -1,6 +1,16 @@
+import { copyBytes } from './bytes.js';
 import type { BackendDriver, DriverFileHandle, DriverStagedFile } from './driver.js';
 import type { DriverProbe } from './probe.js';
-import { AbortError, ConflictError, FileExistsError, InvalidArgumentError, IsADirectoryError, LimitExceededError } from './errors.js';
+import {
+  AbortError,
+  ConflictError,
+  FileExistsError,
+  FileNotFoundError,
+  InvalidArgumentError,
+  IsADirectoryError,
+  LimitExceededError,
+  NotADirectoryError,
+} from './errors.js';
 import { writeOptions } from './arguments.js';
 import { nonNegativeInteger } from './limits.js';
 import { displayPath, type NormalizedPath } from './paths.js';
@@ -29,7 +39,7 @@ export class StagedContent {
 
   async append(chunk: Uint8Array): Promise<void> {
     if (this.#native !== undefined) await this.#native.write(chunk);
-    else this.#chunks.push(chunk.slice());
+    else this.#chunks.push(chunk); // the write stream's own copy (see openWriteStream)
     this.byteLength += chunk.byteLength;
   }
 
@@ -81,7 +91,7 @@ export async function openReadStream(
   const end = options.end === undefined ? undefined : nonNegativeInteger(options.end, 'end');
   if (end !== undefined && end < start) throw new InvalidArgumentError(`end (${end}) is before start (${start}); end is inclusive`, shown);
   const signal = checkSignal(options.signal);
-  if (target === '') throw new IsADirectoryError('/');
+  await probe.expectFile(target);
   const handle = await probe.call(target, () =>
     driver.openFile === undefined ? rangedHandle(driver, probe, target) : driver.openFile(target),
   );
@@ -112,7 +122,7 @@ export async function openReadStream(
           const chunk = await handle.read(position, Math.min(STREAM_CHUNK_BYTES, stop - position));
           if (chunk.byteLength === 0) position = stop; // the file shrank under an open handle: end here
           position += chunk.byteLength;
-          if (chunk.byteLength > 0) controller.enqueue(chunk);
+          if (chunk.byteLength > 0) controller.enqueue(chunk); // the reader's own (see DriverFileHandle.read)
         } catch (error) {
           await close();
           throw await probe.explain(error, target);
@@ -129,16 +139,22 @@ export async function openReadStream(
  * the file had when opened, so a stream never mixes two versions of a file.
  */
 async function rangedHandle(driver: BackendDriver, probe: DriverProbe, target: NormalizedPath): Promise<DriverFileHandle> {
-  const opened = await driver.stat(target);
-  if (opened.isDirectory) throw new IsADirectoryError(displayPath(target));
+  const opened = await probe.statFound(target);
   const { sizeBytes } = await driver.readFile(target, { offset: 0, length: 0 });
+  const changed = (): ConflictError =>
+    new ConflictError(`${displayPath(target)} changed while it was being read; read it again`, displayPath(target));
   return {
     sizeBytes,
     async read(offset, length) {
+      // Checked before the read too: a file removed since the last chunk is a change, not a read of a missing path.
+      const before = await probe.stat(target).catch((error: unknown) => {
+        if (error instanceof FileNotFoundError || error instanceof NotADirectoryError) return undefined;
+        throw error;
+      });
+      if (before === undefined || before.version !== opened.version) throw changed();
       const { content } = await driver.readFile(target, { offset, length });
-      if ((await probe.stat(target)).version !== opened.version)
-        throw new ConflictError(`${displayPath(target)} changed while it was being read; read it again`, displayPath(target));
-      return content;
+      if ((await probe.stat(target)).version !== opened.version) throw changed();
+      return copyBytes(content); // readFile may hand out the driver's stored bytes; a chunk is the reader's own
     },
     close: async () => undefined,
   };
@@ -169,35 +185,49 @@ export async function openWriteStream(
   if (options.ifVersion !== undefined) await probe.assertVersion(target, state, nonNegativeInteger(options.ifVersion, 'ifVersion'));
   const staged = await probe.call(target, () => StagedContent.open(driver, target));
   let committing = false;
-  return new WritableStream<Uint8Array>({
-    start(controller) {
-      signal?.addEventListener('abort', () => {
-        if (committing) return;
-        controller.error(new AbortError(`writing ${shown} was aborted; nothing was written`, shown));
-        void staged.discard();
-      });
+  // A chunk is the caller's again as soon as `write()` returns, not once the sink gets to it: the strategy's
+  // size() runs inside `write()` (pipeTo's too), so the copy is taken there, and the sink takes the copies in order.
+  const copies: (Uint8Array | undefined)[] = [];
+  const strategy: QueuingStrategy<Uint8Array> = {
+    highWaterMark: 1,
+    size(chunk) {
+      copies.push(chunk instanceof Uint8Array ? copyBytes(chunk) : undefined);
+      return 1;
     },
-    async write(chunk) {
-      try {
-        if (!(chunk instanceof Uint8Array)) throw new InvalidArgumentError('a write stream takes Uint8Array chunks', shown);
-        if (maxFileBytes !== undefined && staged.byteLength + chunk.byteLength > maxFileBytes)
-          throw new LimitExceededError(`${shown} would be over the policy's maxFileBytes (${maxFileBytes}); nothing was written`, shown);
-        await probe.call(target, () => staged.append(chunk));
-      } catch (error) {
-        await staged.discard();
-        throw error;
-      }
+  };
+  return new WritableStream<Uint8Array>(
+    {
+      start(controller) {
+        signal?.addEventListener('abort', () => {
+          if (committing) return;
+          controller.error(new AbortError(`writing ${shown} was aborted; nothing was written`, shown));
+          void staged.discard();
+        });
+      },
+      async write() {
+        const chunk = copies.shift();
+        try {
+          if (chunk === undefined) throw new InvalidArgumentError('a write stream takes Uint8Array chunks', shown);
+          if (maxFileBytes !== undefined && staged.byteLength + chunk.byteLength > maxFileBytes)
+            throw new LimitExceededError(`${shown} would be over the policy's maxFileBytes (${maxFileBytes}); nothing was written`, shown);
+          await probe.call(target, () => staged.append(chunk));
+        } catch (error) {
+          await staged.discard();
+          throw error;
+        }
+      },
+      async close() {
+        committing = true;
+        try {
+          await commit(staged as unknown as Uint8Array, rest); // writeBytes takes staged content from here only
+        } finally {
+          await staged.discard();
+        }
+      },
+      abort: () => staged.discard(),
     },
-    async close() {
-      committing = true;
-      try {
-        await commit(staged as unknown as Uint8Array, rest); // writeBytes takes staged content from here only
-      } finally {
-        await staged.discard();
-      }
-    },
-    abort: () => staged.discard(),
-  });
+    strategy,
+  );
 }
 
 function checkSignal(signal: unknown): AbortSignal | undefined {

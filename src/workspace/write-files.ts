@@ -1,3 +1,4 @@
+import { copyBytes } from './bytes.js';
 import type { BackendDriver, DriverBulkEntry } from './driver.js';
 import { fromDriverError } from './driver-errors.js';
 import { InvalidArgumentError, IsADirectoryError, LimitExceededError } from './errors.js';
@@ -26,8 +27,8 @@ export async function checkBulkEntries(
   const checked: DriverBulkEntry[] = [];
   const skipped: SkippedPath[] = [];
   let bytes = 0;
-  for (const entry of entries as readonly unknown[]) {
-    const shaped = shapeOf(entry);
+  // Shaped, their bytes copied, before the first await: once writeFiles returns its promise the caller's buffers are its own again.
+  for (const shaped of Array.from(entries as readonly unknown[], (entry) => shapeOf(entry))) {
     const path = await admit(shaped.path, shaped.kind);
     const shown = displayPath(path);
     const reserved = reservedReason(driver, path);
@@ -80,7 +81,7 @@ function shapeOf(entry: unknown): Shaped {
   if (kind !== 'file') throw new InvalidArgumentError(`a writeFiles entry's kind must be 'file' or 'directory', got ${String(kind)}`);
   if (!(content instanceof Uint8Array)) throw new InvalidArgumentError('a writeFiles file needs its content as a Uint8Array');
   if (executable !== undefined && typeof executable !== 'boolean') throw new InvalidArgumentError('executable must be a boolean');
-  return { kind, path, content, executable: executable === true };
+  return { kind, path, content: copyBytes(content), executable: executable === true };
 }
 
 function reservedReason(driver: BackendDriver, path: NormalizedPath): string | undefined {

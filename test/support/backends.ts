@@ -2,13 +2,14 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSyn
 import * as fs from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { afterAll, afterEach } from 'vitest';
+import { afterAll, afterEach, expect } from 'vitest';
 import { kvDriver } from '../../examples/kv-backend.js';
 import { HostWorkspace } from '../../src/backends/host/index.js';
 import { MemoryWorkspace } from '../../src/backends/memory/index.js';
 import { OverlayWorkspace } from '../../src/backends/overlay/index.js';
 import { composeWorkspace } from '../../src/compose/index.js';
 import type { ComplianceHarness } from '../../src/testing/harness.js';
+import { strictDriver } from '../../src/testing/strict-driver.js';
 import type { BackendDriver } from '../../src/workspace/driver.js';
 import { createWorkspace, type CreateWorkspaceOptions, type DriverWorkspace } from '../../src/workspace/create-workspace.js';
 import type { SnapshotableWorkspace } from '../../src/workspace/types.js';
@@ -30,6 +31,16 @@ export interface BackendUnderTest extends ComplianceHarness {
   /** A second workspace over the same files as `workspace`, seen through its own options. */
   sameFiles?(workspace: SnapshotableWorkspace, options: TestWorkspaceOptions): SnapshotableWorkspace;
 }
+
+/**
+ * Calls the shared layer made to the strict driver outside its preconditions (see `strictDriver`), checked
+ * after every test of every file that uses the matrix: a violation a caller swallowed fails the test too.
+ */
+const strictViolations: string[] = [];
+const recordViolation = (message: string): void => void strictViolations.push(message);
+afterEach(() => {
+  expect(strictViolations.splice(0), 'driver calls outside the preconditions docs/writing-a-backend.md promises').toEqual([]);
+});
 
 const scratchDirs: string[] = [];
 afterAll(() => {
@@ -114,6 +125,14 @@ export const BACKENDS: BackendUnderTest[] = [
     // built package, whose error classes and audit registry are other objects than src/'s).
     open: (options) => createWorkspace(kvDriver(), options),
     sameFiles: (workspace, options) => createWorkspace(driverOf(workspace), options),
+  }),
+  backend({
+    name: 'strict (third-party driver)',
+    // The example's driver held to the preconditions the docs promise it: a call outside them fails and
+    // lands in `strictViolations`, which the compliance suite and every matrix test check after each test.
+    open: (options) => createWorkspace(strictDriver(kvDriver(), recordViolation), options),
+    sameFiles: (workspace, options) => createWorkspace(driverOf(workspace), options),
+    violations: () => strictViolations.splice(0),
   }),
 ];
 

@@ -52,6 +52,18 @@ describe('send_file and the session outbox', () => {
     });
   }
 
+  it('hands out copies of what was sent, whatever bytes the file was written from', async () => {
+    await using session = await createSession({ backend: 'memory' });
+    await session.filesystem.writeBytes('a.txt', Buffer.from('hello'));
+    await session.runTool(
+      workspaceTools().find((t) => t.name === 'send_file')!,
+      { path: 'a.txt' },
+    );
+    session.readOutput('output-1').fill(0x21);
+    expect(text(session.readOutput('output-1'))).toBe('hello');
+    expect((await session.filesystem.read('a.txt')).content).toBe('hello');
+  });
+
   it('refuses directories, missing and oversized files, and sends nothing then', async () => {
     await using session = await createSession({ backend: 'memory' });
     const tools = new Map(workspaceTools({ maxSendBytes: 4 }).map((t) => [t.name, t]));

@@ -8,6 +8,7 @@ import type {
   Snapshotter,
   SnapshotTree,
 } from '../../workspace/driver.js';
+import { copyBytes } from '../../workspace/bytes.js';
 import { memorySnapshotTree } from '../../export/backend-trees.js';
 import { FileExistsError, FileNotFoundError, IsADirectoryError, NotADirectoryError } from '../../workspace/errors.js';
 import { guessMimeType } from '../../workspace/mime.js';
@@ -33,6 +34,9 @@ export class MemoryDriver implements BackendDriver {
   readonly snapshots: MemorySnapshotter = new MemorySnapshotter(this);
   /** The last version handed out. */
   #clock = 0;
+  #lastTree: DirectoryNode | undefined;
+  #lastPath: NormalizedPath | undefined;
+  #lastNode: TreeNode | undefined;
 
   /**
    * An independent driver with the same tree and the same snapshots (every record taken here so far
@@ -50,19 +54,23 @@ export class MemoryDriver implements BackendDriver {
   async readFile(path: NormalizedPath, range: { offset: number; length?: number }): Promise<{ content: Uint8Array; sizeBytes: number }> {
     const file = this.#file(path);
     const end = range.length === undefined ? file.content.byteLength : range.offset + range.length;
-    // `slice` copies: handing out the stored bytes would let a caller rewrite every snapshot sharing them.
-    return { content: file.content.slice(range.offset, end), sizeBytes: file.content.byteLength };
+    // A view of the stored bytes, never changed in place: the shared layer copies before a caller sees them.
+    return { content: file.content.subarray(range.offset, end), sizeBytes: file.content.byteLength };
   }
 
   /** A read stream's file: its contents as they are now (never changed in place), whatever is written meanwhile. */
   async openFile(path: NormalizedPath): Promise<DriverFileHandle> {
     const content = this.#file(path).content;
-    return { sizeBytes: content.byteLength, read: async (offset, length) => content.slice(offset, offset + length), close: async () => {} };
+    return {
+      sizeBytes: content.byteLength,
+      read: async (offset, length) => copyBytes(content, offset, offset + length),
+      close: async () => {},
+    };
   }
 
   async writeFile(path: NormalizedPath, content: Uint8Array, request: { mode: WriteMode; mimeType?: string }): Promise<void> {
     const now = Date.now();
-    const incoming = content.slice();
+    const incoming = content; // the shared layer's copy, nobody else's: kept as it is
     this.tree = updateEntry(
       this.tree,
       splitPath(path),
@@ -94,7 +102,7 @@ export class MemoryDriver implements BackendDriver {
   }
 
   async kind(path: NormalizedPath): Promise<DriverEntryKind | undefined> {
-    return lookup(this.tree, splitPath(path))?.type;
+    return this.#lookup(path)?.type;
   }
 
   async stat(path: NormalizedPath): Promise<DriverStat> {
@@ -167,12 +175,26 @@ export class MemoryDriver implements BackendDriver {
   /** Releases the tree. */
   async dispose(): Promise<void> {
     this.tree = emptyDirectory(Date.now());
+    this.#lastTree = this.#lastNode = undefined;
+  }
+
+  /**
+   * The node at `path`, remembering the last answer: the shared layer asks `kind()` right before it reads or
+   * stats the same path, and the tree is immutable, so one tree and one path always name the same node.
+   */
+  #lookup(path: NormalizedPath): TreeNode | undefined {
+    if (this.#lastTree === this.tree && this.#lastPath === path) return this.#lastNode;
+    const node = lookup(this.tree, splitPath(path));
+    this.#lastTree = this.tree;
+    this.#lastPath = path;
+    this.#lastNode = node;
+    return node;
   }
 
   #node(path: NormalizedPath): TreeNode {
-    const segments = splitPath(path);
-    const node = lookup(this.tree, segments);
+    const node = this.#lookup(path);
     if (node !== undefined) return node;
+    const segments = splitPath(path);
     // Say ENOTDIR rather than ENOENT when the way is blocked by a file, as a disk would.
     for (let depth = 1; depth < segments.length; depth += 1) {
       const ancestor = lookup(this.tree, segments.slice(0, depth));

@@ -61,7 +61,8 @@ export class OverlayDriver implements BackendDriver {
     if (entry.upper?.type === 'file') {
       const content = entry.upper.content;
       const end = range.length === undefined ? content.byteLength : range.offset + range.length;
-      return { content: content.slice(range.offset, end), sizeBytes: content.byteLength };
+      // A view, never changed in place: the shared layer copies before a caller sees it.
+      return { content: content.subarray(range.offset, end), sizeBytes: content.byteLength };
     }
     return this.lower.readFile(rel, range);
   }
@@ -179,7 +180,7 @@ export class OverlayDriver implements BackendDriver {
     const { rel, stat: entry } = this.#resolve(path, true);
     if (entry?.kind === 'directory') throw new IsADirectoryError(shown);
     if (entry !== undefined && options.mode === 'create') throw new FileExistsError(shown);
-    const incoming = bytes.slice();
+    const incoming = bytes; // the shared layer's copy, nobody else's: kept as it is
     let existing: Pick<UpperFile, 'content' | 'executable' | 'createdAt' | 'mimeType'> | undefined;
     if (entry?.upper?.type === 'file') existing = entry.upper;
     else if (entry !== undefined) {

@@ -1,3 +1,4 @@
+import { copyBytes } from '../../workspace/bytes.js';
 import type { Snapshotter, SnapshotTree } from '../../workspace/driver.js';
 import { HeldSnapshots } from '../../snapshots/held.js';
 import { joinPath, type NormalizedPath } from '../../workspace/paths.js';
@@ -107,7 +108,7 @@ function overlayReader(lower: LowerLayer): TreeReader<Directory> {
     const text = (value: string): Uint8Array => new TextEncoder().encode(value);
     if (upper?.type === 'directory') return { kind: 'directory', directory: directoryOf(upper, path, entry.through) };
     if (upper?.type === 'file')
-      return { kind: 'file', executable: upper.executable, identity: upper, bytes: async () => upper.content.slice() };
+      return { kind: 'file', executable: upper.executable, identity: upper, bytes: async () => copyBytes(upper.content) };
     if (upper?.type === 'symlink') return { kind: 'symlink', identity: upper, bytes: async () => text(upper.target) };
     if (entry.kind === 'directory') return { kind: 'directory', directory: path };
     if (entry.kind === 'symlink') return { kind: 'symlink', identity: `lower link ${path}`, bytes: async () => text(lower.readlink(path)) };
