@@ -1,4 +1,5 @@
-import type { BackendDriver, SnapshotEntry, Snapshotter, SnapshotTree } from '../workspace/driver.js';
+import type { BackendDriver, SnapshotEntry, Snapshotter } from '../workspace/driver.js';
+import { copyBytes } from '../workspace/bytes.js';
 import { PolicyError } from '../workspace/errors.js';
 import { isSameOrInside, type NormalizedPath } from '../workspace/paths.js';
 import type { LongCallOptions } from '../workspace/progress.js';
@@ -33,13 +34,9 @@ export async function restoreLeaving(
     if (left.leavesAlone(root, (await driver.kind(root).catch(() => undefined)) !== undefined)) roots.add(root);
   }
   if (roots.size === 0) return snapshots.restore(record, options);
-  if (snapshots.open === undefined)
-    throw new PolicyError(
-      `the snapshot would rewrite protected paths (${[...roots].join(', ')}) and this backend cannot restore around them`,
-    );
-  const live = await snapshots.open(undefined, options);
+  const live = await captureRoots(driver, [...roots]);
   const result = await snapshots.restore(record, options);
-  await putBack(driver, snapshots, live, [...roots]);
+  await putBack(driver, snapshots, live);
   const skipped: SkippedPath[] = [...roots].sort().map((root) => ({ path: root, reason: left.reason(root) }));
   return { ...result, skipped: [...result.skipped, ...skipped] };
 }
@@ -61,16 +58,46 @@ export async function restoreOnly(
     return;
   }
   if (snapshots.open === undefined) throw new PolicyError('this backend cannot put protected paths back from a snapshot');
-  await putBack(driver, snapshots, await snapshots.open(record), roots);
-}
-
-/** Makes each root in the live state what it is in `tree` (a missing one removed), when it differs. */
-async function putBack(driver: BackendDriver, snapshots: Snapshotter, tree: SnapshotTree, roots: readonly NormalizedPath[]): Promise<void> {
+  const tree = await snapshots.open(record);
   const wanted = new Map<NormalizedPath, SnapshotEntry[]>(roots.map((root) => [root, []]));
   for await (const entry of tree.entries()) {
     const root = roots.find((candidate) => isSameOrInside(entry.path, candidate));
     if (root !== undefined) wanted.get(root)?.push(entry);
   }
+  await putBack(driver, snapshots, wanted);
+}
+
+/**
+ * What the live state holds at and below each root, read through the driver before a restore changes it:
+ * only the roots are walked, so the cost follows the protected content, not the tree, on every backend.
+ */
+async function captureRoots(driver: BackendDriver, roots: readonly NormalizedPath[]): Promise<Map<NormalizedPath, SnapshotEntry[]>> {
+  const captured = new Map<NormalizedPath, SnapshotEntry[]>();
+  for (const root of roots) {
+    const entries: SnapshotEntry[] = [];
+    const kind = await driver.kind(root).catch(() => undefined);
+    const add = async (path: NormalizedPath, entryKind: string): Promise<void> => {
+      if (entryKind === 'directory') entries.push({ path, kind: 'directory' });
+      else if (entryKind === 'file') {
+        const bytes = copyBytes((await driver.readFile(path, { offset: 0 })).content);
+        entries.push({ path, kind: 'file', executable: false, bytes: async () => bytes });
+      }
+    };
+    if (kind !== undefined) {
+      await add(root, kind);
+      if (kind === 'directory') for await (const entry of driver.walk(root)) await add(entry.path, entry.kind);
+    }
+    // Parents before what they hold, whatever order the driver walked in.
+    captured.set(
+      root,
+      entries.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0)),
+    );
+  }
+  return captured;
+}
+
+/** Makes each root in the live state hold exactly its entries (a root with none removed), when it differs. */
+async function putBack(driver: BackendDriver, snapshots: Snapshotter, wanted: Map<NormalizedPath, SnapshotEntry[]>): Promise<void> {
   for (const [root, entries] of wanted) {
     if (await holds(driver, root, entries)) continue;
     if ((await driver.kind(root).catch(() => undefined)) !== undefined) await driver.remove(root, { recursive: true });
