@@ -1,5 +1,5 @@
 import type { SnapshotEntry, SnapshotTree } from '../workspace/driver.js';
-import { TREE_PARTS, type TreeParts } from '../export/snapshot-tree.js';
+import { TREE_PARTS, type TreeParts } from '../snapshots/snapshot-tree.js';
 import { joinPath, normalizePath, pathDepth, splitPath, type NormalizedPath } from '../workspace/paths.js';
 import type { MountTable } from './mount-table.js';
 

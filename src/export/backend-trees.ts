@@ -4,7 +4,7 @@ import type { DirectoryNode, TreeNode } from '../backends/memory/tree.js';
 import { EMPTY_DIR_MARKER, escapeName, unescapeName } from '../backends/host/git/names.js';
 import type { GitStore, TreeEntry } from '../backends/host/git/store.js';
 import type { SnapshotTree } from '../workspace/driver.js';
-import { snapshotTree, type TreeChild, type TreeReader } from './snapshot-tree.js';
+import { snapshotTree, type TreeChild, type TreeReader } from '../snapshots/snapshot-tree.js';
 
 // Readers are shared per store: two trees with the same reader are compared by identity (see changedPaths).
 

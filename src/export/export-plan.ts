@@ -5,7 +5,7 @@ import { fromDriverError } from '../workspace/driver-errors.js';
 import { compareStrings } from '../workspace/glob-grep.js';
 import type { DestinationState, ExportDestination } from './destination.js';
 import { DEFAULT_PROTECT, ProtectRules, type ProtectedRoot } from '../governance/protect.js';
-import { changedPaths } from './snapshot-tree.js';
+import { changedPaths } from '../snapshots/snapshot-tree.js';
 
 export type ConflictPolicy = 'fail' | 'skip' | 'overwrite';
 

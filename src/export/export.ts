@@ -7,7 +7,7 @@ import { InvalidArgumentError, NotADirectoryError, PathEscapeError } from '../wo
 import type { SnapshotableWorkspace, WorkspaceSnapshot } from '../workspace/types.js';
 import { Destination } from './destination.js';
 import { applyExport, planExport, protectRulesOf, type ConflictPolicy, type ExportResult } from './export-plan.js';
-import { snapshotTree } from './snapshot-tree.js';
+import { snapshotTree } from '../snapshots/snapshot-tree.js';
 
 /** `signal` and `onProgress` (phases `plan`, then `write`): see `LongCallOptions` and `applyExport`. */
 export interface ExportOptions extends LongCallOptions {

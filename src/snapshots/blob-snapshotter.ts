@@ -1,7 +1,7 @@
 import { copyBytes } from '../workspace/bytes.js';
 import { randomUUID } from 'node:crypto';
 import type { BackendDriver, BlobStore, Snapshotter, SnapshotTree } from '../workspace/driver.js';
-import { snapshotTree, type TreeChild, type TreeReader } from '../export/snapshot-tree.js';
+import { snapshotTree, type TreeChild, type TreeReader } from './snapshot-tree.js';
 import { SnapshotError, SnapshotRestoreError, WorkspaceError } from '../workspace/errors.js';
 import { compareStrings } from '../workspace/glob-grep.js';
 import { LongCall, type LongCallOptions } from '../workspace/progress.js';

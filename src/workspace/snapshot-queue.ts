@@ -1,7 +1,7 @@
 import type { Governance } from '../governance/governance.js';
 import { parseSnapshotRecord } from '../snapshots/record.js';
 import { restoreLeaving, restoreOnly, type LeftAlone } from '../snapshots/protected-restore.js';
-import { createGitPatch } from '../export/patch.js';
+import { createGitPatch } from '../snapshots/patch.js';
 import type { BackendDriver, Snapshotter, SnapshotTree } from './driver.js';
 import { InvalidArgumentError, SnapshotError } from './errors.js';
 import { LongCall, type LongCallOptions } from './progress.js';

@@ -3,7 +3,7 @@ import type { Snapshotter, SnapshotTree } from '../../workspace/driver.js';
 import { HeldSnapshots } from '../../snapshots/held.js';
 import { joinPath, type NormalizedPath } from '../../workspace/paths.js';
 import type { DiffEntry, RestoreResult, SnapshotOptions, WorkspaceSnapshot } from '../../workspace/types.js';
-import { changedPaths, snapshotTree, type TreeChild, type TreeReader } from '../../export/snapshot-tree.js';
+import { changedPaths, snapshotTree, type TreeChild, type TreeReader } from '../../snapshots/snapshot-tree.js';
 import type { OverlayDriver } from './driver.js';
 import type { LowerLayer } from './lower.js';
 import type { UpperDirectory } from './upper.js';
