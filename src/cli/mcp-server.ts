@@ -15,7 +15,7 @@ import { SnapshotRestoreError } from '../workspace/errors.js';
 import { workspacePrompt, workspaceTools, type WorkspaceToolsOptions } from '../tools/index.js';
 import { scrubHostPaths } from '../session/scrub.js';
 import { failure, failureFromError } from '../tools/failure.js';
-import { mediaOf } from '../tools/media.js';
+import { mediaOf } from '../workspace/media.js';
 import { serveClientRoots } from './mcp-client-roots.js';
 import type { HostArea } from './mcp-roots.js';
 import { scopedWorkspace } from './root-scope.js';

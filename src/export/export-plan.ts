@@ -2,7 +2,7 @@ import type { SnapshotEntry, SnapshotTree } from '../workspace/driver.js';
 import type { LongCall } from '../workspace/progress.js';
 import { ConflictError, IsADirectoryError, NotADirectoryError, WorkspaceError } from '../workspace/errors.js';
 import { fromDriverError } from '../workspace/driver-errors.js';
-import { compareStrings } from '../workspace/glob-grep.js';
+import { compareStrings } from '../workspace/paths.js';
 import type { DestinationState, ExportDestination } from './destination.js';
 import { DEFAULT_PROTECT, ProtectRules, type ProtectedRoot } from '../governance/protect.js';
 import { changedPaths } from '../snapshots/snapshot-tree.js';

@@ -1,5 +1,5 @@
 import { copyBytes } from '../workspace/bytes.js';
-import { mediaType } from '../tools/media.js';
+import { mediaType } from '../workspace/media.js';
 import { AbortError, InvalidArgumentError, IsADirectoryError, LimitExceededError } from '../workspace/errors.js';
 import { guessMimeType } from '../workspace/mime.js';
 import { decodeUtf8 } from '../workspace/text.js';

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { BackendDriver, BlobStore, Snapshotter, SnapshotTree } from '../workspace/driver.js';
 import { snapshotTree, type TreeChild, type TreeReader } from './snapshot-tree.js';
 import { SnapshotError, SnapshotRestoreError, WorkspaceError } from '../workspace/errors.js';
-import { compareStrings } from '../workspace/glob-grep.js';
+import { compareStrings } from '../workspace/paths.js';
 import { LongCall, type LongCallOptions } from '../workspace/progress.js';
 import { joinPath, pathDepth, relativeTo, splitPath, parentPath } from '../workspace/paths.js';
 import type { DiffEntry, RestoreResult, SnapshotOptions, WorkspaceSnapshot } from '../workspace/types.js';

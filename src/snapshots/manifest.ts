@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { BlobStore } from '../workspace/driver.js';
 import { SnapshotRestoreError } from '../workspace/errors.js';
-import { compareStrings } from '../workspace/glob-grep.js';
+import { compareStrings } from '../workspace/paths.js';
 import { joinPath } from '../workspace/paths.js';
 import type { DiffEntry } from '../workspace/types.js';
 

@@ -1,6 +1,6 @@
 import type { SnapshotEntry, SnapshotTree } from '../workspace/driver.js';
 import type { DiffEntry } from '../workspace/types.js';
-import { compareStrings } from '../workspace/glob-grep.js';
+import { compareStrings } from '../workspace/paths.js';
 import { joinPath, splitPath } from '../workspace/paths.js';
 
 /** What a stored tree says about one name in a directory `D`. */

@@ -78,4 +78,4 @@ async function unlessIgnored(
   return kept;
 }
 
-export { compareStrings } from './search/select.js';
+export { compareStrings } from './paths.js';

@@ -143,3 +143,8 @@ export function normalizeInside(path: string): NormalizedPath | undefined {
     throw error;
   }
 }
+
+/** Code-unit order: deterministic, locale-free, the order results are promised in. */
+export function compareStrings(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}

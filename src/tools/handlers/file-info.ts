@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { defineTool } from '../../session/define-tool.js';
 import { splitLines } from '../../workspace/text.js';
 import { asTextFile } from '../text-file.js';
-import { mediaType } from '../media.js';
+import { mediaType } from '../../workspace/media.js';
 import { formatBytes } from '../../text/format-bytes.js';
 import { describeStat, statValue } from './stat.js';
 import { count, guard, ok, pathParam, READ_ONLY } from './shared.js';

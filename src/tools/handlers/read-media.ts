@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { defineTool } from '../../session/define-tool.js';
 import { failure } from '../failure.js';
-import { mediaType, type ToolMedia } from '../media.js';
+import { mediaType, type ToolMedia } from '../../workspace/media.js';
 import { count, guard, ok, pathParam, READ_ONLY, type ToolDeps } from './shared.js';
 
 /**

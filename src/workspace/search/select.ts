@@ -1,5 +1,5 @@
 import type { SearchEntry, SearchSource } from '../glob-grep.js';
-import { baseName, displayPath, joinPath, normalizePath, relativeTo, type NormalizedPath } from '../paths.js';
+import { baseName, compareStrings, displayPath, joinPath, normalizePath, relativeTo, type NormalizedPath } from '../paths.js';
 import type { SearchDeadline } from './deadline.js';
 import { matchPool } from './match-pool.js';
 import { compileGlob, globLiteralBase, globNameFilter, searchedByDefault, skipsDotDirectories } from './patterns.js';
@@ -73,9 +73,4 @@ function walkStart(base: NormalizedPath, pattern: string | undefined): Normalize
   } catch {
     return base;
   }
-}
-
-/** Code-unit order: deterministic, locale-free, the order results are promised in. */
-export function compareStrings(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }

@@ -1,4 +1,4 @@
-import { guessMimeType } from '../workspace/mime.js';
+import { guessMimeType } from './mime.js';
 
 /** Signatures of the image and audio formats models and MCP clients take, checked before the file name. */
 const SIGNATURES: { mime: string; at?: number; bytes: number[] }[] = [
