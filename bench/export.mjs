@@ -9,7 +9,7 @@
 // - exportTo(workspace, dir, { from }) into a copy of the `from` tree against `git apply --binary` of the
 //   same change to the same copy (and against `git diff | git apply`, which also finds the change). The
 //   destination is compared with the new tree after every run and put back (untimed) before the next.
-// - fork(): MemoryWorkspace at 1k / 10k / 100k files (O(1): flat), against copying the workspace file by
+// - fork() of a memory workspace at 1k / 10k / 100k files (O(1): flat), against copying the workspace file by
 //   file into a new one; HostWorkspace at [files] files against `cp -r` of the root.
 // The host runs twice: with the default change detection (the live state is found by a scan of the root,
 // as `git diff` against the worktree stats it) and with changeDetection: 'tracked' (`hostTracked`: protocol
@@ -21,7 +21,7 @@ import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { exportTo, HostWorkspace, MemoryWorkspace } from '../dist/src/index.js';
+import { exportTo, createWorkspace, hostDriver, memoryDriver } from '../dist/src/index.js';
 import { copyCorpus } from './_corpus.mjs';
 import { hasNativeGit, nativeGitEnv } from './_native-git.mjs';
 import { median, round, time } from './_timing.mjs';
@@ -230,7 +230,7 @@ try {
   }
 
   // ---- memory: the tree written through the protocol ----
-  const memory = new MemoryWorkspace();
+  const memory = createWorkspace(memoryDriver());
   for (const path of filesBelow(corpus)) await memory.writeBytes(path, fs.readFileSync(join(corpus, path)));
   const memoryResult = await backend('memory', memory);
   await memory.dispose();
@@ -238,13 +238,13 @@ try {
   // ---- host: a copy of the tree as the root ----
   const hostRoot = join(scratch, 'host-root');
   copyTree(corpus, hostRoot);
-  const host = new HostWorkspace({ root: hostRoot });
+  const host = createWorkspace(hostDriver({ root: hostRoot }));
   const hostResult = await backend('host', host);
 
   // ---- host with changeDetection: 'tracked' (the changes are protocol writes: the live state needs no scan) ----
   const trackedRoot = join(scratch, 'tracked-root');
   copyTree(corpus, trackedRoot);
-  const tracked = new HostWorkspace({ root: trackedRoot, changeDetection: 'tracked' });
+  const tracked = createWorkspace(hostDriver({ root: trackedRoot, changeDetection: 'tracked' }));
   const trackedResult = await backend('host', tracked);
   await tracked.dispose();
   fs.rmSync(trackedRoot, { recursive: true, force: true });
@@ -269,7 +269,7 @@ try {
   // ---- memory fork at growing sizes, against a file-by-file copy into a new workspace ----
   const forks = [];
   for (const size of FORK_SIZES) {
-    const ws = new MemoryWorkspace();
+    const ws = createWorkspace(memoryDriver());
     const pathOf = (i) => `src/d${i % 100}/sub${Math.floor(i / 100) % 10}/file${i}.ts`;
     for (let i = 0; i < size; i += 1) await ws.writeBytes(pathOf(i), new TextEncoder().encode(`export const value${i} = ${i};\n`));
     const first = await ws.snapshot();
@@ -290,7 +290,7 @@ try {
     await probe.restore(first);
     for (const forked of kept) await forked.dispose();
     const copyStart = performance.now();
-    const copied = new MemoryWorkspace();
+    const copied = createWorkspace(memoryDriver());
     for (let i = 0; i < size; i += 1) await copied.writeBytes(pathOf(i), (await ws.readBytes(pathOf(i))).content);
     const copyMs = performance.now() - copyStart;
     await copied.dispose();

@@ -14,7 +14,7 @@ import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { HostWorkspace, jsonlAuditSink, MemoryWorkspace, memoryAuditSink } from '../dist/src/index.js';
+import { createWorkspace, hostDriver, jsonlAuditSink, memoryAuditSink, memoryDriver } from '../dist/src/index.js';
 import { median, round } from './_timing.mjs';
 
 const OPS = Number(process.argv[2] ?? 10_000);
@@ -51,10 +51,10 @@ const CONFIGS = {
  * disk a root's files land), which hid what governance costs.
  */
 function open(backend, options, label) {
-  if (backend === 'memory') return new MemoryWorkspace(options);
+  if (backend === 'memory') return createWorkspace(memoryDriver(), options);
   const root = join(scratch, 'host-root');
   fs.mkdirSync(root, { recursive: true });
-  return new HostWorkspace({ ...options, root, gitDir: join(scratch, `${label}.git`) });
+  return createWorkspace(hostDriver({ root, gitDir: join(scratch, `${label}.git`) }), options);
 }
 
 /** Operations in one block: every configuration runs the same block in turn, so noise hits them alike. */

@@ -10,8 +10,8 @@ import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { HostWorkspace } from '../dist/src/index.js';
 import { hasNativeGit, nativeGitEnv } from './_native-git.mjs';
+import { createWorkspace, hostDriver } from '../dist/src/index.js';
 
 const sizes = (process.argv[2] ?? '1000,10000,50000').split(',').map(Number);
 const ROUNDS = 5;
@@ -59,7 +59,7 @@ async function benchSize(count) {
   const result = { files: count };
 
   // ---- sessionfs, scan mode ----
-  const scan = new HostWorkspace({ root: roots.scan, gitDir: join(base, 'scan.git') });
+  const scan = createWorkspace(hostDriver({ root: roots.scan, gitDir: join(base, 'scan.git') }));
   const first = await time(() => scan.snapshot());
   await pause();
   const scanWrites = [];
@@ -79,7 +79,7 @@ async function benchSize(count) {
   await scan.dispose();
 
   // ---- sessionfs, tracked mode ----
-  const tracked = new HostWorkspace({ root: roots.tracked, gitDir: join(base, 'tracked.git'), changeDetection: 'tracked' });
+  const tracked = createWorkspace(hostDriver({ root: roots.tracked, gitDir: join(base, 'tracked.git'), changeDetection: 'tracked' }));
   const trackedFirst = await time(() => tracked.snapshot());
   const trackedWrites = [];
   for (let round = 0; round < ROUNDS; round += 1) {

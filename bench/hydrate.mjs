@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// Hydration of a generated host tree (default 10,000 files, about 100 MB) into a MemoryWorkspace and into a
-// HostWorkspace, side by side with `cp -r` of the same tree in the same run (page cache warm for all).
+// Hydration of a generated host tree (default 10,000 files, about 100 MB) into a memory workspace and into a
+// host workspace, side by side with `cp -r` of the same tree in the same run (page cache warm for all).
 // Also times the host workspace's first snapshot after hydration. Set TMPDIR to put the tree, the copies
 // and the host roots on another filesystem (e.g. TMPDIR=/dev/shm to take a noisy disk out of the figures). Prints one JSON document; `ratio` is
 // sessionfs ms / `cp -r` ms (goals: host <= 1.5, memory <= 2).
@@ -12,7 +12,7 @@ import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { HostWorkspace, MemoryWorkspace, hydrate } from '../dist/src/index.js';
+import { hydrate, createWorkspace, hostDriver, memoryDriver } from '../dist/src/index.js';
 import { copyCorpus } from './_corpus.mjs';
 import { hasNativeGit, nativeGitEnv } from './_native-git.mjs';
 
@@ -101,14 +101,14 @@ for (let i = -1; i < ROUNDS; i += 1) {
   if (counted) cp.push(cpMs);
   if (globalThis.gc) globalThis.gc();
 
-  const inMemory = await timeHydrate(() => new MemoryWorkspace());
+  const inMemory = await timeHydrate(() => createWorkspace(memoryDriver()));
   if (counted) memory.push(inMemory.ms);
   files = inMemory.result.files;
   await inMemory.workspace.dispose();
   if (globalThis.gc) globalThis.gc();
 
   for (const changeDetection of ['tracked', 'scan']) {
-    const onHost = await timeHydrate(() => new HostWorkspace({ changeDetection }));
+    const onHost = await timeHydrate(() => createWorkspace(hostDriver({ changeDetection })));
     if (counted && changeDetection === 'tracked') host.push(onHost.ms);
     const start = performance.now();
     await onHost.workspace.snapshot();

@@ -1,9 +1,9 @@
 #!/usr/bin/env node
-// MemoryWorkspace snapshots against what a plain map store does (`new Map(previous)` per snapshot), and
+// Memory workspace snapshots against what a plain map store does (`new Map(previous)` per snapshot), and
 // write-then-read of small files against memfs, measured side by side in one run. Prints JSON.
 // Run: npm run bench -- memory-snapshot   (needs --expose-gc; bench/run.mjs passes it)
 import { memfs } from 'memfs';
-import { MemoryWorkspace } from '../dist/src/index.js';
+import { createWorkspace, memoryDriver } from '../dist/src/index.js';
 
 const SIZES = (process.env.SIZES ?? '1000,10000,100000').split(',').map(Number);
 const ROUNDS = Number(process.env.ROUNDS ?? 200);
@@ -29,7 +29,7 @@ function heapUsed() {
 }
 
 async function memoryWorkspace(size) {
-  const ws = new MemoryWorkspace();
+  const ws = createWorkspace(memoryDriver());
   for (let i = 0; i < size; i += 1) await ws.writeBytes(pathOf(i), content(i));
   // Time: snapshot() right after one write, the rollback pattern (write, snapshot, write, snapshot, ...).
   const times = [];
@@ -73,7 +73,7 @@ async function writeThenRead(count) {
   const theirs = [];
   for (let run = 0; run < runs; run += 1) {
     {
-      const ws = new MemoryWorkspace();
+      const ws = createWorkspace(memoryDriver());
       const start = process.hrtime.bigint();
       for (let i = 0; i < count; i += 1) await ws.writeBytes(pathOf(i), content(i));
       let total = 0;

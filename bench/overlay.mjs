@@ -11,7 +11,7 @@ import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { createSession, HostWorkspace, OverlayWorkspace, workspaceTools } from '../dist/src/index.js';
+import { createSession, workspaceTools, createWorkspace, hostDriver, overlayDriver } from '../dist/src/index.js';
 import { copyCorpus } from './_corpus.mjs';
 import { median, round, time } from './_timing.mjs';
 
@@ -49,8 +49,8 @@ try {
   const overlayOpen = await firstCall('overlay');
   const hydratedOpen = await firstCall('memory');
 
-  const host = new HostWorkspace({ root: corpus });
-  const overlay = new OverlayWorkspace({ lower: corpus, allowedHostRoots: [scratch] });
+  const host = createWorkspace(hostDriver({ root: corpus }));
+  const overlay = createWorkspace(overlayDriver({ lower: corpus, allowedHostRoots: [scratch] }));
   const everything = { maxMatches: Number.MAX_SAFE_INTEGER, timeoutMs: 600_000 };
   const grep = [];
   for (const pattern of GREP_PATTERNS) {
@@ -80,7 +80,7 @@ try {
   async function snapshotAfterOneWrite(count) {
     const dir = join(scratch, `lower-${count}`);
     generate(dir, count);
-    const ws = new OverlayWorkspace({ lower: dir, allowedHostRoots: [scratch] });
+    const ws = createWorkspace(overlayDriver({ lower: dir, allowedHostRoots: [scratch] }));
     const samples = [];
     const diffs = [];
     for (let i = -1; i < ROUNDS; i += 1) {

@@ -11,8 +11,8 @@ import * as fs from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { HostWorkspace } from '../dist/src/index.js';
 import { GitDirGate } from '../dist/src/backends/host/git/gate.js';
+import { createWorkspace, hostDriver } from '../dist/src/index.js';
 
 const FILES = Number(process.argv[2] ?? 10_000);
 const ROUNDS = 5;
@@ -48,7 +48,7 @@ try {
     plantStaleTemps(root, 5);
 
     let start = performance.now();
-    const ws = new HostWorkspace({ root });
+    const ws = createWorkspace(hostDriver({ root }));
     removed = (await ws.tempFilesSwept).length;
     sweepMs.push(performance.now() - start);
     start = performance.now();
@@ -58,7 +58,7 @@ try {
   }
 
   const gitDir = join(scratch, 'git');
-  const ws = new HostWorkspace({ gitDir, changeDetection: 'tracked' });
+  const ws = createWorkspace(hostDriver({ gitDir, changeDetection: 'tracked' }));
   await ws.write('a.txt', 'start');
   await ws.snapshot();
   const snapshotMs = [];

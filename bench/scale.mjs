@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Remote sessions on real servers (a throwaway Postgres + s3rver, started here), on a corpus of the first
 // FILES files of this project's node_modules (default 10,000, files over 1 MiB left out). Measures:
-//   - a second machine's first tool call after openSession (lazy) vs downloading every blob first (eager);
+//   - a second machine's first tool call after createSession({ store }) (lazy) vs downloading every blob first (eager);
 //   - a publish after 10 changed files: S3 requests and Postgres statements counted, and timed;
 //   - 10 sessions hydrated from the same corpus: bytes stored / corpus bytes (goal <= 1.1).
 // Prints one JSON document. Usage: node bench/scale.mjs [files]   (after `npm run build`)
@@ -12,7 +12,7 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import pg from 'pg';
-import { openSession, postgresSessionStore, workspaceTools } from '../dist/src/index.js';
+import { postgresSessionStore, workspaceTools, createSession } from '../dist/src/index.js';
 import { s3BlobStore } from '../dist/src/store/s3.js';
 import { postgresUnavailable, startPostgres, startS3 } from './_servers.mjs';
 
@@ -82,7 +82,7 @@ try {
   // Machine A publishes the corpus as session `corpus`.
   const a = machine();
   let start = performance.now();
-  const seed = await openSession({ store: a.store, sessionId: 'corpus' });
+  const seed = await createSession({ store: a.store, sessionId: 'corpus' });
   for (const file of files) await seed.filesystem.writeBytes(file.path, file.bytes);
   await seed.dispose();
   const seedMs = performance.now() - start;
@@ -90,7 +90,7 @@ try {
   // Machine B, lazy: open, first tool call.
   const lazy = machine();
   start = performance.now();
-  const opened = await openSession({ store: lazy.store, sessionId: 'corpus' });
+  const opened = await createSession({ store: lazy.store, sessionId: 'corpus' });
   const first = await opened.runTool(readFile, { path: target });
   const lazyMs = performance.now() - start;
   if (!first.success) throw new Error(first.message);
@@ -111,7 +111,7 @@ try {
   const eager = machine(4 * corpusBytes);
   start = performance.now();
   for await (const hash of eager.blobs.list()) await eager.blobs.get(hash);
-  const eagerSession = await openSession({ store: eager.store, sessionId: 'corpus', readOnly: true });
+  const eagerSession = await createSession({ store: eager.store, sessionId: 'corpus', readOnly: true });
   await eagerSession.runTool(readFile, { path: target });
   const eagerMs = performance.now() - start;
   await eagerSession.dispose();
@@ -119,7 +119,7 @@ try {
   // Ten sessions hydrated from the same corpus, on one machine: stored bytes vs the corpus.
   const many = machine();
   for (let n = 0; n < 10; n += 1) {
-    const session = await openSession({ store: many.store, sessionId: `user-${n}` });
+    const session = await createSession({ store: many.store, sessionId: `user-${n}` });
     for (const file of files) await session.filesystem.writeBytes(file.path, file.bytes);
     await session.dispose();
   }

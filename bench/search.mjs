@@ -10,7 +10,7 @@ import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { glob as tinyglob } from 'tinyglobby';
-import { HostWorkspace, MemoryWorkspace, hydrate } from '../dist/src/index.js';
+import { hydrate, createWorkspace, hostDriver, memoryDriver } from '../dist/src/index.js';
 import { copyCorpus } from './_corpus.mjs';
 import { round, time } from './_timing.mjs';
 
@@ -42,8 +42,8 @@ function ripgrep(pattern) {
 }
 
 const tree = copyCorpus(corpus, FILES);
-const host = new HostWorkspace({ root: corpus });
-const memory = new MemoryWorkspace();
+const host = createWorkspace(hostDriver({ root: corpus }));
+const memory = createWorkspace(memoryDriver());
 await hydrate(memory, [{ hostPath: corpus, mountPath: 'corpus' }], { allowedHostRoots: [scratch] });
 const memoryBase = 'corpus';
 const everything = { maxMatches: Number.MAX_SAFE_INTEGER, timeoutMs: 600_000 };

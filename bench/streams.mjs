@@ -12,8 +12,8 @@ import { performance } from 'node:perf_hooks';
 import { Readable } from 'node:stream';
 import { WritableStream } from 'node:stream/web';
 import { clearInterval, setInterval } from 'node:timers';
-import { HostWorkspace } from '../dist/src/index.js';
 import { round } from './_timing.mjs';
+import { createWorkspace, hostDriver } from '../dist/src/index.js';
 
 const SIZE_MIB = Number(process.argv[2] ?? 1024);
 const SIZE = SIZE_MIB * 1024 * 1024;
@@ -22,7 +22,7 @@ const MiB = 1024 * 1024;
 
 const scratch = fs.realpathSync(fs.mkdtempSync(join(tmpdir(), 'sessionfs-bench-streams-')));
 const source = join(scratch, 'source.bin');
-const workspace = new HostWorkspace({ root: join(scratch, 'root'), gitDir: join(scratch, 'git') });
+const workspace = createWorkspace(hostDriver({ root: join(scratch, 'root'), gitDir: join(scratch, 'git') }));
 
 /** Writes `SIZE` bytes of a non-constant pattern in 8 MiB blocks (never the whole file in memory). */
 function makeSource() {

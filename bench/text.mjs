@@ -10,7 +10,7 @@ import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import iconv from 'iconv-lite';
-import { HostWorkspace, MemoryWorkspace, createSession, hydrate, workspaceTools } from '../dist/src/index.js';
+import { createSession, hydrate, workspaceTools, createWorkspace, hostDriver, memoryDriver } from '../dist/src/index.js';
 import { copyCorpus } from './_corpus.mjs';
 import { round, time } from './_timing.mjs';
 
@@ -69,7 +69,7 @@ async function onBackend(name, session) {
 
 const results = {};
 {
-  const memory = new MemoryWorkspace();
+  const memory = createWorkspace(memoryDriver());
   await hydrate(memory, [{ hostPath: join(scratch, 'tree'), mountPath: 'tree' }], { allowedHostRoots: [scratch] });
   await memory.write('.gitignore', 'node_modules/\n');
   const session = await createSession({ workspace: memory });
@@ -78,7 +78,7 @@ const results = {};
   await memory.dispose();
 }
 {
-  const host = new HostWorkspace({ root: join(scratch, 'tree') });
+  const host = createWorkspace(hostDriver({ root: join(scratch, 'tree') }));
   const session = await createSession({ workspace: host });
   results.host = await onBackend('host', session);
   await session.dispose();

@@ -3,15 +3,23 @@ export { DEFAULT_LIMITS, type WorkspaceLimits } from './workspace/limits.js';
 export { normalizePath } from './workspace/paths.js';
 export type * from './workspace/types.js';
 export type { LongCallOptions, Progress, ProgressListener } from './workspace/progress.js';
-export { createWorkspace, DriverWorkspace, type CreateWorkspaceOptions } from './workspace/create-workspace.js';
+export { createWorkspace, type CreateWorkspaceOptions, type ManagedWorkspace } from './workspace/create-workspace.js';
 export * from './governance/index.js';
 export type * from './workspace/driver.js';
 export { memoryBlobStore } from './snapshots/blob-store.js';
 export { BlobSnapshotter } from './snapshots/blob-snapshotter.js';
 export { WorkspaceSnapshotSchema } from './snapshots/record.js';
-export { MemoryWorkspace, MemoryDriver, type MemoryWorkspaceOptions } from './backends/memory/index.js';
-export { HostWorkspace, sweepStaleTemp, type HostWorkspaceOptions, type ChangeDetection, type SweepResult } from './backends/host/index.js';
-export { OverlayWorkspace, type OverlayWorkspaceOptions } from './backends/overlay/index.js';
+export { memoryDriver, type MemoryDriver } from './backends/memory/index.js';
+export {
+  hostDriver,
+  hostExec,
+  sweepStaleTemp,
+  type HostDriver,
+  type HostDriverOptions,
+  type ChangeDetection,
+  type SweepResult,
+} from './backends/host/index.js';
+export { overlayDriver, type OverlayDriver, type OverlayDriverOptions } from './backends/overlay/index.js';
 export * from './tools/index.js';
 export {
   hydrate,
@@ -21,21 +29,33 @@ export {
   type HydrateProgress,
   type HydrateResult,
 } from './sources/index.js';
-export { createSession, defineTool, type CreateSessionOptions, type HydratedSession, type RetentionOptions } from './session/index.js';
+export {
+  createSession,
+  defineTool,
+  type CreateSessionOptions,
+  type StoreSessionOptions,
+  type SessionNamespace,
+  type RetentionOptions,
+} from './session/index.js';
 export type * from './session/types.js';
 export { createMcpServer, type McpServerOptions } from './cli/mcp-server.js';
 export * from './shell/index.js';
 export {
-  composeWorkspace,
+  composeDriver,
   MOUNT_ACCESS_LEVELS,
-  WorkspaceNamespace,
-  DirectoryNamespace,
-  NamespaceWorkspace,
-  type ComposeWorkspaceOptions,
+  type ComposeDriver,
+  type ComposeDriverOptions,
   type MountAccess,
   type MountSpec,
+} from './compose/index.js';
+export {
+  WorkspaceNamespace,
+  type DirectoryNamespace,
+  type DirectoryNamespaceOptions,
+  type StoreNamespace,
+  type StoreNamespaceOptions,
   type WorkspaceNamespaceConstructor,
   type WorkspaceNamespaceOptions,
-} from './compose/index.js';
+} from './compose/workspace-namespace.js';
 export * from './export/index.js';
 export * from './store/index.js';

@@ -79,20 +79,21 @@ interface PlannedMount {
  */
 async function composedSession(options: ServeSessionOptions): Promise<ServeSession> {
   const planned = await planMounts(options);
-  const [{ composeWorkspace }, { hydrate }, { MemoryWorkspace }] = await Promise.all([
+  const [{ composeDriver }, { hydrate }, { memoryDriver }, { createWorkspace }] = await Promise.all([
     import('../compose/index.js'),
     import('../sources/hydrate.js'),
     import('../backends/memory/index.js'),
+    import('../workspace/create-workspace.js'),
   ]);
   const limits = options.limits === undefined ? {} : { limits: options.limits };
   const hostDirs: string[] = [];
   const made: { dispose(): Promise<void> }[] = [];
   const fresh = async (): Promise<SnapshotableWorkspace> => {
-    if (options.backend !== 'host') return new MemoryWorkspace(limits);
-    const { HostWorkspace } = await import('../backends/host/index.js');
-    const workspace = new HostWorkspace({ changeDetection: 'tracked', ...limits });
-    hostDirs.push(workspace.root, workspace.gitDir);
-    return workspace;
+    if (options.backend !== 'host') return createWorkspace(memoryDriver(), limits);
+    const { hostDriver } = await import('../backends/host/index.js');
+    const driver = hostDriver({ changeDetection: 'tracked' });
+    hostDirs.push(driver.root, driver.gitDir);
+    return createWorkspace(driver, limits);
   };
   const progress = cumulative(options.onProgress);
   const hydrateOptions = { allowedHostRoots: [...options.allow], onProgress: progress.onProgress, signal: options.signal };
@@ -103,14 +104,14 @@ async function composedSession(options: ServeSessionOptions): Promise<ServeSessi
       if (!directory) continue;
       let workspace: SnapshotableWorkspace;
       if (options.backend === 'overlay') {
-        const { OverlayWorkspace } = await import('../backends/overlay/index.js');
-        workspace = new OverlayWorkspace({
+        const { overlayDriver } = await import('../backends/overlay/index.js');
+        const driver = overlayDriver({
           lower: mount.hostPath,
           allowedHostRoots: [...options.allow],
           ...(mount.include === undefined ? {} : { include: mount.include }),
           ...(mount.exclude === undefined ? {} : { exclude: mount.exclude }),
-          ...limits,
         });
+        workspace = createWorkspace(driver, limits);
       } else workspace = await fresh();
       made.push(workspace);
       if (mount.readOnly === true && options.backend !== 'overlay') {
@@ -123,17 +124,17 @@ async function composedSession(options: ServeSessionOptions): Promise<ServeSessi
       let root: SnapshotableWorkspace;
       if (options.root === undefined) root = await fresh();
       else {
-        const { HostWorkspace } = await import('../backends/host/index.js');
+        const { hostDriver } = await import('../backends/host/index.js');
         // Read-only from the start under --read-only: nothing is copied into the root, and a writable workspace
         // would sweep killed writers' temp files from it when it opens.
-        const host = new HostWorkspace({ root: options.root, changeDetection: 'scan', readOnly: options.readOnly, ...limits });
-        hostDirs.push(host.gitDir);
-        root = host;
+        const driver = hostDriver({ root: options.root, changeDetection: 'scan' });
+        hostDirs.push(driver.gitDir);
+        root = createWorkspace(driver, { readOnly: options.readOnly, ...limits });
       }
       made.push(root);
       table.push({ path: '/', workspace: root, access: 'read-write' });
     }
-    composed = composeWorkspace({ mounts: table, ...limits });
+    composed = createWorkspace(composeDriver({ mounts: table }), limits);
     made.length = 0; // the composition owns them now
     const copied = planned.filter((p) => p.mount.readOnly !== true && (p.directory ? options.backend !== 'overlay' : true));
     if (copied.length > 0)

@@ -11,7 +11,7 @@ import type { MountTable, Route } from './mount-table.js';
 type Change = 'create' | 'append' | 'overwrite' | 'delete' | 'rename';
 
 /**
- * The driver behind `composeWorkspace`: every primitive routed by longest prefix to a mounted workspace
+ * The driver `composeDriver({ mounts })` makes: every primitive routed by longest prefix to a mounted workspace
  * (the path the mount sees is relative to its mount point, so no path can climb into another mount's
  * store), access levels checked before anything is changed, mount points shown as directories. Everything
  * else (path rules, preconditions, locking, glob and grep, limits) is the shared layer's, as for any driver.

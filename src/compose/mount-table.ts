@@ -1,4 +1,5 @@
-import { MemoryWorkspace } from '../backends/memory/index.js';
+import { memoryDriver } from '../backends/memory/index.js';
+import { createWorkspace } from '../workspace/create-workspace.js';
 import { InvalidArgumentError } from '../workspace/errors.js';
 import { displayPath, isSameOrInside, normalizePath, relativeTo, splitPath, type NormalizedPath } from '../workspace/paths.js';
 import type { SnapshotableWorkspace, Workspace } from '../workspace/types.js';
@@ -16,7 +17,7 @@ export const MOUNT_ACCESS_LEVELS: readonly MountAccess[] = ['read-write', 'read-
 export interface MountSpec {
   /** Where the mount appears, `/` for the root; normalised like any workspace path. */
   path: string;
-  /** What is mounted. Omitted: a fresh `MemoryWorkspace` (a scratch area). Not needed for `disabled`. */
+  /** What is mounted. Omitted: a fresh memory workspace (a scratch area). Not needed for `disabled`. */
   workspace?: Workspace;
   access: MountAccess;
 }
@@ -117,7 +118,7 @@ function toMount(spec: MountSpec, index: number): Mount {
       `mounts[${index}].access must be one of ${MOUNT_ACCESS_LEVELS.join(', ')}, got ${String(spec.access)}`,
       displayPath(path),
     );
-  const workspace = spec.workspace ?? new MemoryWorkspace();
+  const workspace = spec.workspace ?? createWorkspace(memoryDriver());
   for (const method of WORKSPACE_METHODS) {
     if (typeof (workspace as unknown as Record<string, unknown>)[method] !== 'function')
       throw new InvalidArgumentError(`mounts[${index}].workspace is not a Workspace (it lacks ${method}())`, displayPath(path));

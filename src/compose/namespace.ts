@@ -1,29 +1,35 @@
 import { createHash, randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import { join, resolve } from 'node:path';
-import { HostWorkspace, type HostWorkspaceOptions } from '../backends/host/index.js';
+import { hostDriver } from '../backends/host/index.js';
 import { removeAt } from '../backends/host/remove-at.js';
 import { pinDirectory, Sandbox } from '../backends/host/sandbox.js';
 import { parseSnapshotRecord } from '../snapshots/record.js';
+import { createWorkspace, type CreateWorkspaceOptions, type ManagedWorkspace } from '../workspace/create-workspace.js';
+import { driverWith } from '../workspace/driver-proxy.js';
+import type { BackendDriver, Snapshotter } from '../workspace/driver.js';
 import { InvalidArgumentError } from '../workspace/errors.js';
 import type { SnapshotOptions, WorkspaceSnapshot } from '../workspace/types.js';
-import { registerDirectoryNamespace } from './namespace-registry.js';
 
-export interface WorkspaceNamespaceOptions {
+export interface DirectoryNamespaceOptions {
   /** Where every user's workspace lives (created if missing). Nothing is ever created outside it. */
   dir: string;
-  /** Options for every user's workspace (limits, policy, exclude). Root and git dir are the namespace's. */
-  workspace?: Omit<HostWorkspaceOptions, 'root' | 'gitDir' | 'changeDetection'>;
+  /**
+   * Options for every user's workspace: `createWorkspace`'s (limits, policy, audit, protect, readOnly) and
+   * the host driver's `exclude`. Root, git dir and change detection are the namespace's.
+   */
+  workspace?: Pick<CreateWorkspaceOptions, 'readOnly' | 'limits' | 'policy' | 'audit' | 'protect'> & { exclude?: readonly string[] };
 }
 
 const USERS = 'users';
+const SNAPSHOTTER_METHODS = ['snapshot', 'restore', 'restoreExcept', 'diff', 'open', 'changed', 'release', 'dispose'] as const;
 const ID_FILE = 'id.json';
 const HISTORY_FILE = 'snapshots.jsonl';
 
 /**
- * Per-user persistent workspaces under one directory (`new WorkspaceNamespace({ dir })`). `open(userId)` returns that user's `HostWorkspace`:
+ * Per-user persistent workspaces under one directory (`new WorkspaceNamespace({ dir })`). `open(userId)` returns that user's host workspace:
  * its files in `<dir>/users/<name>/root`, its snapshots as git commits in `<dir>/users/<name>/git`, and
- * every snapshot record it takes appended to a history file, so files, snapshots and history survive a
+ * every snapshot record it takes appended to a history file (`history(userId)`), so files, snapshots and history survive a
  * restart. Any string is a valid id (`''`, NUL, `../x`, `a/b`, 10 KB): the directory name is the id's
  * sha256, never the id, and the id itself is kept (JSON) beside it for `list()`. Each user's workspace is
  * sandboxed to its own root, so no path or link reaches another user's files.
@@ -33,9 +39,9 @@ export class DirectoryNamespace {
   /** The namespace directory's real path (never show it to a model). */
   readonly dir: string;
   readonly #users: string;
-  readonly #options: WorkspaceNamespaceOptions['workspace'];
+  readonly #options: DirectoryNamespaceOptions['workspace'];
 
-  constructor(options: WorkspaceNamespaceOptions) {
+  constructor(options: DirectoryNamespaceOptions) {
     if (options === null || typeof options !== 'object') throw new InvalidArgumentError('options must be an object');
     if (typeof options.dir !== 'string' || options.dir === '' || options.dir.includes('\0'))
       throw new InvalidArgumentError('dir must be a non-empty host path');
@@ -43,7 +49,6 @@ export class DirectoryNamespace {
     for (const key of ['root', 'gitDir', 'changeDetection']) {
       if (workspace?.[key] !== undefined) throw new InvalidArgumentError(`workspace.${key} is the namespace's to choose`);
     }
-    registerDirectoryNamespace(this);
     try {
       fs.mkdirSync(join(resolve(options.dir), USERS), { recursive: true });
       this.dir = fs.realpathSync.native(resolve(options.dir));
@@ -55,10 +60,37 @@ export class DirectoryNamespace {
   }
 
   /** The user's workspace, created empty on first use. The caller disposes it (its files stay). */
-  open(userId: string): NamespaceWorkspace {
+  open(userId: string): ManagedWorkspace {
     const home = this.#home(userId);
     if (!fs.existsSync(home)) this.#create(userId, home);
-    return new NamespaceWorkspace(home, this.#options);
+    const { exclude, ...options } = this.#options ?? {};
+    const driver = hostDriver({
+      root: join(home, 'root'),
+      gitDir: join(home, 'git'),
+      changeDetection: 'scan',
+      ...(exclude === undefined ? {} : { exclude }),
+    });
+    return createWorkspace(withHistory(driver, join(home, HISTORY_FILE)), options);
+  }
+
+  /** Every snapshot record the user's workspace has taken, oldest first, across restarts (`[]` for an unknown user). */
+  async history(userId: string): Promise<WorkspaceSnapshot[]> {
+    let text: string;
+    try {
+      text = await fs.promises.readFile(join(this.#home(userId), HISTORY_FILE), 'utf8');
+    } catch {
+      return [];
+    }
+    const records: WorkspaceSnapshot[] = [];
+    for (const line of text.split('\n')) {
+      if (line === '') continue;
+      try {
+        records.push(parseSnapshotRecord(JSON.parse(line)));
+      } catch {
+        // a torn last line (the process died while appending): skipped
+      }
+    }
+    return records;
   }
 
   /** Whether the user has a workspace. */
@@ -118,43 +150,20 @@ export class DirectoryNamespace {
   }
 }
 
-/**
- * A user's workspace in a namespace: a host workspace whose every snapshot record is also appended to the
- * user's history file, so `history()` lists them (and `restore` accepts them) after a restart.
- */
-export class NamespaceWorkspace extends HostWorkspace {
-  readonly #history: string;
-
-  constructor(home: string, options: WorkspaceNamespaceOptions['workspace'] = {}) {
-    super({ ...options, root: join(home, 'root'), gitDir: join(home, 'git'), changeDetection: 'scan' });
-    this.#history = join(home, HISTORY_FILE);
+/** The driver with every snapshot record it takes also appended to `file`, so the user's history survives a restart. */
+function withHistory(driver: BackendDriver, file: string): BackendDriver {
+  const snapshots = driver.snapshots as Snapshotter;
+  const recorded: Record<string, unknown> = {};
+  for (const name of SNAPSHOTTER_METHODS) {
+    const method = snapshots[name];
+    if (typeof method === 'function') recorded[name] = method.bind(snapshots);
   }
-
-  override async snapshot(options: SnapshotOptions = {}): Promise<WorkspaceSnapshot> {
-    const record = await super.snapshot(options);
-    await fs.promises.appendFile(this.#history, `${JSON.stringify(record)}\n`);
+  recorded.snapshot = async (options: SnapshotOptions): Promise<WorkspaceSnapshot> => {
+    const record = await snapshots.snapshot(options);
+    await fs.promises.appendFile(file, `${JSON.stringify(record)}\n`);
     return record;
-  }
-
-  /** Every snapshot record this user's workspace has taken, oldest first, across restarts. */
-  async history(): Promise<WorkspaceSnapshot[]> {
-    let text: string;
-    try {
-      text = await fs.promises.readFile(this.#history, 'utf8');
-    } catch {
-      return [];
-    }
-    const records: WorkspaceSnapshot[] = [];
-    for (const line of text.split('\n')) {
-      if (line === '') continue;
-      try {
-        records.push(parseSnapshotRecord(JSON.parse(line)));
-      } catch {
-        // a torn last line (the process died while appending): skipped
-      }
-    }
-    return records;
-  }
+  };
+  return driverWith(driver, { snapshots: recorded });
 }
 
 function checkedId(userId: unknown): string {

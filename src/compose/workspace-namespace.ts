@@ -1,31 +1,38 @@
 import { StoreNamespace, type StoreNamespaceOptions } from '../store/store-namespace.js';
 import { InvalidArgumentError } from '../workspace/errors.js';
-import { DirectoryNamespace, type WorkspaceNamespaceOptions } from './namespace.js';
+import { DirectoryNamespace, type DirectoryNamespaceOptions } from './namespace.js';
+
+export type { DirectoryNamespaceOptions } from './namespace.js';
+export type { StoreNamespaceOptions } from '../store/store-namespace.js';
+export type { DirectoryNamespace } from './namespace.js';
+export type { StoreNamespace } from '../store/store-namespace.js';
 
 /** Per-user workspaces: under a host directory (`{ dir }`) or in a session store (`{ store }`). */
 export type WorkspaceNamespace = DirectoryNamespace | StoreNamespace;
+export type WorkspaceNamespaceOptions = DirectoryNamespaceOptions | StoreNamespaceOptions;
 
 export interface WorkspaceNamespaceConstructor {
-  /** Each user's workspace is a `HostWorkspace` under `dir`; `open(user)` returns it at once. */
-  new (options: WorkspaceNamespaceOptions): DirectoryNamespace;
-  /** Each user's workspace is the store session `user:<encoded id>`; `open(user)` resolves to that session. */
+  /** Each user's workspace is a host workspace under `dir`; `open(user)` returns it at once. */
+  new (options: DirectoryNamespaceOptions): DirectoryNamespace;
+  /** Each user's workspace is the store session `user:<encoded id>` (`createSession({ store, sessionId })`); `open(user)` resolves to it. */
   new (options: StoreNamespaceOptions): StoreNamespace;
 }
 
 /**
- * One constructor for both kinds of namespace, as DESIGN names it (`new WorkspaceNamespace({ dir })`,
- * `new WorkspaceNamespace({ store })`); `instanceof WorkspaceNamespace` holds for both.
+ * The one constructor of namespaces (`new WorkspaceNamespace({ dir })`, `new WorkspaceNamespace({ store })`);
+ * `instanceof WorkspaceNamespace` holds for both kinds. `createSession({ namespace, user })` opens a session
+ * on a user's workspace in either.
  */
 class AnyNamespace {
-  constructor(options: WorkspaceNamespaceOptions | StoreNamespaceOptions) {
+  constructor(options: WorkspaceNamespaceOptions) {
     if (options === null || typeof options !== 'object') throw new InvalidArgumentError('options must be an object');
-    const hasDir = (options as Partial<WorkspaceNamespaceOptions>).dir !== undefined;
+    const hasDir = (options as Partial<DirectoryNamespaceOptions>).dir !== undefined;
     const hasStore = (options as Partial<StoreNamespaceOptions>).store !== undefined;
     if (hasDir === hasStore)
       throw new InvalidArgumentError('a namespace takes exactly one of dir (a host directory) or store (a SessionStore)');
     const made = hasStore
       ? new StoreNamespace(options as StoreNamespaceOptions)
-      : new DirectoryNamespace(options as WorkspaceNamespaceOptions);
+      : new DirectoryNamespace(options as DirectoryNamespaceOptions);
     return made as unknown as AnyNamespace;
   }
 

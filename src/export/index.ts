@@ -3,4 +3,3 @@ export { ExportConflictError, ExportIncompleteError, type ConflictPolicy, type E
 export { createGitPatch } from '../snapshots/patch.js';
 export { pullSnapshot, pushSnapshot, type PullOptions, type PushOptions, type PushResult } from './remote.js';
 export type { WriteBackOptions } from './write-back.js';
-export { canFork, forkWorkspace, type ForkableWorkspace } from './fork.js';

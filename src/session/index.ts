@@ -1,4 +1,5 @@
-export { createSession, type CreateSessionOptions, type HydratedSession } from './session.js';
+export { createSession, type CreateSessionOptions, type StoreSessionOptions } from './create-session.js';
+export type { SessionNamespace } from './options.js';
 export { defineTool } from './define-tool.js';
 export { scrubHostPaths, type ScrubOptions } from './scrub.js';
 export type * from './types.js';

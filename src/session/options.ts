@@ -1,8 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import type { DirectoryNamespace } from '../compose/namespace.js';
-import { isDirectoryNamespace } from '../compose/namespace-registry.js';
-import type { WorkspaceNamespace } from '../compose/workspace-namespace.js';
-import type { StoreNamespace } from '../store/store-namespace.js';
 import { HostMountSchema, type HostMount, type HydrateProgress } from '../sources/schema.js';
 import type { AuditSink } from '../governance/audit.js';
 import { validatePolicy, type WorkspacePolicy } from '../governance/policy.js';
@@ -11,11 +7,21 @@ import { InvalidArgumentError } from '../workspace/errors.js';
 import type { WorkspaceLimits } from '../workspace/limits.js';
 import type { BackendKind, SnapshotableWorkspace } from '../workspace/types.js';
 import { validateRetention, type Retention, type RetentionOptions } from './retention.js';
+import type { HydratedSession } from './types.js';
+
+/**
+ * What `createSession({ namespace, user })` asks of a namespace (`new WorkspaceNamespace(…)` is one): a
+ * directory namespace hands out the user's workspace, which the session opens and disposes; a store
+ * namespace hands out the user's store session itself.
+ */
+export type SessionNamespace =
+  | { readonly kind: 'directory'; open(user: string): SnapshotableWorkspace; readonly dir?: string }
+  | { readonly kind: 'store'; open(user: string, options: { readOnly?: boolean }): Promise<HydratedSession> };
 
 /**
  * Where the workspace comes from: exactly one of `backend` (the session creates its workspace, a fresh
  * one on every `reset()`, and disposes it) or `workspace` (a ready workspace from any backend:
- * `createWorkspace(driver)`, `MemoryWorkspace`, …). The caller keeps a given workspace: the session never
+ * `createWorkspace(driver)`). The caller keeps a given workspace: the session never
  * disposes it, and it holds the session's last state afterwards. `reset()` restores it to how it was when
  * the session was created (a snapshot taken then) and replays the mounts; a read-only session seals it,
  * so such a session cannot be reset. The options marked "created workspace" configure what `backend`
@@ -23,7 +29,7 @@ import { validateRetention, type Retention, type RetentionOptions } from './rete
  */
 export interface CreateSessionOptions {
   /**
-   * `'memory'`, `'host'`, or `'overlay'`: the mounts are shown lazily (an `OverlayWorkspace` per mount, never
+   * `'memory'`, `'host'`, or `'overlay'`: the mounts are shown lazily (an overlay workspace per mount, never
    * written, writes kept in memory) instead of being copied in; opening costs nothing however big they are.
    */
   backend?: BackendKind;
@@ -34,7 +40,7 @@ export interface CreateSessionOptions {
    * kept). With a store namespace (`new WorkspaceNamespace({ store })`) the session is the user's store
    * session (`namespace.open(user)`): it publishes after each successful call and on dispose.
    */
-  namespace?: WorkspaceNamespace;
+  namespace?: SessionNamespace;
   /** The user whose workspace in `namespace` the session works on: any string. */
   user?: string;
   /** Default a random UUID. */
@@ -102,7 +108,7 @@ export interface SessionSettings {
   source:
     | { kind: 'backend'; settings: BackendSettings }
     | { kind: 'given'; workspace: SnapshotableWorkspace }
-    | { kind: 'namespace'; namespace: DirectoryNamespace; user: string };
+    | { kind: 'namespace'; namespace: Extract<SessionNamespace, { kind: 'directory' }>; user: string };
   mounts: HostMount[];
   allowedHostRoots: string[];
   readOnly: boolean;
@@ -174,9 +180,11 @@ function rollbackOf(rollback: unknown): 'snapshot' | 'journal' {
  * A session on a store namespace is that namespace's own session for the user: only `readOnly` applies
  * (`id` is the user's, the store keeps the files, and there is nothing to hydrate).
  */
-export function storeNamespaceRequest(options: CreateSessionOptions): { namespace: StoreNamespace; user: string } | undefined {
+export function storeNamespaceRequest(
+  options: CreateSessionOptions,
+): { namespace: Extract<SessionNamespace, { kind: 'store' }>; user: string } | undefined {
   const namespace = (options as Partial<CreateSessionOptions> | null)?.namespace;
-  if (namespace?.kind !== 'store') return undefined;
+  if (namespace?.kind !== 'store' || typeof namespace.open !== 'function') return undefined;
   if (typeof options.user !== 'string') throw new InvalidArgumentError('namespace needs user: the user id, a string');
   const extra = Object.keys(options).filter(
     (key) => !['namespace', 'user', 'readOnly'].includes(key) && options[key as keyof CreateSessionOptions] !== undefined,
@@ -188,7 +196,8 @@ export function storeNamespaceRequest(options: CreateSessionOptions): { namespac
 
 function namespaceSource(options: CreateSessionOptions): SessionSettings['source'] {
   const { namespace, user } = options;
-  if (!isDirectoryNamespace(namespace)) throw new InvalidArgumentError('user needs namespace: a WorkspaceNamespace');
+  if (namespace === null || typeof namespace !== 'object' || namespace.kind !== 'directory' || typeof namespace.open !== 'function')
+    throw new InvalidArgumentError('user needs namespace: a WorkspaceNamespace');
   if (typeof user !== 'string') throw new InvalidArgumentError('namespace needs user: the user id, a string');
   if (options.backend !== undefined || options.workspace !== undefined)
     throw new InvalidArgumentError('pass one of backend, workspace or namespace + user');

@@ -6,7 +6,7 @@ import type { HydrateResult } from '../sources/schema.js';
 import { InvalidArgumentError } from '../workspace/errors.js';
 import type { SnapshotableWorkspace, WorkspaceSnapshot } from '../workspace/types.js';
 import { hostDirectories } from './host-dirs.js';
-import { storeNamespaceRequest, validateSessionOptions, type CreateSessionOptions, type SessionSettings } from './options.js';
+import { validateSessionOptions, type CreateSessionOptions, type SessionSettings } from './options.js';
 import type { ExportResult } from '../export/export-plan.js';
 import type { WriteBackOptions } from '../export/write-back.js';
 import { Outbox, registerOutbox, type SessionOutput } from './outbox.js';
@@ -16,33 +16,15 @@ import { releaseSnapshots } from '../workspace/snapshot-queue.js';
 import { scrubHostPaths } from './scrub.js';
 import { READ_METHODS } from './guard.js';
 import { callScope, runToolCall } from './tool-call.js';
-import type { RunToolOptions, Session, ToolCallRecord, ToolCallResult, ToolDefinition } from './types.js';
+import type { HydratedSession, RunToolOptions, ToolCallRecord, ToolCallResult, ToolDefinition } from './types.js';
 import { ForkedWorkspace, workspaceSource, type WorkspaceSource } from './workspace-source.js';
 
-export type { CreateSessionOptions } from './options.js';
-
-/** A `Session` as `createSession` returns it: also tells what the last hydration copied and skipped. */
-export interface HydratedSession extends Session {
-  /** The last hydration's result (creation or `reset()`); `undefined` without mounts. */
-  readonly hydration: HydrateResult | undefined;
-  /** Writes the changes since hydration back to the mounts' host paths; see docs/export.md. */
-  writeBack(options?: WriteBackOptions): Promise<ExportResult>;
-  /**
-   * A new session (new id) on a fork of this session's workspace: the same content, snapshots, history,
-   * outputs and hydration baseline, independent afterwards. `NotSupportedError` (`ENOTSUP`) when the
-   * backend cannot fork (overlay, composition). See docs/export.md.
-   */
-  fork(): Promise<HydratedSession>;
-}
-
 /**
- * What an orchestrator calls per agent session: a workspace on the chosen backend (or the ready one given,
- * from any backend), hydrated from the allow-listed mounts (then sealed when `readOnly`), with `runTool`
- * rolling back every failed call.
+ * A session on a workspace: the chosen backend's (or the ready one given, from any backend, or a directory
+ * namespace's), hydrated from the allow-listed mounts (then sealed when `readOnly`), with `runTool` rolling
+ * back every failed call. `createSession` (create-session.ts) is the public way in.
  */
-export async function createSession(options: CreateSessionOptions): Promise<HydratedSession> {
-  const stored = storeNamespaceRequest(options);
-  if (stored !== undefined) return stored.namespace.open(stored.user, { readOnly: options.readOnly === true });
+export async function openWorkspaceSession(options: CreateSessionOptions): Promise<HydratedSession> {
   const settings = validateSessionOptions(options);
   const session = new WorkspaceSession(settings, workspaceSource(settings));
   await session.start();
@@ -140,6 +122,7 @@ class WorkspaceSession implements HydratedSession {
         });
       }
       this.#hydrated = settings.mounts.length > 0 ? await workspace.snapshot({ tag: `session ${this.id} hydrated` }) : undefined;
+      this.#noteHostDir(this.#hydrated?.gitDir);
       if (settings.readOnly) workspace.seal();
       return workspace;
     } catch (error) {
@@ -195,7 +178,10 @@ class WorkspaceSession implements HydratedSession {
           session: this,
           workspace: this.#current(),
           scrub: (message, allAbsolute) => this.#scrub(message, allAbsolute),
-          addSnapshot: (snapshot) => this.#snapshots.push(snapshot),
+          addSnapshot: (snapshot) => {
+            this.#snapshots.push(snapshot);
+            this.#noteHostDir(snapshot.gitDir);
+          },
           rollback: this.#settings.rollback,
           ready: () => this.#ready(),
         },
@@ -224,6 +210,11 @@ class WorkspaceSession implements HydratedSession {
     const released = dropOldest(this.#snapshots, maxSnapshots);
     if (released.length === 0 || this.#workspace === undefined) return undefined;
     return releaseSnapshots(this.#workspace, released).catch(() => undefined);
+  }
+
+  /** A snapshot record's repository (a host workspace's git dir) is a host directory to keep from the model too. */
+  #noteHostDir(dir: string | undefined): void {
+    if (dir !== undefined && !this.#hostDirs.includes(dir)) this.#hostDirs.push(dir);
   }
 
   #scrub(message: string, allAbsolute: boolean): string {

@@ -1,6 +1,9 @@
 import type { z } from 'zod';
 import type { WorkspaceErrorCode } from '../workspace/errors.js';
 import type { SnapshotableWorkspace, WorkspaceSnapshot } from '../workspace/types.js';
+import type { ExportResult } from '../export/export-plan.js';
+import type { WriteBackOptions } from '../export/write-back.js';
+import type { HydrateResult } from '../sources/schema.js';
 import type { SessionOutput } from './outbox.js';
 
 export type { SessionOutput } from './outbox.js';
@@ -100,4 +103,32 @@ export interface Session extends AsyncDisposable {
   /** A fresh workspace with the mounts replayed; history and snapshots start over. */
   reset(): Promise<void>;
   dispose(): Promise<void>;
+}
+
+/** A `Session` as `createSession` returns it: also tells what the last hydration copied and skipped. */
+export interface HydratedSession extends Session {
+  /** The last hydration's result (creation or `reset()`); `undefined` without mounts. */
+  readonly hydration: HydrateResult | undefined;
+  /** Writes the changes since hydration back to the mounts' host paths; see docs/export.md. */
+  writeBack(options?: WriteBackOptions): Promise<ExportResult>;
+  /**
+   * A new session (new id) on a fork of this session's workspace: the same content, snapshots, history,
+   * outputs and hydration baseline, independent afterwards. `NotSupportedError` (`ENOTSUP`) when the
+   * backend cannot fork (overlay, composition). See docs/export.md.
+   */
+  fork(): Promise<HydratedSession>;
+}
+
+/** A session whose head lives in a `SessionStore` (`createSession({ store, sessionId })`): resumable on any machine, one writer at a time. */
+export interface RemoteSession extends HydratedSession {
+  /** The session this one was forked from. */
+  readonly parentId: string | undefined;
+  /** The head version this session last published or opened. */
+  readonly version: number;
+  /**
+   * Stores what changed and moves the head by compare-and-swap on its version. `ConflictError`, with
+   * nothing moved, when this owner lost its lease to another (the version fences it off). Called after
+   * every successful `runTool` and by `dispose()`.
+   */
+  publish(): Promise<number>;
 }

@@ -1,4 +1,4 @@
-import { auditWorkspace } from '../governance/audited.js';
+import { createWorkspace } from '../workspace/create-workspace.js';
 import { InvalidArgumentError } from '../workspace/errors.js';
 import type { SnapshotableWorkspace, WorkspaceSnapshot } from '../workspace/types.js';
 import type { BackendSettings, SessionSettings } from './options.js';
@@ -108,26 +108,32 @@ class BuiltInBackend implements WorkspaceSource {
     };
     // Each backend's modules load when a session first opens one: a server on one backend starts without
     // loading the others (the host backend and the composition are a third of the modules `sessionfs mcp` loads).
+    const limits = settings.limits === undefined ? {} : { limits: settings.limits };
     if (settings.backend === 'memory') {
-      const { MemoryWorkspace } = await import('../backends/memory/index.js');
-      return new MemoryWorkspace({ limits: settings.limits, ...audit });
+      const { memoryDriver } = await import('../backends/memory/index.js');
+      return createWorkspace(memoryDriver(), { ...limits, ...audit });
     }
     if (settings.backend === 'overlay') {
       const { overlayMounts } = await import('../compose/overlay-mounts.js');
-      const workspace = overlayMounts(this.session.mounts, this.session.allowedHostRoots, settings.limits, settings.protect);
-      auditWorkspace(workspace, settings.audit);
-      return workspace;
+      const { audit: sinks, protect } = settings;
+      return overlayMounts(this.session.mounts, this.session.allowedHostRoots, {
+        ...limits,
+        ...(protect === undefined ? {} : { protect }),
+        ...(sinks === undefined ? {} : { audit: sinks }),
+      });
     }
-    const { HostWorkspace } = await import('../backends/host/index.js');
-    const workspace = new HostWorkspace({
-      root: settings.root,
-      gitDir: settings.gitDir,
-      exclude: settings.exclude,
+    const { hostDriver } = await import('../backends/host/index.js');
+    const driver = hostDriver({
+      ...(settings.root === undefined ? {} : { root: settings.root }),
+      ...(settings.gitDir === undefined ? {} : { gitDir: settings.gitDir }),
+      ...(settings.exclude === undefined ? {} : { exclude: settings.exclude }),
       // A root the session creates is written only through the workspace (handlers touch files through
-      // context.filesystem; exec() marks a scan), so it can trust its own dirty set: a snapshot per call
+      // context.filesystem; hostExec marks a scan), so it can trust its own dirty set: a snapshot per call
       // then costs O(changes). A root the caller gives may be written by anyone: scan.
       changeDetection: settings.changeDetection ?? (settings.root === undefined ? 'tracked' : 'scan'),
-      limits: settings.limits,
+    });
+    const workspace = createWorkspace(driver, {
+      ...limits,
       // Read-only from the start when nothing is hydrated into it: a read-only session's root is left as it
       // is (a writable workspace removes killed writers' temp files from a given root when it opens).
       ...(this.session.readOnly && this.session.mounts.length === 0 ? { readOnly: true } : {}),
@@ -172,14 +178,14 @@ class BuiltInBackend implements WorkspaceSource {
       return;
     }
     const settings = this.settings;
-    const { HostWorkspace } = await import('../backends/host/index.js');
-    const writer = new HostWorkspace({
-      root: settings.root,
-      gitDir: baseline.gitDir,
-      exclude: settings.exclude,
+    const { hostDriver } = await import('../backends/host/index.js');
+    const driver = hostDriver({
+      ...(settings.root === undefined ? {} : { root: settings.root }),
+      ...(baseline.gitDir === undefined ? {} : { gitDir: baseline.gitDir }),
+      ...(settings.exclude === undefined ? {} : { exclude: settings.exclude }),
       changeDetection: 'scan',
-      limits: settings.limits,
     });
+    const writer = createWorkspace(driver, settings.limits === undefined ? {} : { limits: settings.limits });
     try {
       await writer.restore(baseline);
     } finally {

@@ -26,6 +26,7 @@ import type { AllowedRoots } from './allow-list.js';
 import { defaultMountPath } from './mount-path.js';
 import type { HostMountSchema } from './schema.js';
 import { Pacer, SPECIAL, UNREADABLE } from './source.js';
+import { isVersionControl } from '../workspace/version-control.js';
 
 // Hydration, step 1: every mount resolved, checked against the allow-list and walked into one plan.
 
@@ -70,15 +71,6 @@ export const SKIP = {
   gitFile: 'a version-control pointer file (a .git file names a repository outside the mount)',
   denied: 'denied by the workspace policy',
 } as const;
-
-/** Version-control internals: skipped by hydration unless a mount asks for them (then read-only). */
-const VERSION_CONTROL = new Set(['.git', '.hg', '.svn', '.jj']);
-/** The same as globs, for what shows host folders without copying them (an overlay's `exclude`). */
-export const VERSION_CONTROL_GLOBS: readonly string[] = [...VERSION_CONTROL].map((name) => `**/${name}`);
-
-function isVersionControl(name: string): boolean {
-  return VERSION_CONTROL.has(name.toLowerCase());
-}
 
 export class Planner {
   readonly entries = new Map<NormalizedPath, Planned>();

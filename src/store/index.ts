@@ -1,5 +1,5 @@
-export { BlobTreeDriver, type Capture } from './blob-tree-driver.js';
-export { openSession, type OpenSessionOptions, type RemoteSession } from './open-session.js';
+export { storeDriver, type StoreDriverOptions } from './store-driver.js';
+export type { BlobTreeDriver, Capture } from './blob-tree-driver.js';
 export { postgresSessionStore, type PgClient, type PgPool, type PostgresSessionStoreOptions } from './postgres-store.js';
 export type { PublishRequest, SessionHead, SessionStore } from './session-store.js';
-export { StoreNamespace, type StoreNamespaceOptions } from './store-namespace.js';
+export type { StoreNamespaceOptions } from './store-namespace.js';

@@ -28,7 +28,7 @@ export interface PublishRequest {
 /**
  * Where remote sessions keep every mutable fact (heads, leases, retained snapshots, collection state);
  * contents live in `blobs`. `postgresSessionStore` is the implementation; the interface is what
- * `openSession` needs, so another database can stand in.
+ * `createSession({ store })` needs, so another database can stand in.
  */
 export interface SessionStore {
   readonly blobs: BlobStore;

@@ -1,18 +1,19 @@
 import { InvalidArgumentError } from '../workspace/errors.js';
 import type { WorkspaceLimits } from '../workspace/limits.js';
-import { openSession, type RemoteSession } from './open-session.js';
+import { createSession } from '../session/create-session.js';
+import type { RemoteSession } from '../session/types.js';
 import type { SessionStore } from './session-store.js';
 
 export interface StoreNamespaceOptions {
   /** Where every user's workspace lives: heads and leases in the store's database, contents in its blobs. */
   store: SessionStore;
-  /** The lease of an open user session (default 30 s), as in `openSession`. */
+  /** The lease of an open user session (default 30 s), as in `createSession({ store })`. */
   leaseMs?: number;
   limits?: Partial<WorkspaceLimits>;
 }
 
 const PREFIX = 'user:';
-/** `openSession`'s limit on a session id. */
+/** A store session's limit on a session id. */
 const MAX_SESSION_ID = 1024;
 /** Kept as they are, so that ASCII ids stay readable in the store (`user:alice`); everything else is escaped. */
 const PLAIN = /^[A-Za-z0-9._@-]$/;
@@ -41,10 +42,10 @@ export class StoreNamespace {
 
   /**
    * The user's session, created empty on first use; while another process holds it, `ConflictError` (as
-   * `openSession`), unless `readOnly`. The caller disposes it, which publishes and releases the lease.
+   * `createSession({ store })`), unless `readOnly`. The caller disposes it, which publishes and releases the lease.
    */
   open(userId: string, options: { readOnly?: boolean } = {}): Promise<RemoteSession> {
-    return openSession({
+    return createSession({
       store: this.#store,
       sessionId: sessionIdOf(userId),
       readOnly: options.readOnly === true,

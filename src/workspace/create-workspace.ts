@@ -15,6 +15,7 @@ import {
   FileNotFoundError,
   InvalidArgumentError,
   NotADirectoryError,
+  NotSupportedError,
   PolicyError,
   ReadOnlyError,
 } from './errors.js';
@@ -61,8 +62,37 @@ import type {
   WriteStreamOptions,
 } from './types.js';
 
-/** Builds a full workspace on a driver: see {@link DriverWorkspace}. */
-export function createWorkspace(driver: BackendDriver, options: CreateWorkspaceOptions = {}): DriverWorkspace {
+/**
+ * What `createWorkspace` builds: the protocol with snapshots, plus what every backend reaches through the
+ * shared layer (its policy and `protect` rules, `fork()` and `markChanged()`, delegated to the driver).
+ */
+export interface ManagedWorkspace extends SnapshotableWorkspace {
+  /** The policy in force (frozen), if any. */
+  readonly policy: Readonly<WorkspacePolicy> | undefined;
+  /** The `protect` patterns in force (frozen). */
+  readonly protect: readonly string[];
+  /** See {@link Workspace.writeFiles}: every workspace built here has it. */
+  writeFiles(entries: readonly WriteFilesEntry[]): Promise<WriteFilesResult>;
+  /**
+   * An independent workspace with the same content, history (every snapshot taken before the fork restores
+   * there too), limits, policy, `protect` rules and read-only state: the driver's `fork()` under a new
+   * workspace. `NotSupportedError` (`ENOTSUP`) when the driver cannot fork (overlay, composition, store).
+   * Run it between operations, as `session.fork()` does: a write made meanwhile may or may not be in the fork.
+   */
+  fork(): Promise<ManagedWorkspace>;
+  /**
+   * Tells the workspace that paths changed behind its back (another process wrote them; every path when
+   * omitted), so the next snapshot sees them. A no-op where every change goes through the protocol (memory,
+   * overlay, store); on the host it matters with `changeDetection: 'tracked'`.
+   */
+  markChanged(paths?: readonly string[]): void;
+}
+
+/**
+ * The one way to build a workspace: the shared layer (see {@link DriverWorkspace}) over a driver, e.g.
+ * `createWorkspace(memoryDriver())`, `createWorkspace(hostDriver({ root }), { policy })`.
+ */
+export function createWorkspace(driver: BackendDriver, options: CreateWorkspaceOptions = {}): ManagedWorkspace {
   return new DriverWorkspace(driver, options);
 }
 
@@ -74,9 +104,9 @@ const MUTATIONS: ReadonlySet<Operation> = new Set(['write', 'mkdir', 'delete', '
  * The shared layer every backend runs behind: argument and path validation, read-only mode (checked
  * first), creation limits, error mapping, the preconditions of every mutation (checked with `kind()` while
  * holding a lock on each path involved), glob and grep, and snapshots (the driver's own `Snapshotter`, or
- * content-addressed blobs). `MemoryWorkspace` and `HostWorkspace` are this class over their drivers.
+ * content-addressed blobs). Every backend is this class over its driver.
  */
-export class DriverWorkspace implements SnapshotableWorkspace {
+export class DriverWorkspace implements ManagedWorkspace {
   /** The driver's name. */
   readonly backend: string;
   /** `/`, or what the driver names as its root (a host directory: never show it to a model). */
@@ -87,6 +117,9 @@ export class DriverWorkspace implements SnapshotableWorkspace {
   /** The `protect` patterns in force (frozen): what the host provided read-only. See docs/security-model.md. */
   readonly protect: readonly string[];
   protected readonly driver: BackendDriver;
+  /** The driver as given: what `fork` and `markChanged` delegate to. */
+  readonly #own: BackendDriver;
+  readonly #options: CreateWorkspaceOptions;
   readonly #snapshots: SnapshotQueue;
   readonly #probe: DriverProbe;
   readonly #locks = new KeyedMutex();
@@ -101,6 +134,8 @@ export class DriverWorkspace implements SnapshotableWorkspace {
     if (options === null || typeof options !== 'object') throw new InvalidArgumentError('options must be an object');
     assertDriver(driver);
     const own = driver; // what the policy reads through: it needs no versions layer (and no Proxy trap for a missing `resolve`)
+    this.#own = own;
+    this.#options = options;
     driver = withFallbackVersions(driver);
     this.limits = resolveLimits(options.limits);
     this.#readOnly = options.readOnly === true;
@@ -134,6 +169,25 @@ export class DriverWorkspace implements SnapshotableWorkspace {
       restoreOnly: (snapshot, roots) => this.#snapshots.restoreOnly(snapshot, roots, driver),
     });
     this.#audit = governWorkspace(this, options);
+    own.attach?.({ readOnly: this.#readOnly });
+  }
+
+  async fork(): Promise<ManagedWorkspace> {
+    if (this.#disposed) throw new InvalidArgumentError('the workspace has been disposed');
+    if (typeof this.#own.fork !== 'function') throw new NotSupportedError(`the ${this.backend} backend cannot fork a workspace`);
+    const driver = await this.#own.fork();
+    const { blobs } = this.#options;
+    return new DriverWorkspace(driver, {
+      limits: this.limits,
+      readOnly: this.readOnly,
+      protect: this.protect,
+      ...(this.policy === undefined ? {} : { policy: this.policy }),
+      ...(blobs === undefined ? {} : { blobs }),
+    });
+  }
+
+  markChanged(paths?: readonly string[]): void {
+    this.#own.markChanged?.(paths);
   }
 
   get readOnly(): boolean {

@@ -105,6 +105,23 @@ export interface BackendDriver {
   commitStaged?(path: string, staged: DriverStagedFile, options: { mode: WriteMode; mimeType?: string }): Promise<void>;
   /** The driver's own snapshots. Without it the shared layer keeps content-addressed snapshots of its own. */
   readonly snapshots?: Snapshotter;
+  /**
+   * Optional: an independent driver with the same content and the same snapshot history (every record
+   * taken so far restores there too). `workspace.fork()` builds a workspace on it with the same options;
+   * without it `workspace.fork()` is `NotSupportedError` (`ENOTSUP`).
+   */
+  fork?(): BackendDriver | Promise<BackendDriver>;
+  /**
+   * Optional: told that paths changed behind the protocol's back (another process wrote them; all of them
+   * when `paths` is omitted), so the next snapshot sees them. `workspace.markChanged()` calls it; a driver
+   * every change goes through needs none.
+   */
+  markChanged?(paths?: readonly string[]): void;
+  /**
+   * Optional: called once by `createWorkspace`, before any other call, with how the workspace starts
+   * (a host driver starts its background clean-up of a given root only for a writable one).
+   */
+  attach?(workspace: { readonly readOnly: boolean }): void;
   /** Releases what the driver holds; called once by `workspace.dispose()`. */
   dispose?(): Promise<void>;
 }

@@ -1,8 +1,7 @@
 import * as fs from 'node:fs';
 import { basename, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { composeWorkspace, OverlayWorkspace } from '../../src/index.js';
-import type { DriverWorkspace } from '../../src/workspace/create-workspace.js';
+import { composeDriver, createWorkspace, overlayDriver, type ManagedWorkspace } from '../../src/index.js';
 import { expectError, scratch } from '../host/support.js';
 
 /**
@@ -11,21 +10,21 @@ import { expectError, scratch } from '../host/support.js';
  * hostile caller plants or names, nothing of the other mount's store is read, written or revealed, and no
  * host path appears in an error.
  */
-describe.each(['host', 'overlay'] as const)('composeWorkspace: attacks across mounts (public mount: %s)', (kind) => {
+describe.each(['host', 'overlay'] as const)('composeDriver: attacks across mounts (public mount: %s)', (kind) => {
   const { workspace, dir } = scratch();
-  const composed: DriverWorkspace[] = [];
+  const composed: ManagedWorkspace[] = [];
   afterEach(async () => {
     for (const ws of composed.splice(0)) if (kind === 'overlay') await ws.dispose();
   });
 
   /** The public mount: a host directory (`root`) shown by a host workspace or an overlay. */
-  function publicMount(): { root: string; mounted: DriverWorkspace } {
+  function publicMount(): { root: string; mounted: ManagedWorkspace } {
     if (kind === 'host') {
       const host = workspace();
       return { root: host.root, mounted: host };
     }
     const root = dir('sessionfs-lower-');
-    return { root, mounted: new OverlayWorkspace({ lower: root, allowedHostRoots: [root] }) };
+    return { root, mounted: createWorkspace(overlayDriver({ lower: root, allowedHostRoots: [root] })) };
   }
 
   function setup(privateAccess: 'disabled' | 'read-only') {
@@ -34,13 +33,15 @@ describe.each(['host', 'overlay'] as const)('composeWorkspace: attacks across mo
     const closed = workspace();
     fs.writeFileSync(join(closed.root, 'secret.txt'), 'top secret\n');
     fs.writeFileSync(join(open.root, 'public.txt'), 'hello\n');
-    const ws = composeWorkspace({
-      mounts: [
-        { path: '/', workspace: mounted, access: 'read-write' },
-        { path: '/vault', workspace: closed, access: privateAccess },
-        { path: '/scratch', access: 'read-write' },
-      ],
-    });
+    const ws = createWorkspace(
+      composeDriver({
+        mounts: [
+          { path: '/', workspace: mounted, access: 'read-write' },
+          { path: '/vault', workspace: closed, access: privateAccess },
+          { path: '/scratch', access: 'read-write' },
+        ],
+      }),
+    );
     composed.push(ws);
     return { ws, open, closed, hostPaths: [open.root, closed.root] };
   }

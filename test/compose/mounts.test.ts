@@ -1,18 +1,17 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { composeWorkspace, MemoryWorkspace, type MountSpec } from '../../src/index.js';
-import type { DriverWorkspace } from '../../src/workspace/create-workspace.js';
+import { composeDriver, createWorkspace, memoryDriver, type ManagedWorkspace, type MountSpec } from '../../src/index.js';
 import { contentsOf, expectError } from '../../src/testing/harness.js';
 
-const opened: DriverWorkspace[] = [];
+const opened: ManagedWorkspace[] = [];
 afterEach(async () => {
   for (const workspace of opened.splice(0)) await workspace.dispose();
 });
 
 /** root (read-write), docs (read-only), logs (append-only), secrets (disabled), scratch (memory, read-write). */
 async function layout() {
-  const root = new MemoryWorkspace();
-  const docs = new MemoryWorkspace();
-  const logs = new MemoryWorkspace();
+  const root = createWorkspace(memoryDriver());
+  const docs = createWorkspace(memoryDriver());
+  const logs = createWorkspace(memoryDriver());
   await root.write('src/index.ts', 'export const root = 1;\n');
   // What the disabled mount must hide: the root mount's own directory of the same name.
   await root.write('secrets/key.txt', 'root-secret\n');
@@ -25,12 +24,12 @@ async function layout() {
     { path: '/secrets', access: 'disabled' },
     { path: '/tmp/scratch', access: 'read-write' },
   ];
-  const ws = composeWorkspace({ mounts });
+  const ws = createWorkspace(composeDriver({ mounts }));
   opened.push(ws);
   return { ws, root, docs, logs };
 }
 
-describe('composeWorkspace: routing and listing', () => {
+describe('composeDriver: routing and listing', () => {
   it('routes by longest prefix and shows mount points (and their parents) as directories', async () => {
     const { ws, root, docs } = await layout();
     expect((await ws.list('/')).map((e) => [e.name, e.isDirectory])).toEqual([
@@ -68,7 +67,7 @@ describe('composeWorkspace: routing and listing', () => {
   });
 
   it('treats paths no mount holds as a read-only, empty part of the tree', async () => {
-    const ws = composeWorkspace({ mounts: [{ path: '/work', access: 'read-write' }] });
+    const ws = createWorkspace(composeDriver({ mounts: [{ path: '/work', access: 'read-write' }] }));
     opened.push(ws);
     expect((await ws.list('/')).map((e) => e.name)).toEqual(['work']);
     await expectError(ws.write('outside.txt', 'x'), 'ReadOnlyError', 'EROFS');
@@ -78,7 +77,7 @@ describe('composeWorkspace: routing and listing', () => {
   });
 
   it('refuses a malformed mount table', () => {
-    const memory = new MemoryWorkspace();
+    const memory = createWorkspace(memoryDriver());
     const bad = [
       [],
       [{ path: '/', workspace: memory, access: 'everything' }],
@@ -93,11 +92,11 @@ describe('composeWorkspace: routing and listing', () => {
       [{ path: '../up', access: 'read-write' }],
       [{ path: '/x', workspace: { read: () => 1 }, access: 'read-only' }],
     ];
-    for (const mounts of bad) expect(() => composeWorkspace({ mounts: mounts as MountSpec[] })).toThrow(/mount|path|climbs/);
+    for (const mounts of bad) expect(() => createWorkspace(composeDriver({ mounts: mounts as MountSpec[] }))).toThrow(/mount|path|climbs/);
   });
 });
 
-describe('composeWorkspace: access levels', () => {
+describe('composeDriver: access levels', () => {
   it('read-only: reads work, every mutation raises ReadOnlyError and changes nothing', async () => {
     const { ws, docs } = await layout();
     const before = await contentsOf(docs);
@@ -163,7 +162,7 @@ describe('composeWorkspace: access levels', () => {
   });
 });
 
-describe('composeWorkspace: across mounts', () => {
+describe('composeDriver: across mounts', () => {
   it('copies and renames files and directories from one mount to another', async () => {
     const { ws, root } = await layout();
     await ws.copy('docs/guide.md', 'tmp/scratch/guide.md');
@@ -188,7 +187,7 @@ describe('composeWorkspace: across mounts', () => {
   });
 });
 
-describe('composeWorkspace: snapshots span every mount', () => {
+describe('composeDriver: snapshots span every mount', () => {
   it('restores read-write mounts together, keeps appended logs and never writes read-only mounts', async () => {
     const { ws, docs, logs } = await layout();
     const before = await ws.snapshot({ tag: 'before' });
@@ -215,7 +214,7 @@ describe('composeWorkspace: snapshots span every mount', () => {
     await ws.write('tmp/scratch/new.txt', 'new');
     const second = await ws.snapshot();
     expect(await ws.diff(first, second)).toEqual([{ path: 'tmp/scratch/new.txt', status: 'added' }]);
-    const other = composeWorkspace({ mounts: [{ path: '/', access: 'read-write' }] });
+    const other = createWorkspace(composeDriver({ mounts: [{ path: '/', access: 'read-write' }] }));
     opened.push(other);
     await expectError(other.restore(first), 'SnapshotRestoreError', 'ESNAPSHOT');
     await expectError(ws.restore({ ...first, ref: `${first.ref}0` }), 'SnapshotRestoreError', 'ESNAPSHOT');
@@ -223,13 +222,15 @@ describe('composeWorkspace: snapshots span every mount', () => {
 
   /** Memory mounts at /a and /bb, an empty snapshot, then a file in each. */
   async function twoMountsWithFiles() {
-    const a = new MemoryWorkspace();
-    const ws = composeWorkspace({
-      mounts: [
-        { path: '/a', workspace: a, access: 'read-write' },
-        { path: '/bb', workspace: new MemoryWorkspace(), access: 'read-write' },
-      ],
-    });
+    const a = createWorkspace(memoryDriver());
+    const ws = createWorkspace(
+      composeDriver({
+        mounts: [
+          { path: '/a', workspace: a, access: 'read-write' },
+          { path: '/bb', workspace: createWorkspace(memoryDriver()), access: 'read-write' },
+        ],
+      }),
+    );
     opened.push(ws);
     const empty = await ws.snapshot();
     await ws.write('a/file.txt', 'a');
@@ -261,7 +262,7 @@ describe('composeWorkspace: snapshots span every mount', () => {
   });
 });
 
-describe('composeWorkspace: patches span every mount', () => {
+describe('composeDriver: patches span every mount', () => {
   it('reads a composed snapshot as one tree and writes one git patch across mounts', async () => {
     const { ws } = await layout();
     const before = await ws.snapshot();

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { WorkspaceNamespace, type DirectoryNamespace, type NamespaceWorkspace } from '../../src/index.js';
+import { WorkspaceNamespace, type DirectoryNamespace, type ManagedWorkspace } from '../../src/index.js';
 import { createSession } from '../../src/session/index.js';
 import { workspaceTools, type WorkspaceToolName } from '../../src/tools/index.js';
 import { expectError, scratch } from '../host/support.js';
@@ -18,11 +18,11 @@ const HOSTILE_IDS = ['', '../x', '..', '.', 'a/b', '/etc', 'nul\0byte', 'x'.repe
 
 describe('WorkspaceNamespace', () => {
   const { dir } = scratch();
-  const opened: NamespaceWorkspace[] = [];
+  const opened: ManagedWorkspace[] = [];
   afterEach(async () => {
     for (const ws of opened.splice(0)) await ws.dispose();
   });
-  const open = (namespace: DirectoryNamespace, user: string): NamespaceWorkspace => {
+  const open = (namespace: DirectoryNamespace, user: string): ManagedWorkspace => {
     const ws = namespace.open(user);
     opened.push(ws);
     return ws;

@@ -3,9 +3,10 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFil
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import { hostTag as ownHostTag, ownerToken } from '../../src/backends/host/owned-temp.js';
-import { MemoryWorkspace } from '../../src/backends/memory/index.js';
 import { exportTo } from '../../src/export/export.js';
 import { tempDirs } from './support.js';
+import { createWorkspace } from '../../src/workspace/create-workspace.js';
+import { memoryDriver } from '../../src/backends/memory/index.js';
 
 const tempDir = tempDirs();
 const hostTag = ownHostTag();
@@ -40,7 +41,7 @@ it('an export removes the temp files that killed exports left in the directories
   writeFileSync(join(outside, 'precious'), 'keep me');
   symlinkSync(join(outside, 'precious'), join(dest, dead(4))); // a link named like one: the link goes, never its target
 
-  const workspace = new MemoryWorkspace();
+  const workspace = createWorkspace(memoryDriver());
   await workspace.write('a.txt', 'A');
   await workspace.write('src/b.txt', 'B');
   const result = await exportTo(workspace, dest, { allowedHostRoots: [dest] });

@@ -1,7 +1,6 @@
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
-import { HostWorkspace } from '../../src/backends/host/index.js';
 import { describe, expect, it } from 'vitest';
 import { exportTo } from '../../src/export/export.js';
 import { ExportConflictError } from '../../src/export/export-plan.js';
@@ -9,6 +8,8 @@ import type { SnapshotableWorkspace } from '../../src/workspace/types.js';
 import { SESSION_BACKENDS } from '../support/backends.js';
 import { op, protocolFiles, run } from './edits.js';
 import { filesOf, materialize, tempDirs } from './support.js';
+import { createWorkspace } from '../../src/workspace/create-workspace.js';
+import { hostDriver } from '../../src/backends/host/index.js';
 
 const EXPORT_BACKENDS = SESSION_BACKENDS.map((entry) => ({ ...entry, host: entry.name === 'host', create: () => entry.open() }));
 
@@ -203,7 +204,7 @@ describe('exportTo from a host workspace', () => {
   const tempDir = tempDirs();
 
   it('keeps exec bits and symlinks', async () => {
-    const workspace = new HostWorkspace();
+    const workspace = createWorkspace(hostDriver());
     await workspace.write('run.sh', 'echo\n');
     chmodSync(join(workspace.root, 'run.sh'), 0o755);
     symlinkSync('run.sh', join(workspace.root, 'link'));

@@ -1,15 +1,16 @@
 import { describe, expect, it } from 'vitest';
-import { MemoryWorkspace } from '../../src/backends/memory/index.js';
 import { protocolFiles } from './edits.js';
+import { createWorkspace } from '../../src/workspace/create-workspace.js';
+import { memoryDriver } from '../../src/backends/memory/index.js';
 
-describe('MemoryWorkspace.fork', () => {
+describe('fork of a memory workspace', () => {
   it('gives an independent workspace with the same content and the history before the fork', async () => {
-    const parent = new MemoryWorkspace({ limits: { maxWriteBytes: 1024 } });
+    const parent = createWorkspace(memoryDriver(), { limits: { maxWriteBytes: 1024 } });
     await parent.write('a.txt', 'one');
     await parent.mkdir('empty');
     const early = await parent.snapshot({ tag: 'early' });
     await parent.write('a.txt', 'two');
-    const fork = parent.fork();
+    const fork = await parent.fork();
     expect(fork.backend).toBe('memory');
     expect(fork.limits.maxWriteBytes).toBe(1024);
     expect(await protocolFiles(fork)).toEqual(await protocolFiles(parent));
@@ -42,10 +43,10 @@ describe('MemoryWorkspace.fork', () => {
   });
 
   it('keeps the read-only state and the policy', async () => {
-    const parent = new MemoryWorkspace({ policy: { deny: ['secret/**'] } });
+    const parent = createWorkspace(memoryDriver(), { policy: { deny: ['secret/**'] } });
     await parent.write('ok.txt', 'ok');
     parent.seal();
-    const fork = parent.fork();
+    const fork = await parent.fork();
     expect(fork.readOnly).toBe(true);
     await expect(fork.write('ok.txt', 'changed')).rejects.toMatchObject({ code: 'EROFS' });
     await expect(fork.read('secret/x')).rejects.toMatchObject({ code: 'EPERM' });

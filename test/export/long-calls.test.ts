@@ -2,8 +2,6 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
-import { HostWorkspace } from '../../src/backends/host/index.js';
-import { MemoryWorkspace } from '../../src/backends/memory/index.js';
 import { exportTo } from '../../src/export/export.js';
 import { ExportIncompleteError } from '../../src/export/export-plan.js';
 import { pullSnapshot, pushSnapshot } from '../../src/export/remote.js';
@@ -11,10 +9,13 @@ import type { Progress } from '../../src/workspace/progress.js';
 import type { SnapshotableWorkspace } from '../../src/workspace/types.js';
 import { contentsOf } from '../../src/testing/harness.js';
 import { tempDirs } from './support.js';
+import { createWorkspace } from '../../src/workspace/create-workspace.js';
+import { hostDriver } from '../../src/backends/host/index.js';
+import { memoryDriver } from '../../src/backends/memory/index.js';
 
 const BACKENDS: { name: string; create(): SnapshotableWorkspace }[] = [
-  { name: 'memory', create: () => new MemoryWorkspace() },
-  { name: 'host', create: () => new HostWorkspace() },
+  { name: 'memory', create: () => createWorkspace(memoryDriver()) },
+  { name: 'host', create: () => createWorkspace(hostDriver()) },
 ];
 
 async function project(workspace: SnapshotableWorkspace, files = 30, version = 'one'): Promise<void> {

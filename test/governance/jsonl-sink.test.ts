@@ -6,9 +6,10 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { jsonLine, jsonlAuditSink, readAuditLog } from '../../src/governance/jsonl-sink.js';
 import { memoryAuditSink, type AuditEvent } from '../../src/governance/audit.js';
-import { MemoryWorkspace } from '../../src/backends/memory/index.js';
 import { createSession, defineTool } from '../../src/session/index.js';
 import { z } from 'zod';
+import { createWorkspace } from '../../src/workspace/create-workspace.js';
+import { memoryDriver } from '../../src/backends/memory/index.js';
 
 const dirs: string[] = [];
 const scratchFile = (): string => {
@@ -27,7 +28,7 @@ describe('jsonlAuditSink', () => {
     const file = scratchFile();
     for (const round of [1, 2]) {
       const sink = jsonlAuditSink(file);
-      const workspace = new MemoryWorkspace({ audit: [sink] });
+      const workspace = createWorkspace(memoryDriver(), { audit: [sink] });
       await workspace.write(`round-${round}.txt`, 'secret contents');
       await workspace.read(`round-${round}.txt`);
       sink.close();
@@ -112,7 +113,7 @@ describe('jsonlAuditSink', () => {
     const file = scratchFile();
     const jsonl = jsonlAuditSink(file);
     const memory = memoryAuditSink();
-    const workspace = new MemoryWorkspace({ audit: [memory, jsonl], policy: { deny: ['**/.env'] } });
+    const workspace = createWorkspace(memoryDriver(), { audit: [memory, jsonl], policy: { deny: ['**/.env'] } });
     await workspace.write('dir/é "quoted".txt', 'abc');
     await workspace.readBytes('dir/é "quoted".txt');
     await workspace.rename('dir/é "quoted".txt', 'dir/b.txt');

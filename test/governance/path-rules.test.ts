@@ -2,6 +2,8 @@ import picomatch from 'picomatch';
 import { describe, expect, it } from 'vitest';
 import { PathRules } from '../../src/governance/policy.js';
 import type { NormalizedPath } from '../../src/workspace/paths.js';
+import { createWorkspace } from '../../src/workspace/create-workspace.js';
+import { memoryDriver } from '../../src/backends/memory/index.js';
 
 /** The rules as the policy defines them, spelled the slow way: picomatch per glob, per directory prefix. */
 function reference(deny: string[], allow: string[], blocked: string[]) {
@@ -69,9 +71,8 @@ describe('verdicts remembered under the string the caller gave', () => {
   });
 
   it("through a workspace: a denied path stays denied however it is spelled, and the same string is judged by each workspace's own policy", async () => {
-    const { MemoryWorkspace } = await import('../../src/backends/memory/index.js');
-    const strict = new MemoryWorkspace({ policy: { deny: ['**/.env'] } });
-    const open = new MemoryWorkspace({ policy: { deny: ['**/*.pem'] } });
+    const strict = createWorkspace(memoryDriver(), { policy: { deny: ['**/.env'] } });
+    const open = createWorkspace(memoryDriver(), { policy: { deny: ['**/*.pem'] } });
     const given = ['src', '..', '.env'].join('/'); // one string object, given to both
     for (let round = 0; round < 3; round += 1) {
       await expect(strict.write(given, 'x')).rejects.toMatchObject({ code: 'EPERM' });

@@ -1,11 +1,12 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { HostWorkspace } from '../../src/backends/host/index.js';
-import { MemoryWorkspace } from '../../src/backends/memory/index.js';
-import { composeWorkspace } from '../../src/compose/index.js';
 import { contentsOf, expectError } from '../../src/testing/harness.js';
 import { LongCall, type Progress } from '../../src/workspace/progress.js';
 import type { SnapshotableWorkspace } from '../../src/workspace/types.js';
 import { backendNamed, disposing } from '../support/backends.js';
+import { composeDriver } from '../../src/compose/index.js';
+import { createWorkspace } from '../../src/workspace/create-workspace.js';
+import { hostDriver } from '../../src/backends/host/index.js';
+import { memoryDriver } from '../../src/backends/memory/index.js';
 
 const FILES = 40;
 
@@ -157,13 +158,15 @@ describe('progress of a composition names composed paths, and an aborted restore
   });
 
   it('reports a host mount at /work as work/..., and rolls back the memory mount restored before the abort', async () => {
-    const host = new HostWorkspace();
-    const composed = composeWorkspace({
-      mounts: [
-        { path: '/', workspace: new MemoryWorkspace(), access: 'read-write' },
-        { path: '/work', workspace: host, access: 'read-write' },
-      ],
-    });
+    const host = createWorkspace(hostDriver());
+    const composed = createWorkspace(
+      composeDriver({
+        mounts: [
+          { path: '/', workspace: createWorkspace(memoryDriver()), access: 'read-write' },
+          { path: '/work', workspace: host, access: 'read-write' },
+        ],
+      }),
+    );
     created.push(composed, host);
     await project(composed, 'one');
     await project(composed, 'one', 'work/');

@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { HostWorkspace } from '../../src/backends/host/index.js';
-import { MemoryWorkspace } from '../../src/backends/memory/index.js';
+import { hostDriver } from '../../src/backends/host/index.js';
 import { memoryAuditSink, type AuditSink, type WatchEvent, type WorkspacePolicy } from '../../src/governance/index.js';
 import { contentsOf, expectError } from '../../src/testing/harness.js';
 import type { SnapshotableWorkspace } from '../../src/workspace/types.js';
+import { createWorkspace } from '../../src/workspace/create-workspace.js';
+import { memoryDriver } from '../../src/backends/memory/index.js';
 
 const bytes = (text: string): Uint8Array => new TextEncoder().encode(text);
 
@@ -15,8 +16,8 @@ async function stream(ws: SnapshotableWorkspace, path: string, chunks: string[])
 }
 
 const backends: { name: string; create: (options: { policy?: WorkspacePolicy; audit?: AuditSink[] }) => SnapshotableWorkspace }[] = [
-  { name: 'memory', create: (options) => new MemoryWorkspace(options) },
-  { name: 'host', create: (options) => new HostWorkspace(options) },
+  { name: 'memory', create: (options) => createWorkspace(memoryDriver(), options) },
+  { name: 'host', create: (options) => createWorkspace(hostDriver(), options) },
 ];
 
 describe.each(backends)('streams under governance on $name', ({ create }) => {

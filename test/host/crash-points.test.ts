@@ -4,9 +4,11 @@ import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { GitStore } from '../../src/backends/host/git/store.js';
-import { HostWorkspace, isTempName } from '../../src/backends/host/index.js';
+import { isTempName } from '../../src/backends/host/index.js';
 import type { WorkspaceSnapshot } from '../../src/workspace/types.js';
-import { gitEnv, scratch } from './support.js';
+import { gitEnv, scratch, hostOf } from './support.js';
+import { createWorkspace } from '../../src/workspace/create-workspace.js';
+import { hostDriver } from '../../src/backends/host/index.js';
 
 /**
  * SIGKILL at random points of a loop that writes, deletes, snapshots, restores and exports
@@ -117,9 +119,9 @@ describe('host workspace killed at random points of write, snapshot, restore and
       const last = entries.at(-1)!;
       // What the kill left of interrupted writes, removed by the next workspace that opens the root.
       leftoverTemps += filesOf(root).temps;
-      const ws = new HostWorkspace({ root, gitDir });
+      const ws = createWorkspace(hostDriver({ root, gitDir }));
       try {
-        sweptTemps += (await ws.tempFilesSwept).length;
+        sweptTemps += (await hostOf(ws).tempFilesSwept).length;
         await ws.restore(last.record);
         const { files, temps } = filesOf(root);
         expect(files).toEqual(last.files);

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { GitStore } from '../../src/backends/host/git/store.js';
 import { SnapshotState, statKey, type LeafNode } from '../../src/backends/host/state.js';
-import { gitEnv, scratch } from './support.js';
+import { gitEnv, scratch, hostOf } from './support.js';
 
 /** One test per case of "what a snapshot holds": each takes a snapshot, disturbs the case, restores, checks it. */
 describe('host snapshots are exact', () => {
@@ -125,7 +125,7 @@ describe('host snapshots are exact', () => {
 
     const snap = await ws.snapshot();
     // No gitlink (mode 160000) and no `.git` entry in the stored tree.
-    const listing = execFileSync('git', ['--git-dir', ws.gitDir, 'ls-tree', '-r', '-t', snap.ref], { env: gitEnv }).toString();
+    const listing = execFileSync('git', ['--git-dir', hostOf(ws).gitDir, 'ls-tree', '-r', '-t', snap.ref], { env: gitEnv }).toString();
     expect(listing).not.toMatch(/^160000/m);
     expect(listing).not.toMatch(/\t(.*\/)?\.git(\/|$)/im);
 

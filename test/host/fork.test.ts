@@ -3,11 +3,12 @@ import fsModule, * as fs from 'node:fs';
 import { syncBuiltinESMExports } from 'node:module';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
-import { HostWorkspace } from '../../src/backends/host/index.js';
 import { PIN_DIRECTORIES } from '../../src/backends/host/sandbox.js';
-import { scratch } from './support.js';
+import { scratch, hostOf } from './support.js';
+import { createWorkspace } from '../../src/workspace/create-workspace.js';
+import { hostDriver } from '../../src/backends/host/index.js';
 
-describe('HostWorkspace.fork', () => {
+describe('fork of a host workspace', () => {
   const { workspace, dir } = scratch();
 
   it('copies the root (exec bits, links as links, empty directories) into a temp root it owns', async () => {
@@ -25,7 +26,7 @@ describe('HostWorkspace.fork', () => {
     const fork = await parent.fork();
     try {
       expect(fork.root).not.toBe(root);
-      expect(fork.gitDir).not.toBe(parent.gitDir);
+      expect(hostOf(fork).gitDir).not.toBe(hostOf(parent).gitDir);
       expect(fs.statSync(join(fork.root, 'bin/run.sh')).mode & 0o777).toBe(0o755);
       expect(fs.readlinkSync(join(fork.root, 'bin/link'))).toBe('run.sh');
       // A link that leaves the root is copied as the link it is, never followed.
@@ -39,7 +40,7 @@ describe('HostWorkspace.fork', () => {
       await fork.dispose();
     }
     expect(fs.existsSync(fork.root)).toBe(false);
-    expect(fs.existsSync(fork.gitDir)).toBe(false);
+    expect(fs.existsSync(hostOf(fork).gitDir)).toBe(false);
     expect(fs.existsSync(root)).toBe(true);
   });
 
@@ -75,10 +76,12 @@ describe('HostWorkspace.fork', () => {
     const early = await parent.snapshot();
     const fork = await parent.fork();
     try {
-      expect(fs.readFileSync(join(fork.gitDir, 'objects/info/alternates'), 'utf8')).toBe(`${join(parent.gitDir, 'objects')}\n`);
-      const packs = fs.readdirSync(join(fork.gitDir, 'objects/pack'));
+      expect(fs.readFileSync(join(hostOf(fork).gitDir, 'objects/info/alternates'), 'utf8')).toBe(
+        `${join(hostOf(parent).gitDir, 'objects')}\n`,
+      );
+      const packs = fs.readdirSync(join(hostOf(fork).gitDir, 'objects/pack'));
       expect(packs).toEqual([]); // nothing copied
-      const shown = execFileSync('git', ['--git-dir', fork.gitDir, 'show', `${early.ref}:a.txt`], { encoding: 'utf8' });
+      const shown = execFileSync('git', ['--git-dir', hostOf(fork).gitDir, 'show', `${early.ref}:a.txt`], { encoding: 'utf8' });
       expect(shown).toBe('one\n');
     } finally {
       await fork.dispose();
@@ -86,23 +89,23 @@ describe('HostWorkspace.fork', () => {
   });
 
   it("keeps a disposed parent's owned git dir until the last fork borrowing it is disposed", async () => {
-    const parent = new HostWorkspace();
+    const parent = createWorkspace(hostDriver());
     await parent.write('a.txt', 'one');
     const early = await parent.snapshot();
     const fork = await parent.fork();
     const second = await fork.fork();
     await parent.dispose();
     expect(fs.existsSync(parent.root)).toBe(false);
-    expect(fs.existsSync(parent.gitDir)).toBe(true);
+    expect(fs.existsSync(hostOf(parent).gitDir)).toBe(true);
     await fork.dispose();
-    expect(fs.existsSync(parent.gitDir)).toBe(true);
-    expect(fs.existsSync(fork.gitDir)).toBe(true);
+    expect(fs.existsSync(hostOf(parent).gitDir)).toBe(true);
+    expect(fs.existsSync(hostOf(fork).gitDir)).toBe(true);
     await second.write('a.txt', 'two');
     await second.restore(early);
     expect((await second.read('a.txt')).content).toBe('one');
     await second.dispose();
-    expect(fs.existsSync(parent.gitDir)).toBe(false);
-    expect(fs.existsSync(fork.gitDir)).toBe(false);
+    expect(fs.existsSync(hostOf(parent).gitDir)).toBe(false);
+    expect(fs.existsSync(hostOf(fork).gitDir)).toBe(false);
   });
 
   it('keeps exclude, change detection, limits and the read-only state', async () => {
@@ -111,8 +114,8 @@ describe('HostWorkspace.fork', () => {
     parent.seal();
     const fork = await parent.fork();
     try {
-      expect(fork.exclude).toEqual(['cache/**']);
-      expect(fork.changeDetection).toBe('tracked');
+      expect(hostOf(fork).exclude).toEqual(['cache/**']);
+      expect(hostOf(fork).changeDetection).toBe('tracked');
       expect(fork.limits.maxWriteBytes).toBe(64);
       expect(fork.readOnly).toBe(true);
     } finally {

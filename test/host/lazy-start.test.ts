@@ -1,7 +1,8 @@
 import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { HostWorkspace } from '../../src/backends/host/index.js';
+import { createWorkspace, DriverWorkspace } from '../../src/workspace/create-workspace.js';
+import { hostDriver } from '../../src/backends/host/index.js';
 import { createSession } from '../../src/index.js';
 import type { WorkspaceSnapshot } from '../../src/index.js';
 import { scratch } from './support.js';
@@ -20,11 +21,11 @@ describe('a session on a given host root starts before its baseline is taken', (
   /** Holds the first snapshot (the session's baseline) until `baseline.open()`. */
   function holdBaseline(): { open: () => void; taken: () => boolean } {
     const baseline = gate();
-    const original = HostWorkspace.prototype.snapshot;
+    const original = DriverWorkspace.prototype.snapshot;
     let held = false;
     let taken = false;
-    vi.spyOn(HostWorkspace.prototype, 'snapshot').mockImplementation(async function (
-      this: HostWorkspace,
+    vi.spyOn(DriverWorkspace.prototype, 'snapshot').mockImplementation(async function (
+      this: DriverWorkspace,
       ...args
     ): Promise<WorkspaceSnapshot> {
       if (held) return original.apply(this, args);
@@ -67,7 +68,7 @@ describe('a session on a given host root starts before its baseline is taken', (
     fs.writeFileSync(join(root, 'a.txt'), 'before');
     let signal: AbortSignal | undefined;
     // A baseline that ends only when its signal aborts (a very big root, as far as dispose can tell).
-    vi.spyOn(HostWorkspace.prototype, 'snapshot').mockImplementation(async (options) => {
+    vi.spyOn(DriverWorkspace.prototype, 'snapshot').mockImplementation(async (options) => {
       signal = options?.signal;
       await new Promise<void>((resolve) => signal?.addEventListener('abort', () => resolve()));
       throw new Error('aborted');
@@ -83,7 +84,7 @@ describe('a session on a given host root starts before its baseline is taken', (
   it('a changing tool call waits for the baseline; a failed baseline fails the change, nothing written', async () => {
     const root = dir();
     fs.writeFileSync(join(root, 'a.txt'), 'before');
-    vi.spyOn(HostWorkspace.prototype, 'snapshot').mockRejectedValueOnce(new Error('disk on fire'));
+    vi.spyOn(DriverWorkspace.prototype, 'snapshot').mockRejectedValueOnce(new Error('disk on fire'));
     const session = await createSession({ backend: 'host', root, rollback: 'journal' });
     try {
       const { workspaceTools } = await import('../../src/index.js');
@@ -105,7 +106,7 @@ describe('a session on a given host root starts before its baseline is taken', (
       if (i % 100 === 0) fs.mkdirSync(join(root, `d${i / 100}`));
       fs.writeFileSync(join(root, `d${Math.floor(i / 100)}`, `f${i}.txt`), `file ${i}\n`.repeat(50));
     }
-    const ws = new HostWorkspace({ root });
+    const ws = createWorkspace(hostDriver({ root }));
     try {
       let turns = 0;
       let done = false;

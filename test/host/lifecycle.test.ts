@@ -1,8 +1,9 @@
 import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { HostWorkspace } from '../../src/backends/host/index.js';
-import { expectError, scratch } from './support.js';
+import { expectError, scratch, hostOf } from './support.js';
+import { createWorkspace } from '../../src/workspace/create-workspace.js';
+import { hostDriver, hostExec } from '../../src/backends/host/index.js';
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -10,27 +11,27 @@ describe('host workspace lifetime and change detection', () => {
   const { workspace, dir } = scratch();
 
   it('dispose removes the temp root and git dir it created, and nothing a caller gave', async () => {
-    const owned = new HostWorkspace();
+    const owned = createWorkspace(hostDriver());
     await owned.write('a.txt', 'a');
     await owned.snapshot();
     await owned.dispose();
     expect(fs.existsSync(owned.root)).toBe(false);
-    expect(fs.existsSync(owned.gitDir)).toBe(false);
+    expect(fs.existsSync(hostOf(owned).gitDir)).toBe(false);
     await owned.dispose(); // idempotent
 
     const root = dir();
     const gitDir = join(dir('sessionfs-git-parent-'), 'not-yet');
-    const given = new HostWorkspace({ root, gitDir });
+    const given = createWorkspace(hostDriver({ root, gitDir }));
     await given.write('a.txt', 'a');
     await given.snapshot();
     await given[Symbol.asyncDispose]();
     expect(fs.readFileSync(join(root, 'a.txt'), 'utf8')).toBe('a');
     expect(fs.existsSync(join(gitDir, 'objects'))).toBe(true);
 
-    const onlyRoot = new HostWorkspace({ root });
+    const onlyRoot = createWorkspace(hostDriver({ root }));
     await onlyRoot.dispose();
     expect(fs.existsSync(root)).toBe(true);
-    expect(fs.existsSync(onlyRoot.gitDir)).toBe(false);
+    expect(fs.existsSync(hostOf(onlyRoot).gitDir)).toBe(false);
   });
 
   it('creates a missing root, resolves it to its real path, and refuses a git dir inside the root', async () => {
@@ -41,7 +42,7 @@ describe('host workspace lifetime and change detection', () => {
     expect(ws.root).toBe(join(base, 'real', 'new', 'root'));
     expect(fs.statSync(ws.root).isDirectory()).toBe(true);
     const error = await expectError(
-      Promise.resolve().then(() => new HostWorkspace({ root: ws.root, gitDir: join(ws.root, '.snapshots') })),
+      Promise.resolve().then(() => createWorkspace(hostDriver({ root: ws.root, gitDir: join(ws.root, '.snapshots') }))),
       'InvalidArgumentError',
       [base],
     );
@@ -49,14 +50,14 @@ describe('host workspace lifetime and change detection', () => {
     expect(fs.existsSync(join(ws.root, '.snapshots'))).toBe(false);
     // Through a link into the root, too.
     await expectError(
-      Promise.resolve().then(
-        () => new HostWorkspace({ root: join(base, 'alias', 'new', 'root'), gitDir: join(base, 'real', 'new', 'root', 'g') }),
+      Promise.resolve().then(() =>
+        createWorkspace(hostDriver({ root: join(base, 'alias', 'new', 'root'), gitDir: join(base, 'real', 'new', 'root', 'g') })),
       ),
       'InvalidArgumentError',
       [base],
     );
     await expectError(
-      Promise.resolve().then(() => new HostWorkspace({ root: ws.root, gitDir: ws.root })),
+      Promise.resolve().then(() => createWorkspace(hostDriver({ root: ws.root, gitDir: ws.root }))),
       'InvalidArgumentError',
       [base],
     );
@@ -69,7 +70,7 @@ describe('host workspace lifetime and change detection', () => {
     const snap = await ws.snapshot();
     expect(await ws.diff(snap)).toEqual([]);
     await expectError(ws.restore(snap), 'ReadOnlyError');
-    await expectError(ws.exec('touch', ['b.txt']), 'ReadOnlyError');
+    await expectError(hostExec(ws, 'touch', ['b.txt']), 'ReadOnlyError');
     await expectError(ws.write('a.txt', 'b'), 'ReadOnlyError');
     expect(fs.readdirSync(root)).toEqual(['a.txt']);
   });
@@ -79,19 +80,19 @@ describe('host workspace lifetime and change detection', () => {
     for (let i = 0; i < 50; i += 1) await ws.write(`d${i % 5}/f${i}.txt`, `file ${i}`);
     await pause(100); // out of the racy window
     await ws.snapshot();
-    expect(ws.lastHashedCount).toBe(50);
+    expect(hostOf(ws).lastHashedCount).toBe(50);
     await pause(100);
     await ws.write('d1/f1.txt', 'protocol write');
     fs.writeFileSync(join(ws.root, 'd2/f2.txt'), 'external write');
     fs.writeFileSync(join(ws.root, 'd3/new.txt'), 'external new file');
     const snap = await ws.snapshot();
-    expect(ws.lastHashedCount).toBe(3);
+    expect(hostOf(ws).lastHashedCount).toBe(3);
     // Those three were hashed within a timestamp tick of their last change: re-hashed once more, then trusted.
     await pause(100);
     await ws.snapshot();
-    expect(ws.lastHashedCount).toBe(3);
+    expect(hostOf(ws).lastHashedCount).toBe(3);
     await ws.snapshot();
-    expect(ws.lastHashedCount).toBe(0);
+    expect(hostOf(ws).lastHashedCount).toBe(0);
     fs.writeFileSync(join(ws.root, 'd2/f2.txt'), 'again');
     expect(await ws.diff(snap)).toEqual([{ path: 'd2/f2.txt', status: 'modified' }]);
   });
@@ -103,7 +104,7 @@ describe('host workspace lifetime and change detection', () => {
     fs.writeFileSync(join(ws.root, 'f0.txt'), 'external, unannounced');
     await ws.write('f1.txt', 'protocol');
     await ws.snapshot();
-    expect(ws.lastHashedCount).toBe(1);
+    expect(hostOf(ws).lastHashedCount).toBe(1);
     expect((await ws.diff(base)).map((d) => d.path)).toEqual(['f1.txt']); // f0's external edit is not seen
     ws.markChanged(['/f0.txt']);
     expect((await ws.diff(base)).map((d) => d.path)).toEqual(['f0.txt', 'f1.txt']);
@@ -118,14 +119,16 @@ describe('host workspace lifetime and change detection', () => {
     const ws = workspace({ changeDetection: 'tracked' });
     await ws.write('a.txt', 'a');
     const base = await ws.snapshot();
-    const result = await ws.exec(process.execPath, ['-e', "require('fs').writeFileSync('made-by-exec.txt', process.cwd())"]);
+    const result = await hostExec(ws, process.execPath, ['-e', "require('fs').writeFileSync('made-by-exec.txt', process.cwd())"]);
     expect(result.exitCode).toBe(0);
     expect(fs.readFileSync(join(ws.root, 'made-by-exec.txt'), 'utf8')).toBe(ws.root);
     expect(await ws.diff(base)).toEqual([{ path: 'made-by-exec.txt', status: 'added' }]);
     await ws.restore(base);
     expect(fs.existsSync(join(ws.root, 'made-by-exec.txt'))).toBe(false);
     // A failing command still marks the workspace for a scan.
-    await expect(ws.exec(process.execPath, ['-e', "require('fs').writeFileSync('partial.txt', 'x'); process.exit(3)"])).rejects.toThrow();
+    await expect(
+      hostExec(ws, process.execPath, ['-e', "require('fs').writeFileSync('partial.txt', 'x'); process.exit(3)"]),
+    ).rejects.toThrow();
     expect(await ws.diff(base)).toEqual([{ path: 'partial.txt', status: 'added' }]);
   });
 

@@ -1,10 +1,11 @@
+import { hostOf } from './support.js';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { HostWorkspace } from '../../src/index.js';
 import { assertBuilt, REPO } from '../cli/support.js';
+import { createWorkspace, hostDriver } from '../../src/index.js';
 
 // Containers of one pod share a host name and often a directory, but not pids: a live writer in another
 // pid namespace has a pid that here is another process, or none. Its temp files must never be swept.
@@ -44,9 +45,9 @@ describe.skipIf(unavailable !== undefined)('temp files of a writer in another pi
     });
     expect(name).toMatch(/^\.sessionfs-tmp-1\./); // pid 1 there; here, another (live) process entirely
 
-    const ws = new HostWorkspace({ root });
+    const ws = createWorkspace(hostDriver({ root }));
     try {
-      expect(await ws.tempFilesSwept).toEqual([]);
+      expect(await hostOf(ws).tempFilesSwept).toEqual([]);
       expect(existsSync(join(root, name))).toBe(true);
     } finally {
       await ws.dispose();

@@ -25,7 +25,7 @@ afterEach(() => {
 /** Runs `script` (an ES module body) in a child; `paused` resolves when it prints `paused`, `done` with what it printed last. */
 function child(script: string): { paused: Promise<void>; done: Promise<string> } {
   const body = `import * as fs from 'node:fs';
-import { HostWorkspace } from ${JSON.stringify(join(DIST, 'index.js'))};
+import { createWorkspace, hostDriver } from ${JSON.stringify(join(DIST, 'index.js'))};
 import { GitStore } from ${JSON.stringify(join(DIST, 'backends/host/git/store.js'))};
 const pauseIn = (method, go) => {
   const original = GitStore.prototype[method];
@@ -74,7 +74,7 @@ describe('a prune and a snapshot in two processes on one git dir', () => {
     // reuses them: stopped just before its ref moves.
     const snapshotter = child(`
       import { releaseSnapshots } from ${JSON.stringify(join(DIST, 'workspace/snapshot-queue.js'))};
-      const ws = new HostWorkspace({ root: ${JSON.stringify(dir())}, gitDir: ${JSON.stringify(gitDir)} });
+      const ws = createWorkspace(hostDriver({ root: ${JSON.stringify(dir())}, gitDir: ${JSON.stringify(gitDir)} }));
       for (let i = 0; i < 30; i += 1) await ws.write('f' + i + '.txt', 'child file ' + i + ' ' + Math.random());
       const first = await ws.snapshot();
       await releaseSnapshots(ws, [first]);
@@ -104,7 +104,7 @@ describe('a prune and a snapshot in two processes on one git dir', () => {
     const prune = child(`
       import { HostGitSnapshotter } from ${JSON.stringify(join(DIST, 'backends/host/git-snapshotter.js'))};
       import { ChangeTracker } from ${JSON.stringify(join(DIST, 'backends/host/changes.js'))};
-      new HostWorkspace({ root: ${JSON.stringify(dir())}, gitDir: ${JSON.stringify(gitDir)} }); // makes the git dir
+      createWorkspace(hostDriver({ root: ${JSON.stringify(dir())}, gitDir: ${JSON.stringify(gitDir)} })); // makes the git dir
       const pruner = new HostGitSnapshotter(${JSON.stringify(dir())}, ${JSON.stringify(gitDir)}, 'scan', new ChangeTracker(), undefined);
       pauseIn('announcePrune', ${JSON.stringify(go)});
       console.log(JSON.stringify(await pruner.prune()));`);

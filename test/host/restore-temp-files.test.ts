@@ -2,9 +2,11 @@ import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { HostWorkspace, isTempName } from '../../src/backends/host/index.js';
+import { isTempName } from '../../src/backends/host/index.js';
 import { hostTag, ownerToken } from '../../src/backends/host/owned-temp.js';
-import { scratch } from './support.js';
+import { scratch, hostOf } from './support.js';
+import { createWorkspace } from '../../src/workspace/create-workspace.js';
+import { hostDriver } from '../../src/backends/host/index.js';
 
 /** The temp files of atomic writes under `dir` (workspace paths), sorted. */
 function tempFiles(dir: string, rel = ''): string[] {
@@ -62,7 +64,7 @@ describe('temp files of killed writers do not outlive a restore', () => {
     const stale = tempName(`${zombie}.${statField(zombie, 22)}.${hostTag()}`, 'abc');
     fs.writeFileSync(join(root, stale), '');
     const ws = workspace({ root });
-    expect(await ws.tempFilesSwept).toEqual([stale]);
+    expect(await hostOf(ws).tempFilesSwept).toEqual([stale]);
     expect(tempFiles(root)).toEqual([]);
   });
 
@@ -76,7 +78,7 @@ describe('temp files of killed writers do not outlive a restore', () => {
       }
       const gitDir = dir('sessionfs-restore-temps-git-');
       const ws = workspace({ root, gitDir, changeDetection });
-      await ws.tempFilesSwept;
+      await hostOf(ws).tempFilesSwept;
       const before = await ws.snapshot();
       await ws.write('a/x.txt', 'changed');
       // A writer of another process on this root, killed mid-write after this workspace opened.
@@ -102,7 +104,7 @@ describe('temp files of killed writers do not outlive a restore', () => {
       fs.writeFileSync(join(root, `d${i}`, 'f.txt'), `${i}`);
     }
     const gitDir = dir('sessionfs-restore-temps-git-');
-    const first = new HostWorkspace({ root, gitDir, changeDetection: 'tracked' });
+    const first = createWorkspace(hostDriver({ root, gitDir, changeDetection: 'tracked' }));
     const snapshot = await first.snapshot();
     await first.dispose();
     const stale = `d199/${tempName(`${deadPid()}.1.${hostTag()}`, 'fa4')}`;

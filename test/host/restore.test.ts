@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { GitStore } from '../../src/backends/host/git/store.js';
-import { expectError, gitEnv, scratch } from './support.js';
+import { expectError, gitEnv, scratch, hostOf } from './support.js';
 
 describe('host restore, records and diff', () => {
   const { workspace, dir } = scratch();
@@ -149,14 +149,14 @@ describe('host restore, records and diff', () => {
     await other.write('a.txt', 'other');
     const theirs = await other.snapshot();
     // A commit that is in the repository but is not a snapshot, under our ref namespace.
-    const store = new GitStore(ws.gitDir);
+    const store = new GitStore(hostOf(ws).gitDir);
     const emptyTree = store.writeTree([]);
     const foreignId = '00000000-0000-4000-8000-000000000000';
     store.writeRef(`refs/sessionfs/${foreignId}`, store.writeCommit(emptyTree, 'not a snapshot\n', new Date()));
     await ws.write('a.txt', 'changed after');
     const cases = [
       theirs,
-      { ...theirs, gitDir: ws.gitDir },
+      { ...theirs, gitDir: hostOf(ws).gitDir },
       { ...mine, ref: 'refs/heads/main' },
       { ...mine, ref: '../../../etc/passwd' },
       { ...mine, id: foreignId, ref: `refs/sessionfs/${foreignId}` },
@@ -226,7 +226,7 @@ describe('host restore, records and diff', () => {
       }
     }
     expect(snap.ref).toBe(`refs/sessionfs/${snap.id}`);
-    const store = new GitStore(ws.gitDir);
+    const store = new GitStore(hostOf(ws).gitDir);
     const commit = await store.resolveRef(snap.ref);
     const object = await store.readObject(commit as string);
     expect(object.content.toString()).toMatch(/^author sessionfs <sessionfs@localhost> \d+ \+0000$/m);

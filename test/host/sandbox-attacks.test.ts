@@ -4,7 +4,7 @@ import fsDefault from 'node:fs';
 import { syncBuiltinESMExports } from 'node:module';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { expectError, expectNoHostPath, scratch } from './support.js';
+import { expectError, expectNoHostPath, scratch, hostOf } from './support.js';
 
 /** Review attacks on the host backend: hostile paths, and links planted in the root between calls. */
 describe('host sandbox attacks', () => {
@@ -136,9 +136,9 @@ describe('host sandbox attacks', () => {
     expect(await ws.list('.git/objects')).toEqual([]);
     expect(await ws.exists('%new')).toBe(false);
     // The git dir's own hooks are never run and are not reachable.
-    expect(fs.existsSync(join(ws.gitDir, 'hooks', 'pre-commit'))).toBe(false);
+    expect(fs.existsSync(join(hostOf(ws).gitDir, 'hooks', 'pre-commit'))).toBe(false);
     // A second workspace on the same git dir sees the same content.
-    const other = workspace({ gitDir: ws.gitDir });
+    const other = workspace({ gitDir: hostOf(ws).gitDir });
     await other.restore(snap);
     for (const name of names) expect((await other.read(name)).content).toBe(`content of ${name}`);
   });

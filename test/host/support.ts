@@ -2,14 +2,32 @@ import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, expect } from 'vitest';
-import { HostWorkspace, type HostWorkspaceOptions } from '../../src/backends/host/index.js';
+import { hostDriver, type HostDriver, type HostDriverOptions } from '../../src/backends/host/index.js';
+import { createWorkspace, type CreateWorkspaceOptions, type ManagedWorkspace } from '../../src/workspace/create-workspace.js';
+import type { SnapshotableWorkspace } from '../../src/workspace/types.js';
+
+/** What a host test workspace takes: the host driver's options and the shared layer's. */
+export type HostTestOptions = HostDriverOptions & Pick<CreateWorkspaceOptions, 'readOnly' | 'limits' | 'policy' | 'audit' | 'protect'>;
+
+/** `createWorkspace(hostDriver(…), …)` with the options split between the two, the driver kept beside it. */
+export function openHost(options: HostTestOptions = {}): { workspace: ManagedWorkspace; driver: HostDriver } {
+  const { root, gitDir, exclude, changeDetection, ...shared } = options;
+  const driver = hostDriver({
+    ...(root === undefined ? {} : { root }),
+    ...(gitDir === undefined ? {} : { gitDir }),
+    ...(exclude === undefined ? {} : { exclude }),
+    ...(changeDetection === undefined ? {} : { changeDetection }),
+  });
+  return { workspace: createWorkspace(driver, shared), driver };
+}
 
 /** Workspaces and scratch directories for one test, removed after it. */
 export function scratch(): {
-  workspace: (options?: HostWorkspaceOptions) => HostWorkspace;
+  workspace: (options?: HostTestOptions) => ManagedWorkspace;
+  host: (options?: HostTestOptions) => { workspace: ManagedWorkspace; driver: HostDriver };
   dir: (prefix?: string) => string;
 } {
-  const workspaces: HostWorkspace[] = [];
+  const workspaces: ManagedWorkspace[] = [];
   const dirs: string[] = [];
   afterEach(async () => {
     for (const ws of workspaces.splice(0)) await ws.dispose();
@@ -17,9 +35,14 @@ export function scratch(): {
   });
   return {
     workspace: (options) => {
-      const ws = new HostWorkspace(options);
-      workspaces.push(ws);
-      return ws;
+      const { workspace } = openHost(options);
+      workspaces.push(workspace);
+      return workspace;
+    },
+    host: (options) => {
+      const opened = openHost(options);
+      workspaces.push(opened.workspace);
+      return opened;
     },
     dir: (prefix = 'sessionfs-test-') => {
       const dir = fs.realpathSync(fs.mkdtempSync(join(tmpdir(), prefix)));
@@ -62,3 +85,10 @@ export const gitEnv = {
   GIT_COMMITTER_NAME: 't',
   GIT_COMMITTER_EMAIL: 't@t',
 };
+
+/** The host driver under a host workspace (a test-only look behind the shared layer): its instrumentation. */
+export function hostOf(workspace: SnapshotableWorkspace): HostDriver {
+  const driver = (workspace as unknown as { driver: HostDriver }).driver;
+  if (driver?.name !== 'host') throw new Error('not a host workspace');
+  return driver;
+}

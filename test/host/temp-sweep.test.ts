@@ -1,10 +1,11 @@
+import { hostOf } from './support.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { isTempName } from '../../src/backends/host/index.js';
-import { createSession, HostWorkspace, sweepStaleTemp } from '../../src/index.js';
+import { createSession, sweepStaleTemp, createWorkspace, hostDriver } from '../../src/index.js';
 import { assertBuilt, CLI, REPO } from '../cli/support.js';
 import { hostTag as ownHostTag } from '../../src/backends/host/owned-temp.js';
 
@@ -54,7 +55,7 @@ async function runningChild(temp: string, script: string): Promise<ChildProcess>
 function workspaceHolder(temp: string): Promise<ChildProcess> {
   return runningChild(
     temp,
-    `const ws = new sessionfs.HostWorkspace();
+    `const ws = sessionfs.createWorkspace(sessionfs.hostDriver());
      await ws.write('project.txt', 'a copy of the project');
      await ws.snapshot();`,
   );
@@ -139,7 +140,7 @@ describe('temp directories outlive no process', () => {
     const temp = isolatedTemp();
     const run = child(
       temp,
-      `const ws = new sessionfs.HostWorkspace();
+      `const ws = sessionfs.createWorkspace(sessionfs.hostDriver());
        await ws.write('a.txt', 'x');
        await ws.snapshot();
        process.exit(0);`,
@@ -209,8 +210,9 @@ describe('sessionfs mcp --backend host cleans up however it is stopped', () => {
 function midWrite(temp: string, root: string): Promise<ChildProcess> {
   return runningChild(
     temp,
-    `const ws = new sessionfs.HostWorkspace({ root: ${JSON.stringify(root)} });
-     await ws.tempFilesSwept;
+    `const driver = sessionfs.hostDriver({ root: ${JSON.stringify(root)} });
+     const ws = sessionfs.createWorkspace(driver);
+     await driver.tempFilesSwept;
      const stream = (await ws.createWriteStream('big.bin')).getWriter();
      await stream.write(new Uint8Array(64 * 1024).fill(120));`,
   );
@@ -232,8 +234,8 @@ describe('temp files of writes killed mid-write', () => {
     const liveWriter = await midWrite(temp, root);
     const liveTemp = tempFiles(root).find((name) => name !== killedTemp)!;
     expect(tempFiles(root).sort()).toEqual([killedTemp, liveTemp].sort());
-    const early = new HostWorkspace({ root });
-    expect(await early.tempFilesSwept).toEqual([]);
+    const early = createWorkspace(hostDriver({ root }));
+    expect(await hostOf(early).tempFilesSwept).toEqual([]);
     await early.dispose();
     expect(tempFiles(root).sort()).toEqual([killedTemp, liveTemp].sort());
 
@@ -245,9 +247,9 @@ describe('temp files of writes killed mid-write', () => {
     writeFileSync(join(outside, sibling), 'not the workspace’s to remove');
     symlinkSync(outside, join(root, 'link'));
 
-    const ws = new HostWorkspace({ root });
+    const ws = createWorkspace(hostDriver({ root }));
     try {
-      expect((await ws.tempFilesSwept).sort()).toEqual([killedTemp, `sub/${sibling}`].sort());
+      expect((await hostOf(ws).tempFilesSwept).sort()).toEqual([killedTemp, `sub/${sibling}`].sort());
       expect(tempFiles(root)).toEqual([liveTemp]);
       expect(tempFiles(join(root, 'sub'))).toEqual([]);
       expect(existsSync(join(outside, sibling))).toBe(true);
@@ -266,12 +268,12 @@ describe('temp files of writes killed mid-write', () => {
     const deadPid = Number((await gone.output).trim());
     const stale = `.sessionfs-tmp-${deadPid}.1.${hostTag}-0123456789abcdef`;
     writeFileSync(join(root, stale), 'x');
-    const readOnly = new HostWorkspace({ root, readOnly: true });
-    expect(await readOnly.tempFilesSwept).toEqual([]);
+    const readOnly = createWorkspace(hostDriver({ root }), { readOnly: true });
+    expect(await hostOf(readOnly).tempFilesSwept).toEqual([]);
     await readOnly.dispose();
     expect(tempFiles(root)).toEqual([stale]);
-    const writable = new HostWorkspace({ root });
-    expect(await writable.tempFilesSwept).toEqual([stale]);
+    const writable = createWorkspace(hostDriver({ root }));
+    expect(await hostOf(writable).tempFilesSwept).toEqual([stale]);
     await writable.dispose();
   });
 
@@ -282,7 +284,7 @@ describe('temp files of writes killed mid-write', () => {
     const stale = `.sessionfs-tmp-${deadPid}.1.${hostTag}-0123456789abcdef`;
     writeFileSync(join(root, stale), 'x');
     const session = await createSession({ backend: 'host', root, readOnly: true });
-    expect(await (session.filesystem as HostWorkspace).tempFilesSwept).toEqual([]);
+    expect(await hostOf(session.filesystem).tempFilesSwept).toEqual([]);
     await session.dispose();
     expect(tempFiles(root)).toEqual([stale]);
   });

@@ -2,13 +2,13 @@ import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { HostWorkspace } from '../../src/backends/host/index.js';
 import { expectError, scratch } from './support.js';
+import { type ManagedWorkspace } from '../../src/workspace/create-workspace.js';
 
 /** Longer than a filesystem timestamp tick: changes made within one tick are not told apart (see hostFileVersion). */
 const TICK_MS = 25;
 
-async function versionOf(ws: HostWorkspace, path: string): Promise<number> {
+async function versionOf(ws: ManagedWorkspace, path: string): Promise<number> {
   return (await ws.stat(path)).version as number;
 }
 

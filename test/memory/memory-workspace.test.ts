@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { MemoryWorkspace } from '../../src/backends/memory/index.js';
 import { emptyDirectory, lookup, updateEntry, type DirectoryNode, type FileNode } from '../../src/backends/memory/tree.js';
+import { createWorkspace } from '../../src/workspace/create-workspace.js';
+import { memoryDriver } from '../../src/backends/memory/index.js';
 
 const file = (text: string): FileNode => ({
   type: 'file',
@@ -11,9 +12,9 @@ const file = (text: string): FileNode => ({
   mimeType: 'text/plain',
 });
 
-describe('MemoryWorkspace metadata', () => {
+describe('memory workspace metadata', () => {
   it('keeps createdAt on overwrite, moves modifiedAt and takes a new version from one clock on each write', async () => {
-    const ws = new MemoryWorkspace();
+    const ws = createWorkspace(memoryDriver());
     await ws.write('a.txt', 'one');
     const first = await ws.stat('a.txt');
     expect(first.version).toBe(1);
@@ -27,7 +28,7 @@ describe('MemoryWorkspace metadata', () => {
   });
 
   it('takes mimeType from the write options, or guesses it from the extension', async () => {
-    const ws = new MemoryWorkspace();
+    const ws = createWorkspace(memoryDriver());
     await ws.write('notes.md', '# hi');
     await ws.write('data', '{}', { mimeType: 'application/json' });
     await ws.writeBytes('image.PNG', new Uint8Array([0x89]));
@@ -41,7 +42,7 @@ describe('MemoryWorkspace metadata', () => {
   });
 
   it('makes a copied file a new file and keeps the original untouched', async () => {
-    const ws = new MemoryWorkspace();
+    const ws = createWorkspace(memoryDriver());
     await ws.write('a.txt', 'a');
     await ws.write('a.txt', 'a2');
     await ws.copy('a.txt', 'b.txt');
@@ -51,13 +52,13 @@ describe('MemoryWorkspace metadata', () => {
   });
 
   it('has root "/" and reports the memory backend', () => {
-    const ws = new MemoryWorkspace();
+    const ws = createWorkspace(memoryDriver());
     expect(ws.root).toBe('/');
     expect(ws.backend).toBe('memory');
   });
 
   it('forgets its snapshots on dispose', async () => {
-    const ws = new MemoryWorkspace();
+    const ws = createWorkspace(memoryDriver());
     await ws.write('a.txt', 'a');
     const snapshot = await ws.snapshot();
     await ws.dispose();

@@ -3,7 +3,7 @@ import * as fs from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { OverlayWorkspace } from '../../src/index.js';
+import { type ManagedWorkspace, createWorkspace, overlayDriver } from '../../src/index.js';
 import { expectError } from '../../src/testing/harness.js';
 
 /** Every entry of a host directory with its bytes (links as their target text): to prove it never changed. */
@@ -24,13 +24,13 @@ async function fingerprint(dir: string): Promise<string> {
   return hash.digest('hex');
 }
 
-describe('OverlayWorkspace', () => {
+describe('overlay workspace', () => {
   let base: string;
   let lower: string;
   let outside: string;
-  const opened: OverlayWorkspace[] = [];
-  const open = (options: { exclude?: string[]; include?: string[] } = {}): OverlayWorkspace => {
-    const workspace = new OverlayWorkspace({ lower, allowedHostRoots: [lower], ...options });
+  const opened: ManagedWorkspace[] = [];
+  const open = (options: { exclude?: string[]; include?: string[] } = {}): ManagedWorkspace => {
+    const workspace = createWorkspace(overlayDriver({ lower, allowedHostRoots: [lower], ...options }));
     opened.push(workspace);
     return workspace;
   };
@@ -186,12 +186,14 @@ describe('OverlayWorkspace', () => {
   });
 
   it('refuses a lower directory outside allowedHostRoots, a missing one and a file', () => {
-    expect(() => new OverlayWorkspace({ lower: outside, allowedHostRoots: [lower] })).toThrow(expect.objectContaining({ code: 'EACCES' }));
-    expect(() => new OverlayWorkspace({ lower, allowedHostRoots: [] })).toThrow(expect.objectContaining({ code: 'EACCES' }));
-    expect(() => new OverlayWorkspace({ lower: join(lower, 'nope'), allowedHostRoots: [lower] })).toThrow(
+    expect(() => createWorkspace(overlayDriver({ lower: outside, allowedHostRoots: [lower] }))).toThrow(
+      expect.objectContaining({ code: 'EACCES' }),
+    );
+    expect(() => createWorkspace(overlayDriver({ lower, allowedHostRoots: [] }))).toThrow(expect.objectContaining({ code: 'EACCES' }));
+    expect(() => createWorkspace(overlayDriver({ lower: join(lower, 'nope'), allowedHostRoots: [lower] }))).toThrow(
       expect.objectContaining({ code: 'EINVAL' }),
     );
-    expect(() => new OverlayWorkspace({ lower: join(lower, 'README.md'), allowedHostRoots: [lower] })).toThrow(
+    expect(() => createWorkspace(overlayDriver({ lower: join(lower, 'README.md'), allowedHostRoots: [lower] }))).toThrow(
       expect.objectContaining({ code: 'EINVAL' }),
     );
   });

@@ -2,7 +2,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { composeWorkspace, MemoryWorkspace } from '../../src/index.js';
+import { composeDriver, createWorkspace, memoryDriver } from '../../src/index.js';
 import { createSession, defineTool, type HydratedSession } from '../../src/session/index.js';
 import { workspaceTools, type WorkspaceToolName } from '../../src/tools/index.js';
 import { ExportConflictError } from '../../src/export/export-plan.js';
@@ -151,16 +151,18 @@ describe('rollback across mounts', () => {
   });
 
   it('a composed workspace given to a session rolls back a cross-mount rename, and keeps an append-only log', async () => {
-    const repo = new MemoryWorkspace();
+    const repo = createWorkspace(memoryDriver());
     await repo.write('src/a.ts', 'a');
-    const other = new MemoryWorkspace();
-    const composed = composeWorkspace({
-      mounts: [
-        { path: '/code', workspace: repo, access: 'read-write' },
-        { path: '/docs', workspace: other, access: 'read-write' },
-        { path: '/logs', access: 'append-only' },
-      ],
-    });
+    const other = createWorkspace(memoryDriver());
+    const composed = createWorkspace(
+      composeDriver({
+        mounts: [
+          { path: '/code', workspace: repo, access: 'read-write' },
+          { path: '/docs', workspace: other, access: 'read-write' },
+          { path: '/logs', access: 'append-only' },
+        ],
+      }),
+    );
     await using session = await createSession({ workspace: composed });
     const logged = defineTool({
       name: 'log_then_fail',

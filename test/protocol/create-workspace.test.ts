@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { kvDriver } from '../../examples/kv-backend.js';
-import { HostWorkspace } from '../../src/backends/host/index.js';
-import { MemoryWorkspace } from '../../src/backends/memory/index.js';
 import { memoryBlobStore } from '../../src/snapshots/blob-store.js';
 import { WorkspaceSnapshotSchema } from '../../src/snapshots/record.js';
 import { createWorkspace } from '../../src/workspace/create-workspace.js';
 import type { BackendDriver } from '../../src/workspace/driver.js';
 import { expectError } from '../../src/testing/harness.js';
+import { hostDriver } from '../../src/backends/host/index.js';
+import { memoryDriver } from '../../src/backends/memory/index.js';
 
 /** The example's driver, counting the files the shared layer reads through it. */
 function countingDriver(): { driver: BackendDriver; reads: string[] } {
@@ -126,8 +126,8 @@ describe('open snapshot records', () => {
   });
 
   it('still restore records written before the API opened (literal host and memory records)', async () => {
-    const host = new HostWorkspace();
-    const memory = new MemoryWorkspace();
+    const host = createWorkspace(hostDriver());
+    const memory = createWorkspace(memoryDriver());
     try {
       for (const ws of [host, memory]) {
         await ws.write('a.txt', 'old');
@@ -155,9 +155,9 @@ describe('open snapshot records', () => {
 
 describe('writeFiles: the bulk write behind hydration', () => {
   it('every workspace built on a driver has it, memory and host included', async () => {
-    const host = new HostWorkspace();
+    const host = createWorkspace(hostDriver());
     try {
-      for (const ws of [createWorkspace(kvDriver()), new MemoryWorkspace(), host]) expect(typeof ws.writeFiles).toBe('function');
+      for (const ws of [createWorkspace(kvDriver()), createWorkspace(memoryDriver()), host]) expect(typeof ws.writeFiles).toBe('function');
     } finally {
       await host.dispose();
     }

@@ -4,12 +4,13 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { HostWorkspace } from '../../src/backends/host/index.js';
-import { MemoryWorkspace } from '../../src/backends/memory/index.js';
-import { OverlayWorkspace } from '../../src/backends/overlay/index.js';
 import { createSession, defineTool, type HydratedSession } from '../../src/session/index.js';
 import { WorkspaceError } from '../../src/workspace/errors.js';
 import type { SnapshotableWorkspace, WorkspaceSnapshot } from '../../src/workspace/types.js';
+import { createWorkspace } from '../../src/workspace/create-workspace.js';
+import { hostDriver } from '../../src/backends/host/index.js';
+import { memoryDriver } from '../../src/backends/memory/index.js';
+import { overlayDriver } from '../../src/backends/overlay/index.js';
 
 /**
  * Random sequences of protocol calls, snapshots, restores and failing tool calls, run in lock step on the
@@ -155,9 +156,9 @@ describe('protocol sequences match a reference model on every backend', () => {
           ['b/c', 'lower b/c'],
         ]);
         const backends: Array<{ name: string; ws: SnapshotableWorkspace }> = [
-          { name: 'memory', ws: new MemoryWorkspace() },
-          { name: 'host', ws: new HostWorkspace() },
-          { name: 'overlay', ws: new OverlayWorkspace({ lower, allowedHostRoots: [lower] }) },
+          { name: 'memory', ws: createWorkspace(memoryDriver()) },
+          { name: 'host', ws: createWorkspace(hostDriver()) },
+          { name: 'overlay', ws: createWorkspace(overlayDriver({ lower, allowedHostRoots: [lower] })) },
         ];
         const sessions: HydratedSession[] = [];
         try {
@@ -218,7 +219,11 @@ describe('protocol sequences match a reference model on every backend', () => {
     scratch.push(lower);
     fs.mkdirSync(join(lower, 'b', 'a'), { recursive: true });
     fs.writeFileSync(join(lower, 'b', 'a', 'f'), 'f');
-    const workspaces = [new MemoryWorkspace(), new HostWorkspace(), new OverlayWorkspace({ lower, allowedHostRoots: [lower] })];
+    const workspaces = [
+      createWorkspace(memoryDriver()),
+      createWorkspace(hostDriver()),
+      createWorkspace(overlayDriver({ lower, allowedHostRoots: [lower] })),
+    ];
     try {
       for (const ws of workspaces) {
         if (ws.backend !== 'overlay') await ws.write('b/a/f', 'f');

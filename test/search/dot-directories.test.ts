@@ -3,10 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import picomatch from 'picomatch';
 import { afterAll, describe, expect, it } from 'vitest';
-import { HostWorkspace } from '../../src/backends/host/index.js';
-import { MemoryWorkspace } from '../../src/backends/memory/index.js';
 import type { Progress } from '../../src/workspace/progress.js';
 import type { SnapshotableWorkspace } from '../../src/workspace/types.js';
+import { createWorkspace } from '../../src/workspace/create-workspace.js';
+import { hostDriver } from '../../src/backends/host/index.js';
+import { memoryDriver } from '../../src/backends/memory/index.js';
 
 /** A project with dot directories (a `.git` with many entries, `.github`, one nested), searched by glob and grep. */
 const FILES = [
@@ -29,8 +30,8 @@ afterAll(() => {
 async function backends(): Promise<[string, SnapshotableWorkspace][]> {
   const root = fs.mkdtempSync(join(tmpdir(), 'sessionfs-dot-dirs-'));
   roots.push(root);
-  const host = new HostWorkspace({ root });
-  const memory = new MemoryWorkspace();
+  const host = createWorkspace(hostDriver({ root }));
+  const memory = createWorkspace(memoryDriver());
   for (const path of FILES) {
     await host.write(path, `TOKEN in ${path}\n`);
     await memory.write(path, `TOKEN in ${path}\n`);

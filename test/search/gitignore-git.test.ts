@@ -4,8 +4,9 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
-import { HostWorkspace } from '../../src/backends/host/index.js';
-import { MemoryWorkspace } from '../../src/backends/memory/index.js';
+import { createWorkspace } from '../../src/workspace/create-workspace.js';
+import { hostDriver } from '../../src/backends/host/index.js';
+import { memoryDriver } from '../../src/backends/memory/index.js';
 
 /** Paths and `.gitignore` lines that exercise git's rules: directories, anchors, `**`, negations, case, escapes. */
 const FILE_PATHS = [
@@ -97,8 +98,8 @@ describe.skipIf(git.status !== 0)('respectGitignore agrees with real git', () =>
         expected.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
 
         // The host workspace sees the repository's own .git directory, which must be skipped too.
-        const host = new HostWorkspace({ root: repo, gitDir: join(root, 'snapshots') });
-        const memory = new MemoryWorkspace();
+        const host = createWorkspace(hostDriver({ root: repo, gitDir: join(root, 'snapshots') }));
+        const memory = createWorkspace(memoryDriver());
         try {
           for (const [path, text] of contents) await memory.write(path, text);
           for (const ws of [host, memory]) {

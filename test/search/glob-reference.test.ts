@@ -1,8 +1,9 @@
 import fc from 'fast-check';
 import picomatch from 'picomatch';
 import { describe, expect, it } from 'vitest';
-import { MemoryWorkspace } from '../../src/backends/memory/index.js';
 import { globNameFilter, skipsDotDirectories } from '../../src/workspace/search/patterns.js';
+import { createWorkspace } from '../../src/workspace/create-workspace.js';
+import { memoryDriver } from '../../src/backends/memory/index.js';
 
 /** Names that exercise picomatch's corners: dots, brackets and braces taken literally, two-byte characters. */
 const segment = fc.constantFrom(
@@ -48,7 +49,7 @@ const glob = fc.array(globPiece, { minLength: 1, maxLength: 3 }).map((parts) => 
 
 describe('glob equals picomatch on the same relative paths (matching runs in the worker pool)', () => {
   it('matches a glob’s own text as a literal path first, as picomatch does', async () => {
-    const ws = new MemoryWorkspace();
+    const ws = createWorkspace(memoryDriver());
     try {
       await ws.write('[a].txt', 'x');
       await ws.write('a.txt', 'x');
@@ -67,7 +68,7 @@ describe('glob equals picomatch on the same relative paths (matching runs in the
       fc.asyncProperty(fc.uniqueArray(path, { minLength: 1, maxLength: 8 }), glob, fc.boolean(), async (paths, pattern, dot) => {
         // A path that is a prefix directory of another cannot also be a file.
         const files = paths.filter((p) => !paths.some((other) => other.startsWith(`${p}/`)));
-        const ws = new MemoryWorkspace();
+        const ws = createWorkspace(memoryDriver());
         try {
           for (const file of files) await ws.write(file, 'x');
           const isMatch = picomatch(pattern, { dot });

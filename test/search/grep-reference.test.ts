@@ -4,11 +4,12 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import iconv from 'iconv-lite';
 import { afterAll, describe, expect, it } from 'vitest';
-import { HostWorkspace } from '../../src/backends/host/index.js';
-import { MemoryWorkspace } from '../../src/backends/memory/index.js';
 import { decodeText } from '../../src/text/encoding.js';
 import { requiredLiteral } from '../../src/workspace/search/literal.js';
 import type { GrepMatch, SnapshotableWorkspace } from '../../src/workspace/types.js';
+import { createWorkspace } from '../../src/workspace/create-workspace.js';
+import { hostDriver } from '../../src/backends/host/index.js';
+import { memoryDriver } from '../../src/backends/memory/index.js';
 
 /**
  * grep against the simplest implementation of its contract: decode each file as the tools do (`decodeText`:
@@ -124,13 +125,13 @@ describe('grep equals a simple reference implementation', () => {
   });
 
   const backends: Array<[string, () => SnapshotableWorkspace]> = [
-    ['memory', () => new MemoryWorkspace()],
+    ['memory', () => createWorkspace(memoryDriver())],
     [
       'host',
       () => {
         const root = fs.realpathSync(fs.mkdtempSync(join(tmpdir(), 'sessionfs-grep-ref-')));
         roots.push(root);
-        return new HostWorkspace({ root: join(root, 'ws'), gitDir: join(root, 'git') });
+        return createWorkspace(hostDriver({ root: join(root, 'ws'), gitDir: join(root, 'git') }));
       },
     ],
   ];
@@ -194,7 +195,7 @@ describe('grep equals a simple reference implementation', () => {
     fs.symlinkSync('real/in.txt', join(root, 'ws/filelink.txt'));
     fs.symlinkSync(join(root, 'outside.txt'), join(root, 'ws/out.txt'));
     fs.symlinkSync(root, join(root, 'ws/up'));
-    const ws = new HostWorkspace({ root: join(root, 'ws'), gitDir: join(root, 'git') });
+    const ws = createWorkspace(hostDriver({ root: join(root, 'ws'), gitDir: join(root, 'git') }));
     try {
       expect((await ws.grep('needle')).map((m) => m.path)).toEqual(['filelink.txt', 'real/in.txt', 'real/sub/deep.txt']);
       // A walk never enters a link, but a base may pass through one: its directories are pinned by their real path.

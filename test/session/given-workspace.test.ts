@@ -1,12 +1,12 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { kvDriver, type KvStore } from '../../examples/kv-backend.js';
-import { MemoryWorkspace } from '../../src/backends/memory/index.js';
 import { unguardedWorkspace } from '../../src/session/guard.js';
 import { createSession, defineTool, type HydratedSession } from '../../src/session/index.js';
 import { createWorkspace } from '../../src/workspace/create-workspace.js';
 import type { SnapshotableWorkspace } from '../../src/workspace/types.js';
 import { contentsOf, hostTrees } from '../support/backends.js';
+import { memoryDriver } from '../../src/backends/memory/index.js';
 
 /** Edits the workspace, then fails (or not) the way `fail` says. */
 const editTool = defineTool({
@@ -111,7 +111,7 @@ describe('createSession({ workspace }) over any backend (the key-value example)'
   });
 
   it('a memory workspace built by the caller works the same way', async () => {
-    const workspace = new MemoryWorkspace();
+    const workspace = createWorkspace(memoryDriver());
     workspaces.push(workspace);
     await seed(workspace);
     const session = await open({ workspace });

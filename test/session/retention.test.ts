@@ -4,14 +4,15 @@ import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { HostWorkspace } from '../../src/backends/host/index.js';
-import { MemoryWorkspace } from '../../src/backends/memory/index.js';
-import { composeWorkspace } from '../../src/compose/index.js';
 import { createSession, defineTool, type CreateSessionOptions, type HydratedSession } from '../../src/session/index.js';
 import { SnapshotRestoreError } from '../../src/workspace/errors.js';
 import type { WorkspaceSnapshot } from '../../src/workspace/types.js';
 import { gitEnv } from '../host/support.js';
 import { contentsOf, hostTrees } from '../support/backends.js';
+import { createWorkspace, type ManagedWorkspace } from '../../src/workspace/create-workspace.js';
+import { composeDriver } from '../../src/compose/index.js';
+import { hostDriver } from '../../src/backends/host/index.js';
+import { memoryDriver } from '../../src/backends/memory/index.js';
 
 /** Writes `content` at `path`. */
 const writeTool = defineTool({
@@ -76,6 +77,9 @@ describe.each(['memory', 'host', 'overlay'] as const)('session retention on %s',
 });
 
 describe('host retention releases storage', () => {
+  const trees = hostTrees();
+  /** A git dir of its own (outside any root), removed after the tests. */
+  const scratchGitDir = (): string => join(trees.dir(), 'git');
   /** Bytes and objects in a git dir: loose objects plus every pack. */
   function storage(gitDir: string): { bytes: number; objects: number } {
     let bytes = 0;
@@ -98,9 +102,9 @@ describe('host retention releases storage', () => {
   }
 
   async function run(maxSnapshots: number): Promise<{ session: HydratedSession; gitDir: string }> {
-    const session = await createSession({ backend: 'host', retention: { maxSnapshots } });
+    const gitDir = scratchGitDir();
+    const session = await createSession({ backend: 'host', gitDir, retention: { maxSnapshots } });
     sessions.push(session);
-    const gitDir = (session.filesystem as unknown as HostWorkspace).gitDir;
     await session.filesystem.write('stable.txt', 'never changes');
     for (let i = 0; i < 40; i += 1) {
       // Incompressible, so the sizes say how many versions are stored.
@@ -143,7 +147,7 @@ describe('host retention releases storage', () => {
 
   it('another workspace on the same git dir hashes everything again after a prune, so its snapshots stay whole', async () => {
     const { session, gitDir } = await run(3);
-    const other = new HostWorkspace({ gitDir });
+    const other = createWorkspace(hostDriver({ gitDir }));
     try {
       await other.write('mine.txt', 'other workspace');
       const first = await other.snapshot();
@@ -166,7 +170,7 @@ describe('host retention releases storage', () => {
   it('never prunes a git dir a fork borrows from: the fork still restores what it inherited', async () => {
     const { session } = await run(3);
     const inherited = session.snapshots[0]!;
-    const fork = await (session.filesystem as unknown as HostWorkspace).fork();
+    const fork = await (session.filesystem as unknown as ManagedWorkspace).fork();
     try {
       // The parent releases (and would prune) the snapshot the fork still holds a ref to.
       for (let i = 0; i < 12; i += 1) await session.runTool(writeTool, { path: 'x.txt', content: `x${i}` });
@@ -181,8 +185,9 @@ describe('host retention releases storage', () => {
 
 describe('composed retention releases what each mount holds', () => {
   it("drops the host mount's refs and the memory mount's records; a released snapshot is refused by name", async () => {
-    const host = new HostWorkspace({});
-    const memory = new MemoryWorkspace();
+    const hostFiles = hostDriver();
+    const host = createWorkspace(hostFiles);
+    const memory = createWorkspace(memoryDriver());
     // What the composition asks the memory mount to keep, seen from outside.
     const memoryRecords: WorkspaceSnapshot[] = [];
     const snapshot = memory.snapshot.bind(memory);
@@ -191,13 +196,15 @@ describe('composed retention releases what each mount holds', () => {
       memoryRecords.push(record);
       return record;
     };
-    const composed = composeWorkspace({
-      mounts: [
-        { path: '/h', workspace: host, access: 'read-write' },
-        { path: '/m', workspace: memory, access: 'read-write' },
-      ],
-    });
-    const refs = (): string[] => fs.readdirSync(join(host.gitDir, 'refs', 'sessionfs'));
+    const composed = createWorkspace(
+      composeDriver({
+        mounts: [
+          { path: '/h', workspace: host, access: 'read-write' },
+          { path: '/m', workspace: memory, access: 'read-write' },
+        ],
+      }),
+    );
+    const refs = (): string[] => fs.readdirSync(join(hostFiles.gitDir, 'refs', 'sessionfs'));
     try {
       const session = await createSession({ workspace: composed, retention: { maxSnapshots: 3 } });
       sessions.push(session);

@@ -6,6 +6,8 @@ import { createSession } from '../../src/session/index.js';
 import { shellTool } from '../../src/shell/index.js';
 import { workspaceTools } from '../../src/tools/index.js';
 import { hostTrees } from '../support/backends.js';
+import { createWorkspace } from '../../src/workspace/create-workspace.js';
+import { hostDriver } from '../../src/backends/host/index.js';
 
 const trees = hostTrees();
 
@@ -87,8 +89,7 @@ describe('the protect rule on a host root (a user checkout)', () => {
   it('protect: [] (an orchestrator decision) turns the rule off, and then the attack works: what the rule is for', async () => {
     const root = repository();
     const marker = join(trees.dir(), 'pwned');
-    const { HostWorkspace } = await import('../../src/backends/host/index.js');
-    const workspace = new HostWorkspace({ root, protect: [] });
+    const workspace = createWorkspace(hostDriver({ root }), { protect: [] });
     await using _ = workspace;
     await workspace.write('.git/config', FSMONITOR(marker), { mode: 'append' });
     gitStatus(root);

@@ -1,23 +1,28 @@
 import { describe, expect, it } from 'vitest';
-import { composeWorkspace, MemoryWorkspace } from '../../src/index.js';
+import { composeDriver, createWorkspace, memoryDriver } from '../../src/index.js';
 import { createSession } from '../../src/session/index.js';
 import { shellTool, type ShellResult } from '../../src/shell/index.js';
 
 /** A root with a policy and small path limits, a read-only mount and an append-only one. */
 async function mountedSession() {
-  const readOnly = new MemoryWorkspace();
+  const readOnly = createWorkspace(memoryDriver());
   await readOnly.write('r.txt', 'r\n');
-  const workspace = composeWorkspace({
-    mounts: [
-      {
-        path: '/',
-        workspace: new MemoryWorkspace({ policy: { blockedExtensions: ['.pem'] }, limits: { maxPathDepth: 4, maxSegmentLength: 20 } }),
-        access: 'read-write',
-      },
-      { path: '/ro', workspace: readOnly, access: 'read-only' },
-      { path: '/logs', access: 'append-only' },
-    ],
-  });
+  const workspace = createWorkspace(
+    composeDriver({
+      mounts: [
+        {
+          path: '/',
+          workspace: createWorkspace(memoryDriver(), {
+            policy: { blockedExtensions: ['.pem'] },
+            limits: { maxPathDepth: 4, maxSegmentLength: 20 },
+          }),
+          access: 'read-write',
+        },
+        { path: '/ro', workspace: readOnly, access: 'read-only' },
+        { path: '/logs', access: 'append-only' },
+      ],
+    }),
+  );
   await workspace.write('k.txt', 'k\n');
   await workspace.write('logs/l.txt', 'l\n');
   const session = await createSession({ workspace });
@@ -74,7 +79,7 @@ describe('bash tool: a refusal names its cause, as a real system would', () => {
   });
 
   it('chmod and touch on a read-only workspace fail with "Read-only file system"', async () => {
-    await using session = await createSession({ workspace: new MemoryWorkspace({ readOnly: true }) });
+    await using session = await createSession({ workspace: createWorkspace(memoryDriver(), { readOnly: true }) });
     const bash = shellTool();
     for (const [command, expected] of [
       ['chmod +x /', "chmod: cannot access '/': Read-only file system (the workspace is read-only: /)\n"],

@@ -3,9 +3,10 @@ import { randomBytes } from 'node:crypto';
 import { appendFileSync, chmodSync, mkdirSync, statSync, readdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { HostWorkspace } from '../../src/backends/host/index.js';
 import { HostMountSchema, hydrate, type HydrateProgress } from '../../src/sources/index.js';
 import { SESSION_BACKENDS, caught, contentsOf, hostTrees, workspaceFactory } from '../support/backends.js';
+import { createWorkspace } from '../../src/workspace/create-workspace.js';
+import { hostDriver } from '../../src/backends/host/index.js';
 
 describe.each(SESSION_BACKENDS)('hydrate on $name', (backend) => {
   const create = workspaceFactory(backend);
@@ -366,7 +367,7 @@ describe.each(SESSION_BACKENDS)('hydrate on $name', (backend) => {
     it('a rollback also removes what it wrote under paths a host workspace excludes from snapshots', async () => {
       if (backend.name !== 'host') return;
       const { allowed, project } = layout({ 'cache/x.bin': 'x', 'cache/deep/y.bin': 'y', 'src/a.ts': 'a', 'z.txt': 'z' });
-      const workspace = new HostWorkspace({ exclude: ['**/cache'] });
+      const workspace = createWorkspace(hostDriver({ exclude: ['**/cache'] }));
       try {
         await workspace.write('project/cache/old.bin', 'was there before');
         const error = await caught(() =>

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { hydrate } from '../../src/sources/index.js';
 import { createSession } from '../../src/session/index.js';
-import type { DriverWorkspace } from '../../src/workspace/create-workspace.js';
 import { BACKENDS, SESSION_KINDS, caught, contentsOf, hostTrees, workspaceFactory } from '../support/backends.js';
+import { type ManagedWorkspace } from '../../src/workspace/create-workspace.js';
 
 const host = hostTrees();
 
@@ -64,7 +64,7 @@ describe.each(SESSION_KINDS)('createSession on %s: policy and protect apply to t
     });
     await using _ = session;
     expect(session.hydration?.skipped).toContainEqual({ path: 'p/.env', reason: 'denied by the workspace policy' });
-    expect((session.filesystem as DriverWorkspace).policy?.deny).toEqual(['**/.env']);
+    expect((session.filesystem as ManagedWorkspace).policy?.deny).toEqual(['**/.env']);
     expect(await caught(() => session.filesystem.read('p/.env'))).toMatchObject({ name: 'PolicyError', code: 'EPERM' });
     // includeGit: 'read-only' brought the repository's internals in, read-only.
     expect((await session.filesystem.readBytes('p/.git/config')).content.byteLength).toBeGreaterThan(0);

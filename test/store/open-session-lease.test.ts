@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { openSession } from '../../src/store/open-session.js';
 import { postgresSessionStore } from '../../src/store/postgres-store.js';
 import { memoryBlobStore } from '../../src/snapshots/blob-store.js';
 import { postgresSkipReason, usePostgresPool } from '../support/postgres.js';
+import { createSession } from '../../src/session/index.js';
 
 const unavailable = postgresSkipReason('openSession lease');
 
@@ -12,8 +12,8 @@ describe.skipIf(unavailable !== undefined)('openSession releases what a failed o
 
   it('refuses invalid limits without taking the lease: the retry opens at once', async () => {
     const store = postgresSessionStore({ pool: poolOf(), blobs: memoryBlobStore(), schema: 'failed_limits' });
-    await expect(openSession({ store, sessionId: 's', limits: { maxPathDepth: 0 } })).rejects.toMatchObject({ code: 'EINVAL' });
-    const session = await openSession({ store, sessionId: 's' });
+    await expect(createSession({ store, sessionId: 's', limits: { maxPathDepth: 0 } })).rejects.toMatchObject({ code: 'EINVAL' });
+    const session = await createSession({ store, sessionId: 's' });
     expect(session.id).toBe('s');
     await session.dispose();
   });

@@ -3,7 +3,7 @@
 //   write-and-pause N      open, write N files, print "ready", wait for SIGCONT-resumed stdin line, publish
 //   publish-big N          open, write N files of 4 KiB, print "publishing", publish, print "done"
 import pg from 'pg';
-import { openSession, postgresSessionStore } from '../../dist/src/index.js';
+import { postgresSessionStore, createSession } from '../../dist/src/index.js';
 import { s3BlobStore } from '../../dist/src/store/s3.js';
 import { S3Client } from '@aws-sdk/client-s3';
 import { digestOf } from './digest.mjs';
@@ -21,11 +21,11 @@ const say = (line) => process.stdout.write(`${line}\n`);
 
 try {
   if (command === 'digest') {
-    const session = await openSession({ store, sessionId, readOnly: true });
+    const session = await createSession({ store, sessionId, readOnly: true });
     say(await digestOf(session.filesystem));
     await session.dispose();
   } else if (command === 'write-and-pause') {
-    const session = await openSession({ store, sessionId, leaseMs: 1000 });
+    const session = await createSession({ store, sessionId, leaseMs: 1000 });
     for (let i = 0; i < Number(arg); i += 1) await session.filesystem.write(`/paused/${i}.txt`, `stale ${i}\n`);
     say('ready');
     await new Promise((resolve) => process.stdin.once('data', resolve));
@@ -38,7 +38,7 @@ try {
     }
     await session.filesystem.dispose();
   } else if (command === 'publish-big') {
-    const session = await openSession({ store, sessionId, leaseMs: 60_000 });
+    const session = await createSession({ store, sessionId, leaseMs: 60_000 });
     for (let i = 0; i < Number(arg); i += 1) await session.filesystem.write(`/big/${i}.txt`, `${i}`.padEnd(4096, '.'));
     say('publishing');
     await session.publish();

@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openSession } from '../../src/store/open-session.js';
+import { createSession, type RemoteSession } from '../../src/session/index.js';
 import { postgresSessionStore } from '../../src/store/postgres-store.js';
 import { s3BlobStore } from '../../src/store/s3-blob-store.js';
 import { defineTool } from '../../src/session/define-tool.js';
@@ -73,7 +73,7 @@ describe.skipIf(unavailable !== undefined)('openSession: sessions that resume an
 
   it('publishes after each successful call, not after a rolled-back one; resumes bit-exact in another process', async () => {
     const { schema, store } = newStore();
-    const session = await openSession({ store, sessionId: 'resume' });
+    const session = await createSession({ store, sessionId: 'resume' });
     expect(session.version).toBe(0);
     await session.runTool(writeTool, { path: '/src/a.ts', content: 'export const a = 1;\n' });
     expect(session.version).toBe(1);
@@ -92,18 +92,18 @@ describe.skipIf(unavailable !== undefined)('openSession: sessions that resume an
 
   it('refuses a second writer with ECONFLICT naming the expiry; fork and readOnly open anyway', async () => {
     const { store } = newStore();
-    const first = await openSession({ store, sessionId: 'busy' });
+    const first = await createSession({ store, sessionId: 'busy' });
     await first.runTool(writeTool, { path: '/x.txt', content: 'x' });
-    await expect(openSession({ store, sessionId: 'busy' })).rejects.toMatchObject({
+    await expect(createSession({ store, sessionId: 'busy' })).rejects.toMatchObject({
       code: 'ECONFLICT',
       message: expect.stringMatching(/held until/),
     });
-    const fork = await openSession({ store, sessionId: 'busy', fork: true });
+    const fork = await createSession({ store, sessionId: 'busy', fork: true });
     expect(fork.id).not.toBe('busy');
     expect(fork.parentId).toBe('busy');
     expect((await fork.filesystem.read('/x.txt')).content).toBe('x');
     await fork.runTool(writeTool, { path: '/x.txt', content: 'fork' });
-    const view = await openSession({ store, sessionId: 'busy', readOnly: true });
+    const view = await createSession({ store, sessionId: 'busy', readOnly: true });
     expect((await view.filesystem.read('/x.txt')).content).toBe('x');
     await expect(view.filesystem.write('/y.txt', 'y')).rejects.toMatchObject({ code: 'EROFS' });
     await Promise.all([first.dispose(), fork.dispose(), view.dispose()]);
@@ -111,7 +111,7 @@ describe.skipIf(unavailable !== undefined)('openSession: sessions that resume an
 
   it('a paused owner whose lease expired cannot publish over the newer owner', async () => {
     const { schema, store } = newStore();
-    const seed = await openSession({ store, sessionId: 'paused' });
+    const seed = await createSession({ store, sessionId: 'paused' });
     await seed.runTool(writeTool, { path: '/base.txt', content: 'base' });
     await seed.dispose();
     const owner = child(schema, 'paused', 'write-and-pause', '3');
@@ -119,20 +119,20 @@ describe.skipIf(unavailable !== undefined)('openSession: sessions that resume an
     await waitFor(owner, 'ready');
     owner.kill('SIGSTOP');
     await new Promise((resolve) => setTimeout(resolve, 1500));
-    const newer = await openSession({ store, sessionId: 'paused' });
+    const newer = await createSession({ store, sessionId: 'paused' });
     await newer.runTool(writeTool, { path: '/newer.txt', content: 'newer' });
     owner.kill('SIGCONT');
     owner.stdin.write('go\n');
     expect(await done).toEqual(['ready', 'refused ECONFLICT']);
     expect((await newer.filesystem.glob('**/*')).map((match) => match.path)).toEqual(['base.txt', 'newer.txt']);
     await newer.dispose();
-    const reader = await openSession({ store, sessionId: 'paused', readOnly: true });
+    const reader = await createSession({ store, sessionId: 'paused', readOnly: true });
     expect((await reader.filesystem.glob('**/*')).map((match) => match.path)).toEqual(['base.txt', 'newer.txt']);
   });
 
   it('kill -9 in the middle of a publish leaves the old head or the new one, never a mix', async () => {
     const { schema, store } = newStore();
-    const seed = await openSession({ store, sessionId: 'killed' });
+    const seed = await createSession({ store, sessionId: 'killed' });
     await seed.runTool(writeTool, { path: '/base.txt', content: 'base' });
     await seed.dispose();
     const owner = child(schema, 'killed', 'publish-big', '300');
@@ -141,7 +141,7 @@ describe.skipIf(unavailable !== undefined)('openSession: sessions that resume an
     await new Promise((resolve) => setTimeout(resolve, 150));
     owner.kill('SIGKILL');
     await done;
-    const after = await openSession({ store, sessionId: 'killed', readOnly: true });
+    const after = await createSession({ store, sessionId: 'killed', readOnly: true });
     const files = await after.filesystem.glob('**/*');
     expect([1, 301]).toContain(files.length);
     for (const { path } of files) await after.filesystem.readBytes(path); // every blob the head names exists
@@ -153,11 +153,11 @@ describe.skipIf(unavailable !== undefined)('openSession: sessions that resume an
       fc.asyncProperty(
         fc.array(fc.tuple(fc.constantFrom('s1', 's2', 's3'), fc.string({ maxLength: 8 })), { minLength: 3, maxLength: 10 }),
         async (writes) => {
-          const sessions = new Map<string, Awaited<ReturnType<typeof openSession>>>();
+          const sessions = new Map<string, RemoteSession>();
           const expected = new Map<string, string>();
           const publishes = (async () => {
             for (const [id, content] of writes) {
-              if (!sessions.has(id)) sessions.set(id, await openSession({ store, sessionId: id }));
+              if (!sessions.has(id)) sessions.set(id, await createSession({ store, sessionId: id }));
               await sessions.get(id)!.runTool(writeTool, { path: `/f-${content.length}.txt`, content });
               expected.set(`${id}/f-${content.length}.txt`, content);
             }
@@ -170,7 +170,7 @@ describe.skipIf(unavailable !== undefined)('openSession: sessions that resume an
           await store.gc({ graceMs: 0 });
           for (const [key, content] of expected) {
             const [id, name] = key.split('/') as [string, string];
-            const view = await openSession({ store, sessionId: id, readOnly: true });
+            const view = await createSession({ store, sessionId: id, readOnly: true });
             expect((await view.filesystem.readBytes(`/${name}`)).content).toEqual(new TextEncoder().encode(content));
           }
         },

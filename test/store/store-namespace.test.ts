@@ -2,10 +2,9 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { WorkspaceNamespace } from '../../src/compose/workspace-namespace.js';
-import { openSession } from '../../src/store/open-session.js';
 import { postgresSessionStore } from '../../src/store/postgres-store.js';
 import { sessionIdOf, StoreNamespace, userIdOf } from '../../src/store/store-namespace.js';
-import { createSession } from '../../src/session/session.js';
+import { createSession } from '../../src/session/index.js';
 import { defineTool } from '../../src/session/define-tool.js';
 import { memoryBlobStore } from '../../src/snapshots/blob-store.js';
 import { postgresSkipReason, usePostgresPool } from '../support/postgres.js';
@@ -77,7 +76,7 @@ describe.skipIf(unavailable !== undefined)('new WorkspaceNamespace({ store }) (a
       await session.dispose();
     }
     // A session of the store that is not a user's is not listed.
-    await (await openSession({ store: sessions, sessionId: 'job-7' })).dispose();
+    await (await createSession({ store: sessions, sessionId: 'job-7' })).dispose();
 
     const second = machine();
     expect(await second.list()).toEqual([...ids].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)));

@@ -4,14 +4,14 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, afterEach, expect } from 'vitest';
 import { kvDriver } from '../../examples/kv-backend.js';
-import { HostWorkspace } from '../../src/backends/host/index.js';
-import { MemoryWorkspace } from '../../src/backends/memory/index.js';
-import { OverlayWorkspace } from '../../src/backends/overlay/index.js';
-import { composeWorkspace } from '../../src/compose/index.js';
+import { hostDriver } from '../../src/backends/host/index.js';
+import { memoryDriver } from '../../src/backends/memory/index.js';
+import { overlayDriver } from '../../src/backends/overlay/index.js';
+import { composeDriver } from '../../src/compose/index.js';
 import type { ComplianceHarness } from '../../src/testing/harness.js';
 import { strictDriver } from '../../src/testing/strict-driver.js';
 import type { BackendDriver } from '../../src/workspace/driver.js';
-import { createWorkspace, type CreateWorkspaceOptions, type DriverWorkspace } from '../../src/workspace/create-workspace.js';
+import { createWorkspace, type CreateWorkspaceOptions, type ManagedWorkspace } from '../../src/workspace/create-workspace.js';
 import type { SnapshotableWorkspace } from '../../src/workspace/types.js';
 
 /** What a test may ask of any backend: the shared layer's options. */
@@ -76,14 +76,14 @@ function backend(entry: Omit<BackendUnderTest, 'create'>): BackendUnderTest {
   return { ...entry, create: async (options) => entry.open(options) };
 }
 
-function overlay(options: TestWorkspaceOptions = {}): OverlayWorkspace {
+function overlay(options: TestWorkspaceOptions = {}): ManagedWorkspace {
   const lower = scratchDir('sessionfs-lower-');
-  return homed(new OverlayWorkspace({ ...options, lower, allowedHostRoots: [lower] }), lower);
+  return homed(createWorkspace(overlayDriver({ lower, allowedHostRoots: [lower] }), options), lower);
 }
 
 /** A composition with one mount at the root, so a fresh composed workspace is empty like any other. */
 function composedOver(options: TestWorkspaceOptions, mount: SnapshotableWorkspace, home?: string): SnapshotableWorkspace {
-  const composed = composeWorkspace({ ...options, mounts: [{ path: '/', workspace: mount, access: 'read-write' }] });
+  const composed = createWorkspace(composeDriver({ mounts: [{ path: '/', workspace: mount, access: 'read-write' }] }), options);
   return home === undefined ? composed : homed(composed, home);
 }
 
@@ -91,22 +91,22 @@ export const BACKENDS: BackendUnderTest[] = [
   backend({
     name: 'memory',
     session: 'memory',
-    open: (options) => new MemoryWorkspace(options),
+    open: (options) => createWorkspace(memoryDriver(), options),
     sameFiles: (workspace, options) => createWorkspace(driverOf(workspace), options),
   }),
   backend({
     name: 'host',
     session: 'host',
-    open: (options) => new HostWorkspace(options),
-    sameFiles: (workspace, options) => new HostWorkspace({ ...options, root: workspace.root }),
+    open: (options) => createWorkspace(hostDriver(), options),
+    sameFiles: (workspace, options) => createWorkspace(hostDriver({ root: workspace.root }), options),
     symlink: plantLink,
   }),
   backend({ name: 'overlay', open: overlay, symlink: plantLink }),
-  backend({ name: 'compose over memory', open: (options = {}) => composedOver(options, new MemoryWorkspace()) }),
+  backend({ name: 'compose over memory', open: (options = {}) => composedOver(options, createWorkspace(memoryDriver())) }),
   backend({
     name: 'compose over host',
     open: (options = {}) => {
-      const host = new HostWorkspace();
+      const host = createWorkspace(hostDriver());
       return composedOver(options, host, host.root);
     },
     symlink: plantLink,
@@ -160,7 +160,7 @@ export function workspaceFactory(backend: BackendUnderTest): (options?: TestWork
 }
 
 /** A factory whose workspaces are disposed after each test, and pairs of an open and a governed view of the same files. */
-export function disposing<W extends SnapshotableWorkspace = DriverWorkspace>(
+export function disposing<W extends SnapshotableWorkspace = ManagedWorkspace>(
   backend: BackendUnderTest,
 ): {
   create: (options?: TestWorkspaceOptions) => W;

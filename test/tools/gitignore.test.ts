@@ -1,12 +1,13 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { HostWorkspace } from '../../src/backends/host/index.js';
-import { MemoryWorkspace } from '../../src/backends/memory/index.js';
 import type { SnapshotableWorkspace } from '../../src/workspace/types.js';
 import { toolCaller } from './helpers.js';
+import { createWorkspace } from '../../src/workspace/create-workspace.js';
+import { hostDriver } from '../../src/backends/host/index.js';
+import { memoryDriver } from '../../src/backends/memory/index.js';
 
 const backends = [
-  { name: 'memory', create: (): SnapshotableWorkspace => new MemoryWorkspace() },
-  { name: 'host', create: (): SnapshotableWorkspace => new HostWorkspace() },
+  { name: 'memory', create: (): SnapshotableWorkspace => createWorkspace(memoryDriver()) },
+  { name: 'host', create: (): SnapshotableWorkspace => createWorkspace(hostDriver()) },
 ];
 
 for (const backend of backends) {

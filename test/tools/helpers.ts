@@ -1,10 +1,11 @@
 import { afterEach } from 'vitest';
-import { HostWorkspace } from '../../src/backends/host/index.js';
-import { MemoryWorkspace } from '../../src/backends/memory/index.js';
 import type { Session, ToolContext, ToolResult } from '../../src/session/types.js';
 import type { SnapshotableWorkspace } from '../../src/workspace/types.js';
 import { workspaceTools, type WorkspaceTool, type WorkspaceToolName } from '../../src/tools/index.js';
 import type { WorkspaceToolsOptions } from '../../src/tools/index.js';
+import { createWorkspace } from '../../src/workspace/create-workspace.js';
+import { hostDriver } from '../../src/backends/host/index.js';
+import { memoryDriver } from '../../src/backends/memory/index.js';
 
 /** Calls a tool's handler the way `session.runTool` does: parameters parsed by the tool's zod schema first. */
 export function toolCaller(filesystem: SnapshotableWorkspace, options: WorkspaceToolsOptions = {}) {
@@ -25,8 +26,8 @@ export function codeOf(result: ToolResult): string | undefined {
 
 /** The backends every tool test runs on. */
 export const TOOL_BACKENDS = [
-  { name: 'memory', create: (): SnapshotableWorkspace => new MemoryWorkspace() },
-  { name: 'host', create: (): SnapshotableWorkspace => new HostWorkspace() },
+  { name: 'memory', create: (): SnapshotableWorkspace => createWorkspace(memoryDriver()) },
+  { name: 'host', create: (): SnapshotableWorkspace => createWorkspace(hostDriver()) },
 ] as const;
 
 /** Inside a `describe`: opens workspaces of one backend, disposed after each test. */

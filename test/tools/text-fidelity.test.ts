@@ -2,14 +2,15 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import iconv from 'iconv-lite';
 import { afterEach, describe, expect, it } from 'vitest';
-import { HostWorkspace } from '../../src/backends/host/index.js';
-import { MemoryWorkspace } from '../../src/backends/memory/index.js';
 import type { SnapshotableWorkspace } from '../../src/workspace/types.js';
 import { codeOf, toolCaller } from './helpers.js';
+import { createWorkspace } from '../../src/workspace/create-workspace.js';
+import { hostDriver } from '../../src/backends/host/index.js';
+import { memoryDriver } from '../../src/backends/memory/index.js';
 
 const backends = [
-  { name: 'memory', create: (): SnapshotableWorkspace => new MemoryWorkspace() },
-  { name: 'host', create: (): SnapshotableWorkspace => new HostWorkspace() },
+  { name: 'memory', create: (): SnapshotableWorkspace => createWorkspace(memoryDriver()) },
+  { name: 'host', create: (): SnapshotableWorkspace => createWorkspace(hostDriver()) },
 ];
 const encode = (text: string, encoding: string, addBOM = false): Uint8Array => new Uint8Array(iconv.encode(text, encoding, { addBOM }));
 /** A member of `target`, methods bound to it (its private fields need the real receiver). */
@@ -191,7 +192,7 @@ for (const backend of backends) {
 
 describe('stale writes on the host backend: another program changes the file', () => {
   it('refuses the edit with ECONFLICT after an outside write between read and edit', async () => {
-    const ws = new HostWorkspace();
+    const ws = createWorkspace(hostDriver());
     try {
       await ws.write('config.ini', '[main]\nkey=1\n');
       const call = toolCaller(ws);

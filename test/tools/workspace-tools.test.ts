@@ -2,12 +2,13 @@ import { symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { MemoryWorkspace } from '../../src/backends/memory/index.js';
-import { HostWorkspace } from '../../src/backends/host/index.js';
+import { hostDriver } from '../../src/backends/host/index.js';
 import type { SnapshotableWorkspace } from '../../src/workspace/types.js';
 import { WORKSPACE_TOOL_NAMES, workspacePrompt, workspaceTools } from '../../src/tools/index.js';
 import type { ToolResult } from '../../src/session/types.js';
 import { codeOf, toolCaller } from './helpers.js';
+import { createWorkspace } from '../../src/workspace/create-workspace.js';
+import { memoryDriver } from '../../src/backends/memory/index.js';
 
 interface Backend {
   name: string;
@@ -15,8 +16,8 @@ interface Backend {
 }
 
 const backends: Backend[] = [
-  { name: 'memory', create: (options) => new MemoryWorkspace(options) },
-  { name: 'host', create: (options) => new HostWorkspace(options) },
+  { name: 'memory', create: (options) => createWorkspace(memoryDriver(), options) },
+  { name: 'host', create: (options) => createWorkspace(hostDriver(), options) },
 ];
 
 async function seed(ws: SnapshotableWorkspace): Promise<void> {
@@ -434,7 +435,7 @@ for (const backend of backends) {
 
 describe('workspace tools on host: links that leave the root', () => {
   it('lists such a link by name and refuses to follow it, without a host path', async () => {
-    const ws = new HostWorkspace();
+    const ws = createWorkspace(hostDriver());
     try {
       await seed(ws);
       symlinkSync(tmpdir(), join(ws.root, 'outside'));

@@ -23,6 +23,7 @@ import type { WriteMode } from '../../workspace/types.js';
 import { isTempName, placeFile } from './atomic.js';
 import { writeEntries } from './bulk-write.js';
 import { hostFileVersion, type ChangeTracker } from './changes.js';
+import type { ChangeDetection } from './git-snapshotter.js';
 import { copyDirectory, copyLeaf } from './copy.js';
 import { listPinned } from './list.js';
 import { removeAt } from './remove-at.js';
@@ -34,6 +35,20 @@ import { statFromHost } from './stat.js';
 import { fileHandle, HostStagedFile, openVerified, readVerified } from './streams.js';
 
 const NEW_FILE_MODE = 0o644;
+
+/** What `hostDriver()` made for a driver: its locations, options and lifecycle (factory.ts). */
+export interface HostResources {
+  readonly gitDir: string;
+  readonly changeDetection: ChangeDetection;
+  readonly exclude: readonly string[];
+  readonly tempFilesSwept: Promise<string[]>;
+  lastHashedCount(): number;
+  /** A workspace was built on the driver: start the temp-file sweep unless it is read-only. */
+  attach(readOnly: boolean): void;
+  fork(): Promise<HostDriver>;
+  /** Removes what the driver created (an owned root and git dir) and returns borrowed git dirs. */
+  release(): Promise<void>;
+}
 
 /** The driver's methods that change the root. */
 const CHANGES = ['writeFiles', 'commitStaged', 'writeFile', 'mkdir', 'remove', 'move', 'copy'] as const;
@@ -51,16 +66,16 @@ export class HostDriver implements BackendDriver {
   readonly snapshots: Snapshotter | undefined;
   readonly #sandbox: Sandbox;
   readonly #changes: ChangeTracker;
-  readonly #release: () => Promise<void>;
+  readonly #resources: HostResources;
   readonly #staged = new Set<HostStagedFile>();
 
-  /** `release` removes what the workspace created (its temp root and git dir), on dispose. */
-  constructor(sandbox: Sandbox, changes: ChangeTracker, snapshots: Snapshotter | undefined, release: () => Promise<void>) {
+  /** Made by `hostDriver()` (factory.ts), which owns the locations `resources` releases. */
+  constructor(sandbox: Sandbox, changes: ChangeTracker, snapshots: Snapshotter | undefined, resources: HostResources) {
     this.root = sandbox.root;
     this.#sandbox = sandbox;
     this.#changes = changes;
     this.snapshots = snapshots;
-    this.#release = release;
+    this.#resources = resources;
     // Each change is known to the tracker while it runs: a snapshot's scan waits for those under way.
     for (const name of CHANGES) {
       const change = this[name] as (...args: unknown[]) => Promise<void>;
@@ -68,10 +83,52 @@ export class HostDriver implements BackendDriver {
     }
   }
 
-  /** Discards write streams left open (their staged files), then releases what the workspace created. */
+  /** The real path of the snapshot repository. */
+  get gitDir(): string {
+    return this.#resources.gitDir;
+  }
+
+  get changeDetection(): ChangeDetection {
+    return this.#resources.changeDetection;
+  }
+
+  get exclude(): readonly string[] {
+    return this.#resources.exclude;
+  }
+
+  /**
+   * The sweep a workspace built on a given root starts (in the background, not on a read-only workspace):
+   * temp files of atomic writes left by writers killed mid-write (`kill -9`) are removed, never a live
+   * writer's (see docs/reliability.md). Resolves, once a workspace is built on the driver, with the
+   * workspace paths removed; never rejects.
+   */
+  get tempFilesSwept(): Promise<string[]> {
+    return this.#resources.tempFilesSwept;
+  }
+
+  /** Files hashed by the last snapshot, restore or live diff (instrumentation for tests and the bench). */
+  get lastHashedCount(): number {
+    return this.#resources.lastHashedCount();
+  }
+
+  attach(workspace: { readonly readOnly: boolean }): void {
+    this.#resources.attach(workspace.readOnly);
+  }
+
+  /** A copy of the root with the same history (see factory.ts). */
+  fork(): Promise<HostDriver> {
+    return this.#resources.fork();
+  }
+
+  /** Paths another process changed (all of them when omitted): a `tracked` driver's next snapshot looks there. */
+  markChanged(paths?: readonly string[]): void {
+    this.#changes.mark(paths);
+  }
+
+  /** Discards write streams left open (their staged files), then releases what the driver created. */
   async dispose(): Promise<void> {
     await Promise.all([...this.#staged].map((staged) => staged.discard()));
-    return this.#release();
+    return this.#resources.release();
   }
 
   /** Hydration's fast path: see `writeEntries`. */

@@ -1,3 +1,5 @@
-export { HostWorkspace, type HostWorkspaceOptions, type ChangeDetection } from './workspace.js';
+export { hostDriver, type HostDriverOptions, type ChangeDetection } from './factory.js';
+export type { HostDriver } from './driver.js';
+export { hostExec } from './exec.js';
 export { isTempName } from './atomic.js';
 export { sweepStaleTemp, type SweepResult } from './owned-temp.js';

@@ -1,2 +1,2 @@
-export { OverlayWorkspace, type OverlayWorkspaceOptions } from './workspace.js';
-export { OverlayDriver } from './driver.js';
+export { overlayDriver, type OverlayDriverOptions } from './factory.js';
+export type { OverlayDriver } from './driver.js';

@@ -1,15 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
-import { createSession, type HydratedSession } from '../session/session.js';
-import type { RunToolOptions, ToolCallResult, ToolDefinition } from '../session/types.js';
+import { BlobTreeDriver } from '../store/blob-tree-driver.js';
+import type { SessionHead, SessionStore } from '../store/session-store.js';
 import { ConflictError, InvalidArgumentError, NotSupportedError } from '../workspace/errors.js';
 import { createWorkspace } from '../workspace/create-workspace.js';
 import { resolveLimits, type WorkspaceLimits } from '../workspace/limits.js';
 import type { SnapshotableWorkspace, WorkspaceSnapshot } from '../workspace/types.js';
-import { BlobTreeDriver } from './blob-tree-driver.js';
-import type { SessionHead, SessionStore } from './session-store.js';
+import { openWorkspaceSession } from './session.js';
+import type { HydratedSession, RemoteSession, RunToolOptions, ToolCallResult, ToolDefinition } from './types.js';
 
-export interface OpenSessionOptions {
+/** `createSession({ store, sessionId, … })`: a session whose head lives in a `SessionStore`. */
+export interface StoreSessionOptions {
+  /** Where the session's head (and lease) and contents live: e.g. `postgresSessionStore`. */
   store: SessionStore;
   sessionId: string;
   /** How long the lease lasts without renewal; renewed every third of it while open. Default 30 s. */
@@ -21,27 +23,21 @@ export interface OpenSessionOptions {
   limits?: Partial<WorkspaceLimits>;
 }
 
-/** A session whose head lives in a `SessionStore`: resumable on any machine, one writer at a time. */
-export interface RemoteSession extends HydratedSession {
-  /** The session this one was forked from. */
-  readonly parentId: string | undefined;
-  /** The head version this session last published or opened. */
-  readonly version: number;
-  /**
-   * Stores what changed and moves the head by compare-and-swap on its version. `ConflictError`, with
-   * nothing moved, when this owner lost its lease to another (the version fences it off). Called after
-   * every successful `runTool` and by `dispose()`.
-   */
-  publish(): Promise<number>;
-}
+const STORE_OPTIONS: readonly string[] = ['store', 'sessionId', 'leaseMs', 'fork', 'readOnly', 'limits'];
 
 /**
  * Opens (or creates) a session from a store. Opening is O(1): the workspace is built on the head's root
  * manifest and reads blobs lazily on first access. While another owner holds an unexpired lease it throws
  * `ConflictError` naming the expiry; `fork` opens a copy instead, `readOnly` a view.
  */
-export async function openSession(options: OpenSessionOptions): Promise<RemoteSession> {
+export async function openStoredSession(options: StoreSessionOptions): Promise<RemoteSession> {
+  if (options === null || typeof options !== 'object') throw new InvalidArgumentError('createSession needs an options object');
+  const unknown = Object.keys(options).filter((key) => !STORE_OPTIONS.includes(key));
+  if (unknown.length > 0)
+    throw new InvalidArgumentError(`a store session does not take ${unknown.join(', ')} (its options: ${STORE_OPTIONS.join(', ')})`);
   const { store, sessionId } = options;
+  if (store === null || typeof store !== 'object' || typeof store.acquire !== 'function' || typeof store.head !== 'function')
+    throw new InvalidArgumentError('store must be a SessionStore (e.g. postgresSessionStore)');
   if (typeof sessionId !== 'string' || sessionId === '' || sessionId.length > 1024)
     throw new InvalidArgumentError('sessionId must be a non-empty string of at most 1024 characters');
   const leaseMs = options.leaseMs ?? 30_000;
@@ -68,11 +64,11 @@ export async function openSession(options: OpenSessionOptions): Promise<RemoteSe
 }
 
 /** The session over a head just read or acquired. */
-async function openHead(options: OpenSessionOptions, head: SessionHead, owner: string, leaseMs: number): Promise<RemoteSession> {
+async function openHead(options: StoreSessionOptions, head: SessionHead, owner: string, leaseMs: number): Promise<RemoteSession> {
   const driver = new BlobTreeDriver(options.store.blobs, head.root, { trackUnpublished: true });
   const workspace = createWorkspace(driver, { readOnly: options.readOnly === true, limits: options.limits });
   try {
-    const inner = await createSession({ id: head.sessionId, workspace });
+    const inner = await openWorkspaceSession({ id: head.sessionId, workspace });
     return new StoredSession(inner, driver, options.store, head, owner, leaseMs, options.readOnly === true);
   } catch (error) {
     await workspace.dispose().catch(() => undefined);
@@ -146,9 +142,11 @@ class StoredSession implements RemoteSession {
     return this.#inner.hydration;
   }
 
-  /** A stored session forks through the store, which keeps its lease and parent: `openSession({ fork: true })`. */
+  /** A stored session forks through the store, which keeps its lease and parent: `createSession({ store, sessionId, fork: true })`. */
   fork(): Promise<RemoteSession> {
-    return Promise.reject(new NotSupportedError('a stored session forks through its store: openSession({ store, sessionId, fork: true })'));
+    return Promise.reject(
+      new NotSupportedError('a stored session forks through its store: createSession({ store, sessionId, fork: true })'),
+    );
   }
 
   /** A remote session has no host mounts, so this rejects like any session without them; use `exportTo`. */
