@@ -21,6 +21,10 @@ const TREE: Record<string, string | Uint8Array> = {
   'src/data.json': '{"greet": true}\n',
   'img/logo.png': PNG,
   'docs/guide.md': 'greet everyone\n',
+  '.hidden/greet.txt': 'greet from a dot directory\n',
+  '.gitignore': 'ignored.txt\n',
+  'ignored.txt': 'greet, though .gitignore names me\n',
+  'crlf.txt': 'greet\r\nagain\r\n',
 };
 
 /**
@@ -54,7 +58,7 @@ describe('sessionfs/deepagents against deepagents’ FilesystemBackend, call by 
   /**
    * Differences by design: timestamps are each backend's own; an error's reason after `Error … '<path>': `
    * is ours (never a host path; theirs is Node's, with the host path); grep matches come sorted by path
-   * (ripgrep's order varies from run to run).
+   * (ripgrep's order varies from run to run), a CRLF line's text without its `\r`.
    */
   const normalise = (value: unknown): unknown => {
     if (typeof value === 'string')
@@ -67,7 +71,9 @@ describe('sessionfs/deepagents against deepagents’ FilesystemBackend, call by 
       if (key === 'modified_at' || key === 'created_at') out[key] = typeof entry === 'string' ? '<time>' : entry;
       else if (key === 'matches' && Array.isArray(entry))
         out[key] = normalise(
-          [...(entry as { path: string; line: number }[])].sort((a, b) => a.path.localeCompare(b.path) || a.line - b.line),
+          (entry as { path: string; line: number; text: string }[])
+            .map((match) => ({ ...match, text: match.text.replace(/\r$/, '') }))
+            .sort((a, b) => a.path.localeCompare(b.path) || a.line - b.line),
         );
       else out[key] = normalise(entry);
     }
@@ -135,11 +141,19 @@ describe('sessionfs/deepagents against deepagents’ FilesystemBackend, call by 
       ['nothing-matches-this'],
       ['greet', '/missing'],
       ['greet', '/src/main.ts'],
-      ['greet', '/', null, 2],
-      ['greet', '/', null, 0],
+      ['greet', '/', null, 99],
     ];
     for (const [pattern, path, glob, max] of cases)
       await same(`grep ${pattern} ${path} ${glob} ${max}`, (b) => b.grep(pattern, path, glob, max));
+    // Under a cap that cuts, which matches are kept follows each one's order (ripgrep's varies): counts and flags agree.
+    for (const max of [0, 2]) {
+      const [theirMatches, ourMatches] = [await theirs.grep('greet', '/', null, max), await ours.grep('greet', '/', null, max)];
+      expect([ourMatches.matches?.length, ourMatches.truncated], `grep cap ${max}`).toEqual([
+        theirMatches.matches?.length,
+        theirMatches.truncated,
+      ]);
+    }
+    expect((await ours.grep('greet', '/', null, 2)).matches?.map((m) => m.path)).toEqual(['/README.md', '/crlf.txt']); // path order;
   });
 
   it('glob: files only, dot files included, relative to a path, a leading slash ignored', async () => {
