@@ -100,11 +100,17 @@ function serverJson() {
 
 const stage = mkdtempSync(join(tmpdir(), 'sessionfs-mcpb-'));
 try {
-  execFileSync(npm, ['pack', '--ignore-scripts', '--pack-destination', stage, ...quiet], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
+  execFileSync(npm, ['pack', '--ignore-scripts', '--pack-destination', stage, ...quiet], {
+    cwd: root,
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
   const tarball = readdirSync(stage).find((name) => name.endsWith('.tgz'));
   const dir = join(stage, 'bundle');
   mkdirSync(dir);
-  writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'sessionfs-mcpb', private: true, dependencies: { sessionfs: `file:../${tarball}` } }));
+  writeFileSync(
+    join(dir, 'package.json'),
+    JSON.stringify({ name: 'sessionfs-mcpb', private: true, dependencies: { sessionfs: `file:../${tarball}` } }),
+  );
   execFileSync(npm, ['install', '--omit=dev', '--omit=peer', '--omit=optional', '--ignore-scripts', '--prefer-offline', ...quiet], {
     cwd: dir,
     stdio: ['ignore', 'ignore', 'inherit'],

@@ -10,8 +10,15 @@ import { assertBuilt, REPO } from '../cli/support.js';
 
 const exec = promisify(execFile);
 // npm and npx take what the cache holds (the registry is asked only for what it lacks).
-const ENV = { ...process.env, npm_config_prefer_offline: 'true', npm_config_audit: 'false', npm_config_fund: 'false', npm_config_update_notifier: 'false' };
-const run = (command: string, args: string[], options: { cwd?: string; timeout?: number } = {}) => exec(command, args, { ...options, env: ENV });
+const ENV = {
+  ...process.env,
+  npm_config_prefer_offline: 'true',
+  npm_config_audit: 'false',
+  npm_config_fund: 'false',
+  npm_config_update_notifier: 'false',
+};
+const run = (command: string, args: string[], options: { cwd?: string; timeout?: number } = {}) =>
+  exec(command, args, { ...options, env: ENV });
 const QUIET = ['--no-audit', '--no-fund', '--loglevel=error'];
 const pkg = JSON.parse(await readFile(join(REPO, 'package.json'), 'utf8')) as { version: string; name: string; mcpName: string };
 const readme = await readFile(join(REPO, 'README.md'), 'utf8');
