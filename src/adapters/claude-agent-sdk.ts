@@ -1,3 +1,4 @@
+import '../zod-version.js';
 import type { McpSdkServerConfigWithInstance } from '@anthropic-ai/claude-agent-sdk';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { buildMcpServer } from '../cli/mcp-server.js';

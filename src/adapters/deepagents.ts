@@ -1,3 +1,4 @@
+import '../zod-version.js';
 import type {
   BackendProtocolV2,
   DeleteResult,
