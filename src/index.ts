@@ -1,3 +1,4 @@
+import './zod-version.js';
 export * from './workspace/errors.js';
 export { DEFAULT_LIMITS, type WorkspaceLimits } from './workspace/limits.js';
 export { normalizePath } from './workspace/paths.js';

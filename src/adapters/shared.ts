@@ -1,3 +1,4 @@
+import '../zod-version.js';
 import type { Session, Tool, ToolCallResult } from '../session/types.js';
 import { resultText } from '../session/result-text.js';
 import { workspaceTools, type WorkspaceToolsOptions } from '../tools/index.js';

@@ -92,6 +92,8 @@ export async function runDemo(out: Print = (line = '') => process.stdout.write(`
     print('   A model-sized mistake: "greet" occurs three times in main.ts, so an edit without context is refused:');
     await call('edit_file', { path: 'app/src/main.ts', old_string: 'greet', new_string: 'welcome' });
     await call('edit_file', { path: 'app/src/main.ts', old_string: 'greet', new_string: 'welcome', replace_all: true });
+    print('   replace_all also rewrote the import path "./greet.js", so the module is renamed to match:');
+    await call('move', { source: 'app/src/greet.ts', destination: 'app/src/welcome.ts' });
     print();
 
     print('4. A multi-file call fails half way and is rolled back');
@@ -124,7 +126,11 @@ export async function runDemo(out: Print = (line = '') => process.stdout.write(`
     await call(applyPatch, {
       edits: [
         { path: 'app/README.md', old_string: '`greet(name)`', new_string: '`welcome(name)`' },
-        { path: 'app/test/greet.test.ts', old_string: 'import { greet }', new_string: 'import { welcome }' },
+        {
+          path: 'app/test/greet.test.ts',
+          old_string: 'import { greet } from "../src/greet.js"',
+          new_string: 'import { welcome } from "../src/welcome.js"',
+        },
         { path: 'app/test/greet.test.ts', old_string: 'greet("Ada")', new_string: 'welcome("Ada")' },
       ],
     });
@@ -132,7 +138,7 @@ export async function runDemo(out: Print = (line = '') => process.stdout.write(`
     await call('write_file', {
       path: 'app/test/unicode.test.ts',
       content:
-        'import { welcome } from "../src/greet.js";\n\nif (welcome("Zoë") !== "Hello, Zoë!") throw new Error("welcome mangles names");\n',
+        'import { welcome } from "../src/welcome.js";\n\nif (welcome("Zoë") !== "Hello, Zoë!") throw new Error("welcome mangles names");\n',
     });
     print('   An attempt to leave the workspace is refused, and nothing leaks about the host:');
     await call('read_file', { path: '../../etc/passwd' });

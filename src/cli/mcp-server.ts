@@ -1,9 +1,10 @@
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { Server, type ServerOptions } from '@modelcontextprotocol/sdk/server/index.js';
 import {
   CallToolRequestSchema,
   ListToolsRequestSchema,
   type CallToolResult,
   type EmbeddedResource,
+  type Implementation,
   type JSONRPCMessage,
 } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
@@ -62,9 +63,14 @@ export async function createMcpServer(session: Session, options: McpServerOption
 
 /**
  * `createMcpServer`, and the direct lane of `sessionfs mcp`'s stdio transport (McpStdioTransport): the
- * function the SDK's `tools/call` handler calls, so both ways to a call run the same code.
+ * function the SDK's `tools/call` handler calls, so both ways to a call run the same code. `makeServer`
+ * builds the SDK server the handlers go on (the Claude Agent SDK adapter's is inside an `McpServer`).
  */
-export async function buildMcpServer(session: Session, options: McpServerOptions = {}): Promise<{ server: Server; lane: DirectLane }> {
+export async function buildMcpServer(
+  session: Session,
+  options: McpServerOptions = {},
+  makeServer: (info: Implementation, serverOptions: ServerOptions) => Server = (info, serverOptions) => new Server(info, serverOptions),
+): Promise<{ server: Server; lane: DirectLane }> {
   // The starting state is snapshotted when first needed: before the first call that may change the
   // workspace (which waits for it), or when a call names it. Taken at start, it held every read behind it
   // (an outside operation goes before the calls asked after it), and on a big host root it waits for the
@@ -167,7 +173,7 @@ export async function buildMcpServer(session: Session, options: McpServerOptions
   const unscopable = new Set(tools.filter((tool) => tool.name === 'bash').map((tool) => tool.name));
   const visibleTools = (): Tool[] => (roots.scope() === undefined ? tools : tools.filter((tool) => !unscopable.has(tool.name)));
 
-  const server = new Server(
+  const server = makeServer(
     { name: options.name ?? 'sessionfs', version: options.version ?? '0.0.0' },
     {
       capabilities: { tools: { listChanged: unscopable.size > 0 }, logging: {} },

@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtemp, readFile, realpath, rm, mkdir, writeFile } from 'node:fs/promises';
 import { tmpdir, homedir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -6,6 +6,25 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseCommandLine, UsageError } from '../../src/cli/args.js';
 import { PATCH_END, PATCH_START, PROJECT } from '../../src/cli/demo.js';
 import { assertBuilt, REPO, runCli } from './support.js';
+
+/** The patch the demo prints between its markers. */
+function patchOf(out: string): string {
+  const start = out.indexOf(`${PATCH_START}\n`);
+  const end = out.indexOf(`${PATCH_END}\n`);
+  expect(start).toBeGreaterThan(-1);
+  expect(end).toBeGreaterThan(start);
+  return out.slice(start + PATCH_START.length + 1, end);
+}
+
+/** The demo's starting project under `dir/app`, with `patch` applied by git: the demo's final tree. */
+async function applyDemoPatch(dir: string, patch: string): Promise<void> {
+  for (const [path, content] of Object.entries(PROJECT)) {
+    await mkdir(dirname(join(dir, 'app', path)), { recursive: true });
+    await writeFile(join(dir, 'app', path), content);
+  }
+  await writeFile(join(dir, 'demo.patch'), patch);
+  execFileSync('git', ['apply', '--binary', 'demo.patch'], { cwd: dir });
+}
 
 describe('command line parsing', () => {
   it('parses mcp flags, repeatable', () => {
@@ -89,35 +108,41 @@ describe('the sessionfs binary', () => {
     expect(out).toContain('Error [EACCES]');
     expect(out).toMatch(/diff\(hydrated, task-done\): \d+ files changed/);
     expect(out).toMatch(/added\s+app\/test\/unicode\.test\.ts/);
-    expect(out).toMatch(/modified\s+app\/src\/greet\.ts/);
+    expect(out).toMatch(/deleted\s+app\/src\/greet\.ts/);
+    expect(out).toMatch(/added\s+app\/src\/welcome\.ts/);
     for (const hostPath of [tmpdir(), REPO.replace(/\/$/, ''), homedir()]) expect(out).not.toContain(hostPath);
   });
 
   it('ends the demo with the session patch: the same every run, and git apply turns the project into the result', async () => {
-    const patchOf = (out: string): string => {
-      const start = out.indexOf(`${PATCH_START}\n`);
-      const end = out.indexOf(`${PATCH_END}\n`);
-      expect(start).toBeGreaterThan(-1);
-      expect(end).toBeGreaterThan(start);
-      return out.slice(start + PATCH_START.length + 1, end);
-    };
     const [first, second] = await Promise.all([runCli(['demo']), runCli(['demo'])]);
     const patch = patchOf(first!.stdout);
     expect(patchOf(second!.stdout)).toBe(patch);
-    expect(patch.match(/^diff --git /gm)).toHaveLength(6);
-    expect(patch).toContain('-export function greet(name: string): string {\n+export function welcome(name: string): string {\n');
+    expect(patch.match(/^diff --git /gm)).toHaveLength(7);
+    expect(patch).toContain('+export function welcome(name: string): string {\n');
 
     const dir = await realpath(await mkdtemp(join(tmpdir(), 'sessionfs-demo-patch-')));
     try {
-      for (const [path, content] of Object.entries(PROJECT)) {
-        await mkdir(dirname(join(dir, 'app', path)), { recursive: true });
-        await writeFile(join(dir, 'app', path), content);
-      }
-      await writeFile(join(dir, 'demo.patch'), patch);
-      execFileSync('git', ['apply', '--binary', 'demo.patch'], { cwd: dir });
-      expect(await readFile(join(dir, 'app/src/greet.ts'), 'utf8')).toContain('export function welcome(');
+      await applyDemoPatch(dir, patch);
+      expect(await readFile(join(dir, 'app/src/welcome.ts'), 'utf8')).toContain('export function welcome(');
+      await expect(readFile(join(dir, 'app/src/greet.ts'))).rejects.toMatchObject({ code: 'ENOENT' });
       expect(await readFile(join(dir, 'app/test/welcome.test.ts'), 'utf8')).toContain('welcome("Ada")');
       await expect(readFile(join(dir, 'app/test/greet.test.ts'))).rejects.toMatchObject({ code: 'ENOENT' });
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('ends the demo with a project that compiles: its final tree type-checks under tsc --strict', async () => {
+    const result = await runCli(['demo']);
+    const dir = await realpath(await mkdtemp(join(tmpdir(), 'sessionfs-demo-tsc-')));
+    try {
+      await applyDemoPatch(dir, patchOf(result.stdout));
+      const tsc = join(REPO, 'node_modules/typescript/bin/tsc');
+      const args = ['--noEmit', '--strict', '--module', 'nodenext', '--target', 'es2022', '--lib', 'es2022,dom'];
+      const files = ['src/main.ts', 'test/welcome.test.ts', 'test/unicode.test.ts'];
+      const run = spawnSync(process.execPath, [tsc, ...args, ...files], { cwd: join(dir, 'app'), encoding: 'utf8' });
+      expect(run.stdout + run.stderr).toBe('');
+      expect(run.status).toBe(0);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

@@ -1,4 +1,6 @@
+import { execFile } from 'node:child_process';
 import { mkdir, readdir, readFile } from 'node:fs/promises';
+import { promisify } from 'node:util';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { assertBuilt, REPO } from '../cli/support.js';
@@ -12,8 +14,16 @@ describe('examples/', async () => {
   await mkdir(OUT, { recursive: true });
   const files = (await readdir(join(REPO, 'examples'))).filter((name) => name.endsWith('.ts')).sort();
 
-  it('has one example per adapter and an orchestrator loop', () => {
-    expect(files).toEqual(expect.arrayContaining(['ai-sdk.ts', 'anthropic.ts', 'langchain.ts', 'openai.ts', 'orchestrator.ts']));
+  it('has one example per adapter, an orchestrator loop and a whole multi-turn agent loop', () => {
+    expect(files).toEqual(
+      expect.arrayContaining(['ai-sdk.ts', 'anthropic.ts', 'langchain.ts', 'openai.ts', 'orchestrator.ts', 'agent-loop.ts']),
+    );
+  });
+
+  it('runs with the documented command: npm run example -- agent-loop (tsx, on Node 20)', async () => {
+    const { stdout } = await promisify(execFile)(process.execPath, ['scripts/example.mjs', 'agent-loop'], { cwd: REPO, timeout: 60_000 });
+    expect(stdout).toContain('edit_file: failed, rolled back');
+    expect(stdout).toContain('model: greet() now says "Hi".');
   });
 
   for (const name of files) {

@@ -28,12 +28,21 @@ describe('package surface', () => {
       ['./openai', 'openai'],
       ['./anthropic', '@anthropic-ai/sdk'],
       ['./langchain', '@langchain/core'],
+      ['./deepagents', 'deepagents'],
+      ['./claude-agent-sdk', '@anthropic-ai/claude-agent-sdk'],
+      ['./openai-agents', '@openai/agents'],
     ] as const) {
       expect(pkg.exports, subpath).toHaveProperty([subpath]);
       expect(pkg.peerDependencies?.[sdk], sdk).toBeDefined();
       expect(pkg.peerDependenciesMeta?.[sdk]?.optional, sdk).toBe(true);
       expect(pkg.dependencies, sdk).not.toHaveProperty([sdk]);
     }
+  });
+
+  it("zod 4 is a required peer dependency: tool schemas are the application's own zod", () => {
+    expect(pkg.peerDependencies?.zod).toBe('^4.0.0');
+    expect(pkg.peerDependenciesMeta?.zod?.optional).not.toBe(true);
+    expect(pkg.dependencies).not.toHaveProperty('zod');
   });
 
   it('exports createMcpServer from the root', async () => {
