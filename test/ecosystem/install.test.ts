@@ -44,17 +44,17 @@ async function project(dir: string, type?: 'module'): Promise<void> {
   await run('npm', ['init', '-y', ...QUIET], { cwd: dir });
   if (type !== undefined) await run('npm', ['pkg', 'set', `type=${type}`], { cwd: dir });
   const [command, ...args] = readmeLine('npm install ').split(' ');
-  await run(command!, [...args, '--prefer-offline', ...QUIET], { cwd: dir, timeout: 100_000 });
+  await run(command!, [...args, '--prefer-offline', ...QUIET], { cwd: dir, timeout: 300_000 });
 }
 
 /** A project that has zod 3: what `npm install <tarball>` says, then what loading sessionfs says when forced in. */
 async function zod3Project(dir: string): Promise<{ refused: string; loaded: string }> {
   await run('npm', ['init', '-y', ...QUIET], { cwd: dir });
-  const refused = await run('npm', ['install', 'zod@3', TARBALL, ...QUIET], { cwd: dir, timeout: 60_000 }).then(
+  const refused = await run('npm', ['install', 'zod@3', TARBALL, ...QUIET], { cwd: dir, timeout: 180_000 }).then(
     () => '',
     (error: { stderr: string }) => error.stderr,
   );
-  await run('npm', ['install', 'zod@3', TARBALL, '--legacy-peer-deps', ...QUIET], { cwd: dir, timeout: 100_000 });
+  await run('npm', ['install', 'zod@3', TARBALL, '--legacy-peer-deps', ...QUIET], { cwd: dir, timeout: 300_000 });
   await writeFile(join(dir, 'load.mjs'), "await import('sessionfs').catch((error) => console.log(error.code, error.message));\n");
   const { stdout } = await run(process.execPath, ['load.mjs'], { cwd: dir });
   return { refused, loaded: stdout.trim() };
@@ -87,13 +87,13 @@ describe('the packed tarball in a fresh project; npm run bundle', () => {
       await run('cp', [join(base, TARBALL), projects[kind]]);
     }
     const out = join(base, 'bundle');
-    bundled = later(run(process.execPath, ['scripts/mcp-bundle.mjs', out], { cwd: REPO, timeout: 170_000 }).then(() => out));
+    bundled = later(run(process.execPath, ['scripts/mcp-bundle.mjs', out], { cwd: REPO, timeout: 400_000 }).then(() => out));
     zod3 = later(zod3Project(projects.zod3));
     await project(projects.cjs);
     // The ESM project gets the same install line; the CommonJS one's node_modules (a copy) makes it quick.
     await run('cp', ['-a', join(projects.cjs, 'node_modules'), projects.esm]);
     await project(projects.esm, 'module');
-  }, 150_000);
+  }, 420_000);
   afterAll(async () => {
     if (base !== undefined) await rm(base, { recursive: true, force: true });
   });
@@ -125,12 +125,12 @@ describe('the packed tarball in a fresh project; npm run bundle', () => {
     const { refused, loaded } = await zod3;
     expect(refused).toContain('peer zod@"^4.0.0" from sessionfs');
     expect(loaded).toBe('ENOTSUP sessionfs needs zod 4, and the "zod" installed here is zod 3: npm install zod@4');
-  }, 120_000);
+  }, 360_000);
 
   it('npx <tarball> mcp serves: --help, then a real session over stdio', async () => {
     const [npx, ...args] = readmeLine('npx -y ').split(' ');
     expect(args.slice(0, 3)).toEqual(['-y', TARBALL, 'mcp']);
-    const { stdout } = await run(npx!, ['-y', TARBALL, 'mcp', '--help'], { cwd: projects.cjs, timeout: 100_000 });
+    const { stdout } = await run(npx!, ['-y', TARBALL, 'mcp', '--help'], { cwd: projects.cjs, timeout: 300_000 });
     expect(stdout).toMatch(/^Usage: sessionfs mcp/);
 
     const folder = join(projects.cjs, 'my-project');
@@ -151,7 +151,7 @@ describe('the packed tarball in a fresh project; npm run bundle', () => {
     } finally {
       await client.close();
     }
-  }, 120_000);
+  }, 360_000);
   it('builds an MCP Bundle the official tool validates and whose server runs, and a server.json for the registry', async () => {
     const out = await bundled;
     const mcpb = join(REPO, 'node_modules/@anthropic-ai/mcpb/dist/cli/cli.js');
@@ -189,5 +189,5 @@ describe('the packed tarball in a fresh project; npm run bundle', () => {
       packages: [{ registryType: 'npm', identifier: pkg.name, version: pkg.version, transport: { type: 'stdio' } }],
     });
     expect(pkg.mcpName).toMatch(/^[a-zA-Z0-9.-]+\/[a-zA-Z0-9._-]+$/);
-  }, 180_000);
+  }, 420_000);
 });
