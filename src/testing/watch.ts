@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { WatchEvent } from '../governance/watch.js';
+import type { WatchEvent } from '../workspace/watch-event.js';
 import { expectError, workspaces, type ComplianceHarness } from './harness.js';
 
 /** The next `count` events, or a failure naming what arrived when they do not come within a second. */

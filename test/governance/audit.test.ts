@@ -1,8 +1,9 @@
 import { performance } from 'node:perf_hooks';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
-import { memoryAuditSink, type AuditEvent } from '../../src/governance/audit.js';
-import { checkWallClock, wallClockAt } from '../../src/governance/audit-records.js';
+import { checkWallClock, wallClockAt } from '../../src/governance/audit-clock.js';
+import type { AuditEvent } from '../../src/governance/audit-event.js';
+import { memoryAuditSink } from '../../src/governance/memory-sink.js';
 import { createSession, defineTool, type HydratedSession } from '../../src/session/index.js';
 import { expectError } from '../../src/testing/harness.js';
 import { backendNamed, SHARED_FILE_BACKENDS, disposing, SESSION_KINDS } from '../support/backends.js';

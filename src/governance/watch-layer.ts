@@ -1,82 +1,65 @@
 import type { BackendDriver, DriverEntryKind, DriverStagedFile } from '../workspace/driver.js';
 import { driverWith } from '../workspace/driver-proxy.js';
 import { normalizePath, parentPath, type NormalizedPath } from '../workspace/paths.js';
-import type { LongCallOptions } from '../workspace/progress.js';
-import type { DiffEntry, RestoreResult, WorkspaceSnapshot } from '../workspace/types.js';
-import { ChangeFeed, type WatchEvent, type WatchOptions } from './watch.js';
-
-/** What `watchWorkspace` needs of a shared-layer workspace. */
-interface WatchTarget {
-  driver: BackendDriver;
-  restore(snapshot: WorkspaceSnapshot, options?: LongCallOptions): Promise<RestoreResult>;
-  diff(from: WorkspaceSnapshot, to?: WorkspaceSnapshot): Promise<DiffEntry[]>;
-  dispose(): Promise<void>;
-}
+import type { DiffEntry, RestoreResult } from '../workspace/types.js';
+import type { WatchEvent, WatchOptions } from '../workspace/watch-event.js';
+import { ChangeFeed } from './watch.js';
 
 /**
- * Gives a shared-layer workspace its `watch()`. Nothing is paid until the first call: then the driver the
- * shared layer mutates through is wrapped, so each primitive reports what it changed, worked out under the
- * operation's path locks only while someone watches. A restore (a rollback is one) reports what it changed:
- * the files and links that differed from the snapshot just before it ran. `dispose()` ends every watcher.
+ * A workspace's watchers, and the layer over its driver that feeds them: each mutation primitive reports
+ * what it changed, worked out under the operation's path locks only while someone watches (otherwise a
+ * primitive costs one check more). A restore (a rollback is one) reports what it changed: the files and
+ * links that differed from the snapshot just before it ran.
  */
-export function watchWorkspace(workspace: WatchTarget): void {
-  const feed = new ChangeFeed();
-  let wrapped = false;
-  const { restore, diff, dispose } = workspace;
-  Object.defineProperties(workspace, {
-    watch: {
-      configurable: true,
-      value(options?: WatchOptions): AsyncIterableIterator<WatchEvent> {
-        const watcher = feed.watch(options);
-        if (!wrapped) {
-          workspace.driver = watchedDriver(workspace.driver, feed);
-          wrapped = true;
-        }
-        return watcher;
-      },
-    },
-    restore: {
-      configurable: true,
-      writable: true,
-      async value(this: WatchTarget, snapshot: WorkspaceSnapshot, options?: LongCallOptions): Promise<RestoreResult> {
-        if (!feed.active) return restore.call(this, snapshot, options);
-        const changes = await diff.call(this, snapshot).catch(() => undefined);
-        const result = await restore.call(this, snapshot, options);
-        const skipped = new Set(result.skipped.map((entry) => normalizePath(entry.path)));
-        for (const change of changes ?? []) {
-          const path = normalizePath(change.path);
-          if (!skipped.has(path))
-            feed.emit(change.status === 'added' ? 'deleted' : change.status === 'deleted' ? 'created' : 'modified', path);
-        }
-        return result;
-      },
-    },
-    dispose: {
-      configurable: true,
-      writable: true,
-      async value(this: WatchTarget): Promise<void> {
-        try {
-          await dispose.call(this);
-        } finally {
-          feed.close();
-        }
-      },
-    },
-  });
+export class WatchLayer {
+  readonly #feed = new ChangeFeed();
+  /** The driver the workspace mutates through: `driver` with its mutations reporting to the watchers. */
+  readonly driver: BackendDriver;
+
+  constructor(driver: BackendDriver) {
+    this.driver = watchedDriver(driver, this.#feed);
+  }
+
+  /** See {@link Workspace.watch}. */
+  watch(options?: WatchOptions): AsyncIterableIterator<WatchEvent> {
+    return this.#feed.watch(options);
+  }
+
+  /**
+   * Runs a restore (one that does not go through {@link driver}: the snapshotter's own), reporting what it
+   * changed when someone watches: `changes` (the diff against the snapshot, worked out before it runs)
+   * inverted, but for what the restore skipped.
+   */
+  async restore(run: () => Promise<RestoreResult>, changes: () => Promise<DiffEntry[]>): Promise<RestoreResult> {
+    if (!this.#feed.active) return run();
+    const before = await changes().catch(() => undefined);
+    const result = await run();
+    const skipped = new Set(result.skipped.map((entry) => normalizePath(entry.path)));
+    for (const change of before ?? []) {
+      const path = normalizePath(change.path);
+      if (!skipped.has(path))
+        this.#feed.emit(change.status === 'added' ? 'deleted' : change.status === 'deleted' ? 'created' : 'modified', path);
+    }
+    return result;
+  }
+
+  /** Ends every watcher (the workspace was disposed). */
+  close(): void {
+    this.#feed.close();
+  }
 }
 
 /** The driver with its mutations reporting to the feed; every other member forwarded (bound to the driver). */
 function watchedDriver(driver: BackendDriver, feed: ChangeFeed): BackendDriver {
   /** A file stored at `path` (a write, or a write stream's commit): created or modified. */
   const stored = async (path: NormalizedPath, store: () => Promise<void>): Promise<void> => {
-    if (!feed.active) return store();
     const before = await driver.kind(path);
     await store();
     feed.emit(before === undefined ? 'created' : 'modified', path);
   };
   const overrides: Partial<Record<keyof BackendDriver, unknown>> = {
     writeFile: (path: NormalizedPath, bytes: Uint8Array, options: Parameters<BackendDriver['writeFile']>[2]) =>
-      stored(path, () => driver.writeFile(path, bytes, options)),
+      feed.active ? stored(path, () => driver.writeFile(path, bytes, options)) : driver.writeFile(path, bytes, options),
     mkdir: async (path: NormalizedPath) => {
       if (!feed.active) return driver.mkdir(path);
       const missing: NormalizedPath[] = [];
@@ -106,7 +89,7 @@ function watchedDriver(driver: BackendDriver, feed: ChangeFeed): BackendDriver {
   const commitStaged = driver.commitStaged?.bind(driver);
   if (commitStaged !== undefined)
     overrides.commitStaged = (path: NormalizedPath, staged: DriverStagedFile, options: Parameters<BackendDriver['writeFile']>[2]) =>
-      stored(path, () => commitStaged(path, staged, options));
+      feed.active ? stored(path, () => commitStaged(path, staged, options)) : commitStaged(path, staged, options);
   if (driver.move !== undefined) overrides.move = transfer('move', driver.move.bind(driver));
   if (driver.copy !== undefined) overrides.copy = transfer('copy', driver.copy.bind(driver));
 
