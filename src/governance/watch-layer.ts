@@ -1,4 +1,4 @@
-import type { BackendDriver, DriverEntryKind, DriverStagedFile } from '../workspace/driver.js';
+import type { BackendDriver, DriverBulkEntry, DriverEntryKind, DriverStagedFile } from '../workspace/driver.js';
 import { driverWith } from '../workspace/driver-proxy.js';
 import { normalizePath, parentPath, type NormalizedPath } from '../workspace/paths.js';
 import type { DiffEntry, RestoreResult } from '../workspace/types.js';
@@ -90,6 +90,20 @@ function watchedDriver(driver: BackendDriver, feed: ChangeFeed): BackendDriver {
   if (commitStaged !== undefined)
     overrides.commitStaged = (path: NormalizedPath, staged: DriverStagedFile, options: Parameters<BackendDriver['writeFile']>[2]) =>
       feed.active ? stored(path, () => commitStaged(path, staged, options)) : commitStaged(path, staged, options);
+  const writeFiles = driver.writeFiles?.bind(driver);
+  if (writeFiles !== undefined)
+    overrides.writeFiles = async (entries: readonly DriverBulkEntry[]) => {
+      if (!feed.active) return writeFiles(entries);
+      const changes = await bulkChanges(driver, entries);
+      try {
+        await writeFiles(entries);
+      } catch (error) {
+        // The driver stopped at a failing entry: what is there now may have changed (a file not reached yet is reported too).
+        for (const [type, path] of changes) if ((await driver.kind(path).catch(() => undefined)) !== undefined) feed.emit(type, path);
+        throw error;
+      }
+      for (const [type, path] of changes) feed.emit(type, path);
+    };
   if (driver.move !== undefined) overrides.move = transfer('move', driver.move.bind(driver));
   if (driver.copy !== undefined) overrides.copy = transfer('copy', driver.copy.bind(driver));
 
@@ -104,4 +118,34 @@ async function treeOf(driver: BackendDriver, path: NormalizedPath): Promise<Norm
   const below: NormalizedPath[] = [];
   for await (const entry of driver.walk(path)) below.push(entry.path as NormalizedPath);
   return [path, ...below.sort()];
+}
+
+/**
+ * What a bulk write will change, in order: for each entry its missing directories (outermost first), then
+ * the file itself (created or modified), as the same writes made one by one report it.
+ */
+async function bulkChanges(
+  driver: BackendDriver,
+  entries: readonly DriverBulkEntry[],
+): Promise<['created' | 'modified', NormalizedPath][]> {
+  const present = new Map<NormalizedPath, boolean>();
+  const exists = async (path: NormalizedPath): Promise<boolean> => {
+    let known = present.get(path);
+    if (known === undefined) present.set(path, (known = (await driver.kind(path)) !== undefined));
+    return known;
+  };
+  const changes: ['created' | 'modified', NormalizedPath][] = [];
+  for (const entry of entries) {
+    const path = entry.path as NormalizedPath;
+    const missing: NormalizedPath[] = [];
+    for (let at = entry.kind === 'directory' ? path : parentPath(path); at !== '' && !(await exists(at)); at = parentPath(at)) missing.unshift(at);
+    for (const directory of missing) {
+      present.set(directory, true);
+      changes.push(['created', directory]);
+    }
+    if (entry.kind !== 'file') continue;
+    changes.push([(await exists(path)) ? 'modified' : 'created', path]);
+    present.set(path, true);
+  }
+  return changes;
 }
