@@ -36,4 +36,3 @@ export function isoTime(ms: number): string {
   }
   return isoText;
 }
-

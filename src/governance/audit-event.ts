@@ -66,4 +66,3 @@ export type RecordingSink = AuditSink & { readonly [RECORD]?: RecordFields };
 export function recording<S extends AuditSink>(sink: S, record: RecordFields): S {
   return Object.defineProperty(sink, RECORD, { value: record });
 }
-

@@ -2,7 +2,16 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { performance } from 'node:perf_hooks';
 import { InvalidArgumentError, isWorkspaceError } from '../workspace/errors.js';
 import { checkWallClock, isoTime, wallClockAt } from './audit-clock.js';
-import { AuditMeta, ORCHESTRATOR, RECORD, type AuditActor, type AuditEvent, type AuditSink, type RecordFields, type RecordingSink } from './audit-event.js';
+import {
+  AuditMeta,
+  ORCHESTRATOR,
+  RECORD,
+  type AuditActor,
+  type AuditEvent,
+  type AuditSink,
+  type RecordFields,
+  type RecordingSink,
+} from './audit-event.js';
 import { deliverQueued, enqueue, enqueueEvent, type QueuedFor } from './audit-queue.js';
 import type { AuditedMethod } from './audited-methods.js';
 
@@ -97,8 +106,7 @@ export class AuditLog implements AuditRecorder, QueuedFor {
   }
 
   ok<T>(call: number, method: AuditedMethod, path: unknown, result: T, second?: unknown): T {
-    if (!Number.isNaN(call))
-      this.#ended(method, path, method.to ? second : undefined, second, result, 'ok', call, auditScope.getStore());
+    if (!Number.isNaN(call)) this.#ended(method, path, method.to ? second : undefined, second, result, 'ok', call, auditScope.getStore());
     return result;
   }
 

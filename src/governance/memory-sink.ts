@@ -37,4 +37,3 @@ export function memoryAuditSink(options: { max?: number } = {}): MemoryAuditSink
     },
   }) as MemoryAuditSink;
 }
-

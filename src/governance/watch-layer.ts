@@ -138,7 +138,8 @@ async function bulkChanges(
   for (const entry of entries) {
     const path = entry.path as NormalizedPath;
     const missing: NormalizedPath[] = [];
-    for (let at = entry.kind === 'directory' ? path : parentPath(path); at !== '' && !(await exists(at)); at = parentPath(at)) missing.unshift(at);
+    for (let at = entry.kind === 'directory' ? path : parentPath(path); at !== '' && !(await exists(at)); at = parentPath(at))
+      missing.unshift(at);
     for (const directory of missing) {
       present.set(directory, true);
       changes.push(['created', directory]);
