@@ -105,7 +105,8 @@ const MUTATIONS: ReadonlySet<Operation> = new Set(['write', 'mkdir', 'delete', '
  * The shared layer every backend runs behind: argument and path validation, read-only mode (checked
  * first), creation limits, error mapping, the preconditions of every mutation (checked with `kind()` while
  * holding a lock on each path involved), glob and grep, and snapshots (the driver's own `Snapshotter`, or
- * content-addressed blobs). Every backend is this class over its driver.
+ * content-addressed blobs). Every backend is this class over its driver, under the layers `composeLayers`
+ * builds once (see `WorkspaceLayers`); each method admits, guards and audits itself through them.
  */
 export class DriverWorkspace implements ManagedWorkspace {
   /** The driver's name. */
