@@ -1,5 +1,4 @@
-import type { AuditEvent } from './audit.js';
-import { AuditMeta } from './audit-records.js';
+import { AuditMeta, type AuditEvent } from './audit-event.js';
 
 /** The log an event was recorded by: it hands the event to its built-in sinks. */
 export interface QueuedFor {

@@ -1,123 +1,61 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { performance } from 'node:perf_hooks';
 import { InvalidArgumentError, isWorkspaceError } from '../workspace/errors.js';
-import { deliverQueued, enqueue, enqueueEvent, type QueuedFor } from './audit-queue.js';
+import { checkWallClock, isoTime, wallClockAt } from './audit-clock.js';
 import {
   AuditMeta,
-  AuditRecords,
-  checkWallClock,
-  isoTime,
+  ORCHESTRATOR,
   RECORD,
-  recording,
-  wallClockAt,
+  type AuditActor,
+  type AuditEvent,
+  type AuditSink,
   type RecordFields,
   type RecordingSink,
-} from './audit-records.js';
+} from './audit-event.js';
+import { deliverQueued, enqueue, enqueueEvent, type QueuedFor } from './audit-queue.js';
+import type { AuditedMethod } from './audited-methods.js';
 
-/** Who caused an operation: a tool call (its tool name and call id) or the code driving the session. */
-export type AuditActor = { kind: 'tool'; tool: string; callId: string } | { kind: 'orchestrator' };
-
-/**
- * One audited operation. Never carries file contents: only paths, byte counts, the outcome and timing.
- * `outcome` is `'ok'`, or the failure's `WorkspaceError` code (`'ABORT_ERR'` for an abort, `'ERROR'` for an
- * error that is not a `WorkspaceError`, a tool call's own failure code for `op: 'toolCall'`).
- */
-export interface AuditEvent {
-  /** ISO 8601, when the operation started. */
-  at: string;
-  /** The session the workspace serves, when it serves one. */
-  sessionId?: string;
-  actor: AuditActor;
-  /** The protocol method (`write`, `rename`, `snapshot`, `restore`, …), or `toolCall` for a whole tool call. */
-  op: string;
-  /** The path as the caller gave it (a tool call's: none). */
-  path?: string;
-  /** The second path of a rename or copy. */
-  to?: string;
-  /** Bytes written (write, writeBytes) or returned (readBytes). */
-  bytes?: number;
-  outcome: 'ok' | string;
-  durationMs: number;
-}
-
-/** Where audit events go: any function of an event (its result is awaited only to catch a rejection). */
-export type AuditSink = (event: AuditEvent) => void | Promise<void>;
-
-/** A sink that keeps the latest `max` events in `events`, oldest first. */
-export interface MemoryAuditSink extends AuditSink {
-  readonly events: AuditEvent[];
-}
-
-/**
- * Keeps the latest `max` (default 10 000) events in memory: for tests, dashboards, a session's own review.
- * The events the audit records are kept as their fields (see `AuditRecords`) and become `AuditEvent`s when
- * `events` is read, each once: `events` is one array, brought up to date on every read.
- */
-export function memoryAuditSink(options: { max?: number } = {}): MemoryAuditSink {
-  const max = options.max ?? 10_000;
-  if (!Number.isSafeInteger(max) || max < 1)
-    throw new InvalidArgumentError(`memoryAuditSink max must be a positive whole number, got ${String(max)}`);
-  const events: AuditEvent[] = [];
-  const kept = new AuditRecords(max);
-  const sink = recording((event: AuditEvent): void => {
-    deliverQueued(); // what the audit recorded before this comes first
-    kept.pushEvent(event);
-  }, kept.push);
-  return Object.defineProperty(sink, 'events', {
-    get: () => {
-      deliverQueued();
-      const fresh = kept.length;
-      if (fresh === 0) return events;
-      // `kept` holds at most `max`: when that many came since the last read, they are the latest `max`.
-      if (fresh >= max) events.length = 0;
-      for (let index = 0; index < fresh; index += 1) events.push(kept.event(index));
-      kept.clear();
-      if (events.length > max) events.splice(0, events.length - max);
-      return events;
-    },
-  }) as MemoryAuditSink;
-}
+export type { AuditActor, AuditEvent, AuditSink } from './audit-event.js';
 
 /** The actor and session of the code running now, set by the session around each tool call. */
 export const auditScope = new AsyncLocalStorage<{ sessionId: string; actor: AuditActor }>();
 
-/** The orchestrator as an actor: one frozen object, so a sink can recognise it by identity. */
-export const ORCHESTRATOR: AuditActor = Object.freeze({ kind: 'orchestrator' });
-
-/** A protocol method as the audit records it: its name, and where its arguments and result say what it touched. */
-export interface AuditedMethod {
-  op: string;
-  /** Its place among the audited methods (where a log keeps its `AuditMeta` for successes). */
-  index: number;
-  /** The path it was given (recorded when a string). */
-  path: (args: unknown[]) => unknown;
-  /** Whether its second argument is a second path (rename, copy). */
-  to: boolean;
-  /** The bytes it moved: from its result, or when it failed (no result) from its second argument (a write's content). */
-  bytes: ((result: unknown, second: unknown) => number | undefined) | undefined;
-}
-
 /**
- * How a protocol method records itself, from inside its own body (see `DriverWorkspace`): no wrapper, no
- * promise or reaction of its own. `start` gives the call (NaN when it is not recorded: no sinks, or the
+ * How a workspace records its operations, built once with it (`auditRecorder`): each protocol method
+ * records itself by explicit calls, so a workspace without sinks pays nothing and one with sinks no wrapper.
+ * The hottest methods (read, write) use `start`, then `ok` or `failed`, from inside their own body: no
+ * promise or reaction of their own. `start` gives the call (NaN when it is not recorded: no sinks, or the
  * workspace's compound operation is running it); `ok` records it and gives back its result, `failed`
- * records it and gives back the error to throw.
+ * records it and gives back the error to throw. `second`: a rename's or copy's `to`, a write's content.
+ * The others hand their body to `record` (one promise reaction to learn when it ends).
  */
-export interface SelfAudit {
-  start(workspace: object): number;
+export interface AuditRecorder {
+  start(): number;
   ok<T>(call: number, method: AuditedMethod, path: unknown, result: T, second?: unknown): T;
   failed(call: number, method: AuditedMethod, path: unknown, error: unknown, second?: unknown): unknown;
+  /** Runs `task` and records it; a compound method's inner calls are not recorded. */
+  record<T>(method: AuditedMethod, path: unknown, second: unknown, task: () => Promise<T>): Promise<T>;
+  /** Has the sinks hold every event recorded so far (the workspace is being disposed). */
+  flush(): void;
 }
 
 /** A workspace without sinks: records nothing. */
-export const NOT_AUDITED: SelfAudit = {
+export const NOT_AUDITED: AuditRecorder = {
   start: () => NaN,
   ok: <T>(_call: number, _method: AuditedMethod, _path: unknown, result: T): T => result,
   failed: (_call: number, _method: AuditedMethod, _path: unknown, error: unknown): unknown => error,
+  record: <T>(_method: AuditedMethod, _path: unknown, _second: unknown, task: () => Promise<T>): Promise<T> => task(),
+  flush: () => undefined,
 };
 
-/** The workspace whose compound operation is running now. */
-const insideCompound = new AsyncLocalStorage<object>();
+/** The audit of a workspace: its log when `sinks` holds any (validated: an array of functions), else nothing. */
+export function auditRecorder(sinks: unknown): AuditRecorder {
+  const log = new AuditLog(sinks);
+  return log.active ? log : NOT_AUDITED;
+}
+
+/** The log whose workspace's compound operation is running now. */
+const insideCompound = new AsyncLocalStorage<AuditLog>();
 
 /** A sink and, for a built-in one, how it takes an event's fields. */
 interface SinkEntry {
@@ -130,7 +68,7 @@ interface SinkEntry {
  * operation: its first failure is reported once as a process warning (`SESSIONFS_AUDIT_SINK`), later
  * ones are dropped silently.
  */
-export class AuditLog implements SelfAudit, QueuedFor {
+export class AuditLog implements AuditRecorder, QueuedFor {
   readonly #sinks: SinkEntry[];
   /** The built-in sinks (fields, through the queue), and the others (an event, at once). */
   readonly #builtIn: SinkEntry[];
@@ -155,65 +93,67 @@ export class AuditLog implements SelfAudit, QueuedFor {
     return this.#sinks.length > 0;
   }
 
-  /** Runs a compound operation of `workspace` (one built from its other protocol calls, recorded once): those calls are not recorded. */
-  compound<T>(workspace: object, task: () => Promise<T>): Promise<T> {
-    this.#compounds += 1;
-    let running: Promise<T>;
-    try {
-      running = insideCompound.run(workspace, task);
-    } catch (error) {
-      running = Promise.reject(error);
-    }
-    return running.finally(() => (this.#compounds -= 1));
+  /** Whether this code runs inside a compound operation of this log's workspace. */
+  #inCompound(): boolean {
+    return this.#compounds > 0 && insideCompound.getStore() === this;
   }
 
-  /** Whether this code runs inside a compound operation of `workspace`. */
-  inCompound(workspace: object): boolean {
-    return this.#compounds > 0 && insideCompound.getStore() === workspace;
-  }
-
-  start(workspace: object): number {
-    if (this.inCompound(workspace)) return NaN;
+  start(): number {
+    if (this.#inCompound()) return NaN;
     const now = performance.now();
     checkWallClock(now);
     return now;
   }
 
   ok<T>(call: number, method: AuditedMethod, path: unknown, result: T, second?: unknown): T {
-    if (!Number.isNaN(call)) this.#ended(method, path, undefined, second, result, 'ok', call, auditScope.getStore());
+    if (!Number.isNaN(call)) this.#ended(method, path, method.to ? second : undefined, second, result, 'ok', call, auditScope.getStore());
     return result;
   }
 
   failed(call: number, method: AuditedMethod, path: unknown, error: unknown, second?: unknown): unknown {
-    if (!Number.isNaN(call)) this.#ended(method, path, undefined, second, undefined, outcomeOf(error), call, auditScope.getStore());
+    if (!Number.isNaN(call))
+      this.#ended(method, path, method.to ? second : undefined, second, undefined, outcomeOf(error), call, auditScope.getStore());
     return error;
   }
 
   /**
-   * Runs `task` on `args` (with `self` as `this`) and records it, for a method that does not record itself:
-   * one promise reaction to learn when it ends. What it touched comes from its arguments and, for byte
-   * counts, its result.
+   * Runs `task` and records it, for a method that does not record itself from inside its body: one promise
+   * reaction to learn when it ends. A compound method (one built from the workspace's other protocol calls)
+   * is recorded once: the calls it makes are not.
    */
-  record<T>(method: AuditedMethod, args: unknown[], task: (...args: unknown[]) => Promise<T>, self?: unknown): Promise<T> {
+  record<T>(method: AuditedMethod, path: unknown, second: unknown, task: () => Promise<T>): Promise<T> {
+    if (this.#inCompound()) return task();
     const started = performance.now();
     checkWallClock(started);
     const scope = auditScope.getStore();
     let running: Promise<T>;
     try {
-      running = task.apply(self, args);
+      running = method.compound ? this.#compound(task) : task();
     } catch (error) {
       running = Promise.reject(error);
     }
+    const to = method.to ? second : undefined;
     return running.then(
       (result) => {
-        this.#ended(method, method.path(args), method.to ? args[1] : undefined, args[1], result, 'ok', started, scope);
+        this.#ended(method, path, to, second, result, 'ok', started, scope);
         return result;
       },
       (error: unknown) => {
-        this.#ended(method, method.path(args), method.to ? args[1] : undefined, args[1], undefined, outcomeOf(error), started, scope);
+        this.#ended(method, path, to, second, undefined, outcomeOf(error), started, scope);
         throw error;
       },
     );
+  }
+
+  #compound<T>(task: () => Promise<T>): Promise<T> {
+    this.#compounds += 1;
+    let running: Promise<T>;
+    try {
+      running = insideCompound.run(this, task);
+    } catch (error) {
+      running = Promise.reject(error);
+    }
+    return running.finally(() => (this.#compounds -= 1));
   }
 
   /**
@@ -353,9 +293,9 @@ export function outcomeOf(error: unknown): string {
 
 const logs = new WeakMap<object, AuditLog>();
 
-/** Registers a workspace's log, so that a session can record its tool calls there. */
-export function registerAuditLog(workspace: object, log: AuditLog): void {
-  if (log.active) logs.set(workspace, log);
+/** Registers a workspace's recorder, when it is a log, so that a session can record its tool calls there. */
+export function registerAuditLog(workspace: object, recorder: AuditRecorder): void {
+  if (recorder instanceof AuditLog) logs.set(workspace, recorder);
 }
 
 /** The audit log of a workspace, when it has sinks. */

@@ -1,5 +1,6 @@
-import { ORCHESTRATOR, type AuditActor, type AuditEvent } from './audit.js';
-import { isoTime, type AuditMeta, type RecordView } from './audit-records.js';
+import { isoTime } from './audit-clock.js';
+import { ORCHESTRATOR, type AuditActor, type AuditEvent, type AuditMeta } from './audit-event.js';
+import type { RecordView } from './audit-records.js';
 
 /** The largest buffer kept from one batch to the next (a bigger batch gets one of its own, then lets it go). */
 const KEPT_BYTES = 4 * 1024 * 1024;

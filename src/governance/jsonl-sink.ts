@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import { InvalidArgumentError } from '../workspace/errors.js';
-import type { AuditEvent, AuditSink } from './audit.js';
-import { AuditRecords, recording, type RecordFields } from './audit-records.js';
+import { recording, type AuditEvent, type AuditSink, type RecordFields } from './audit-event.js';
+import { AuditRecords } from './audit-records.js';
 import { afterDelivery, deliverQueued } from './audit-queue.js';
 import { flushOnSignals } from './flush-on-signal.js';
 import { JsonLines, plainActor } from './jsonl-lines.js';

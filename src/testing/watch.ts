@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { WatchEvent } from '../governance/watch.js';
+import type { WatchEvent } from '../workspace/watch-event.js';
 import { expectError, workspaces, type ComplianceHarness } from './harness.js';
 
 /** The next `count` events, or a failure naming what arrived when they do not come within a second. */
@@ -59,6 +59,33 @@ export function watchEvents(harness: ComplianceHarness): void {
         { type: 'deleted', path: 'a/b' },
         { type: 'deleted', path: 'a' },
       ]);
+      await events.return?.();
+    });
+
+    it('reports what writeFiles created and modified, as the same writes one by one would', async () => {
+      const ws = await create();
+      if (ws.writeFiles === undefined) return; // optional in the protocol
+      await ws.write('a/old.txt', '1');
+      await ws.mkdir('kept');
+      const events = ws.watch();
+      const bytes = (text: string) => new TextEncoder().encode(text);
+      await ws.writeFiles([
+        { kind: 'file', path: 'a/old.txt', content: bytes('2') },
+        { kind: 'file', path: 'a/b/new.txt', content: bytes('3') },
+        { kind: 'directory', path: 'kept' },
+        { kind: 'directory', path: 'd/e' },
+        { kind: 'file', path: 'a/b/new.txt', content: bytes('4') },
+      ]);
+      expect(await take(events, 6)).toEqual([
+        { type: 'modified', path: 'a/old.txt' },
+        { type: 'created', path: 'a/b' },
+        { type: 'created', path: 'a/b/new.txt' },
+        { type: 'created', path: 'd' },
+        { type: 'created', path: 'd/e' },
+        { type: 'modified', path: 'a/b/new.txt' },
+      ]);
+      await ws.write('z.txt', 'after');
+      expect(await take(events, 1)).toEqual([{ type: 'created', path: 'z.txt' }]);
       await events.return?.();
     });
 

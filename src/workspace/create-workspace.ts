@@ -1,13 +1,14 @@
-import { governWorkspace, SELF_AUDITED, type SelfAudit } from '../governance/hooks.js';
-import { Governance, type Release } from '../governance/governance.js';
+import { registerAuditLog, type AuditRecorder } from '../governance/audit.js';
+import { AUDITED } from '../governance/audited-methods.js';
+import type { Governance, Release } from '../governance/governance.js';
 import type { WorkspacePolicy } from '../governance/policy.js';
-import { Protection, validateProtect } from '../governance/protect.js';
+import type { Protection } from '../governance/protect.js';
 import { registerTrust } from '../governance/trust.js';
-import { BlobSnapshotter } from '../snapshots/blob-snapshotter.js';
-import { assertDriver, type BackendDriver, type SnapshotTree } from './driver.js';
-import type { CreateWorkspaceOptions } from './workspace-options.js';
+import type { WatchLayer } from '../governance/watch-layer.js';
+import type { BackendDriver, SnapshotTree } from './driver.js';
+import { composeLayers, type CreateWorkspaceOptions } from './layers.js';
 
-export type { CreateWorkspaceOptions } from './workspace-options.js';
+export type { CreateWorkspaceOptions } from './layers.js';
 import { fromDriverError } from './driver-errors.js';
 import {
   DirectoryNotEmptyError,
@@ -21,7 +22,7 @@ import {
 } from './errors.js';
 import { globFiles, grepFiles, type SearchEntry, type SearchSource } from './glob-grep.js';
 import { optionsObject, writeOptions } from './arguments.js';
-import { resolveLimits, type WorkspaceLimits } from './limits.js';
+import type { WorkspaceLimits } from './limits.js';
 import { KeyedMutex, runLocked } from './locks.js';
 import { assertCreatable, displayInput, displayPath, normalizeInside, parentPath, type NormalizedPath } from './paths.js';
 import { encodeUtf8 } from './text.js';
@@ -31,7 +32,6 @@ import { DriverProbe } from './probe.js';
 import type { LongCallOptions } from './progress.js';
 import { SnapshotQueue } from './snapshot-queue.js';
 import { isWriteContent, openReadStream, openWriteStream, storeContent, type WriteContent } from './streams.js';
-import { withFallbackVersions } from './versions.js';
 import { planTransfer, transfer } from './transfer.js';
 import { assertWriteFits, checkBulkEntries, runBulk } from './write-files.js';
 import type {
@@ -61,6 +61,7 @@ import type {
   WriteResult,
   WriteStreamOptions,
 } from './types.js';
+import type { WatchEvent, WatchOptions } from './watch-event.js';
 
 /**
  * What `createWorkspace` builds: the protocol with snapshots, plus what every backend reaches through the
@@ -104,7 +105,8 @@ const MUTATIONS: ReadonlySet<Operation> = new Set(['write', 'mkdir', 'delete', '
  * The shared layer every backend runs behind: argument and path validation, read-only mode (checked
  * first), creation limits, error mapping, the preconditions of every mutation (checked with `kind()` while
  * holding a lock on each path involved), glob and grep, and snapshots (the driver's own `Snapshotter`, or
- * content-addressed blobs). Every backend is this class over its driver.
+ * content-addressed blobs). Every backend is this class over its driver, under the layers `composeLayers`
+ * builds once (see `WorkspaceLayers`); each method admits, guards and audits itself through them.
  */
 export class DriverWorkspace implements ManagedWorkspace {
   /** The driver's name. */
@@ -116,45 +118,53 @@ export class DriverWorkspace implements ManagedWorkspace {
   readonly policy: Readonly<WorkspacePolicy> | undefined;
   /** The `protect` patterns in force (frozen): what the host provided read-only. See docs/security-model.md. */
   readonly protect: readonly string[];
+  /** What the protocol mutates through (the driver under its layers: see `composeLayers`). */
+  readonly #driver: BackendDriver;
+  /**
+   * The driver as given, under no layer: what `fork` and `markChanged` delegate to (and what a test may look
+   * at behind the shared layer). The protocol never calls it directly.
+   */
   protected readonly driver: BackendDriver;
-  /** The driver as given: what `fork` and `markChanged` delegate to. */
-  readonly #own: BackendDriver;
   readonly #options: CreateWorkspaceOptions;
   readonly #snapshots: SnapshotQueue;
   readonly #probe: DriverProbe;
   readonly #locks = new KeyedMutex();
   readonly #governance: Governance;
   readonly #protection: Protection;
-  readonly #audit: SelfAudit; // how read, readBytes, write and writeBytes record themselves (the rest are wrapped)
+  readonly #watch: WatchLayer;
+  /** How every protocol method records itself (see `AuditRecorder`): nothing without sinks. */
+  readonly #audit: AuditRecorder;
   #readOnly: boolean;
   #disposed = false;
-  declare readonly watch: SnapshotableWorkspace['watch']; // see src/governance/watched.ts
 
   constructor(driver: BackendDriver, options: CreateWorkspaceOptions = {}) {
-    if (options === null || typeof options !== 'object') throw new InvalidArgumentError('options must be an object');
-    assertDriver(driver);
-    const own = driver; // what the policy reads through: it needs no versions layer (and no Proxy trap for a missing `resolve`)
-    this.#own = own;
+    const layers = composeLayers(driver, options);
+    this.driver = layers.own;
     this.#options = options;
-    driver = withFallbackVersions(driver);
-    this.limits = resolveLimits(options.limits);
-    this.#readOnly = options.readOnly === true;
-    this.driver = driver;
-    this.backend = driver.name;
-    this.root = driver.root ?? '/';
-    this.#governance = new Governance(own, options.policy);
-    this.policy = this.#governance.policy;
-    this.protect = validateProtect(options.protect);
-    const protection = new Protection(own, this.protect);
-    this.#protection = protection;
-    this.#probe = new DriverProbe(this.#governance.view(driver));
-    const snapshotter = driver.snapshots ?? new BlobSnapshotter(driver, options.blobs);
+    this.#driver = layers.driver;
+    this.limits = layers.limits;
+    this.#readOnly = layers.readOnly;
+    this.backend = layers.own.name;
+    this.root = layers.own.root ?? '/';
+    this.#governance = layers.governance;
+    this.policy = layers.governance.policy;
+    this.#protection = layers.protection;
+    this.protect = layers.protection.rules.patterns;
+    this.#watch = layers.watch;
+    this.#audit = layers.audit;
+    this.#probe = new DriverProbe(layers.reader);
+    const protection = layers.protection;
+    const versioned = layers.versioned;
     const left = {
       leavesAlone: protection.leavesAlone,
       rootOf: (path: string) => protection.rules.rootOf(path)?.root ?? path,
       reason: (path: string) => protection.skipReason(path),
     };
-    this.#snapshots = new SnapshotQueue(snapshotter, this.#governance, this.backend, this, { driver, left, active: protection.active });
+    this.#snapshots = new SnapshotQueue(layers.snapshotter, this.#governance, this.backend, this, {
+      driver: versioned,
+      left,
+      active: protection.active,
+    });
     registerTrust(this, {
       protection,
       admits: async (path, intent) => {
@@ -166,16 +176,16 @@ export class DriverWorkspace implements ManagedWorkspace {
           throw error;
         }
       },
-      restoreOnly: (snapshot, roots) => this.#snapshots.restoreOnly(snapshot, roots, driver),
+      restoreOnly: (snapshot, roots) => this.#snapshots.restoreOnly(snapshot, roots, versioned),
     });
-    this.#audit = governWorkspace(this, options);
-    own.attach?.({ readOnly: this.#readOnly });
+    registerAuditLog(this, this.#audit);
+    layers.own.attach?.({ readOnly: this.#readOnly });
   }
 
   async fork(): Promise<ManagedWorkspace> {
     if (this.#disposed) throw new InvalidArgumentError('the workspace has been disposed');
-    if (typeof this.#own.fork !== 'function') throw new NotSupportedError(`the ${this.backend} backend cannot fork a workspace`);
-    const driver = await this.#own.fork();
+    if (typeof this.driver.fork !== 'function') throw new NotSupportedError(`the ${this.backend} backend cannot fork a workspace`);
+    const driver = await this.driver.fork();
     const { blobs } = this.#options;
     return new DriverWorkspace(driver, {
       limits: this.limits,
@@ -187,7 +197,7 @@ export class DriverWorkspace implements ManagedWorkspace {
   }
 
   markChanged(paths?: readonly string[]): void {
-    this.#own.markChanged?.(paths);
+    this.driver.markChanged?.(paths);
   }
 
   get readOnly(): boolean {
@@ -211,20 +221,20 @@ export class DriverWorkspace implements ManagedWorkspace {
   // ---- reading ----------------------------------------------------------------------------------------
 
   async read(path: string, given?: ReadOptions): Promise<ReadResult> {
-    const call = this.#audit.start(this);
+    const call = this.#audit.start();
     try {
       const options = this.admit('read', path, given);
       const target = await this.#governance.admit(path, 'file');
       const range = lineRange(options);
       const { content } = await this.#readFile(target, { offset: 0 });
-      return this.#audit.ok(call, SELF_AUDITED.read, path, textResult(target, content, range));
+      return this.#audit.ok(call, AUDITED.read, path, textResult(target, content, range));
     } catch (error) {
-      throw this.#audit.failed(call, SELF_AUDITED.read, path, error);
+      throw this.#audit.failed(call, AUDITED.read, path, error);
     }
   }
 
   async readBytes(path: string, given?: ReadBytesOptions): Promise<ReadBytesResult> {
-    const call = this.#audit.start(this);
+    const call = this.#audit.start();
     try {
       const options = this.admit('read', path, given);
       const target = await this.#governance.admit(path, 'file');
@@ -232,9 +242,9 @@ export class DriverWorkspace implements ManagedWorkspace {
       const { content, sizeBytes } = await this.#readFile(target, range);
       // The driver may hand out its stored bytes (the shared layer's own readers only look): the caller gets a copy.
       const own = copyBytes(content);
-      return this.#audit.ok(call, SELF_AUDITED.readBytes, path, bytesResult(target, range.offset, own, sizeBytes));
+      return this.#audit.ok(call, AUDITED.readBytes, path, bytesResult(target, range.offset, own, sizeBytes));
     } catch (error) {
-      throw this.#audit.failed(call, SELF_AUDITED.readBytes, path, error);
+      throw this.#audit.failed(call, AUDITED.readBytes, path, error);
     }
   }
 
@@ -242,34 +252,44 @@ export class DriverWorkspace implements ManagedWorkspace {
     return this.#probe.readFile(target, range);
   }
 
-  async exists(path: string): Promise<boolean> {
-    this.admit('read', path);
-    const target = normalizeInside(path);
-    if (target === undefined) return false;
-    await this.#governance.checkAccess(target, 'any');
-    return this.#probe.exists(target);
+  exists(path: string): Promise<boolean> {
+    return this.#audit.record(AUDITED.exists, path, undefined, async () => {
+      this.admit('read', path);
+      const target = normalizeInside(path);
+      if (target === undefined) return false;
+      await this.#governance.checkAccess(target, 'any');
+      return this.#probe.exists(target);
+    });
   }
 
-  async stat(path: string): Promise<StatResult> {
-    this.admit('read', path);
-    return this.#probe.statResult(await this.#governance.admit(path, 'any'));
+  stat(path: string): Promise<StatResult> {
+    return this.#audit.record(AUDITED.stat, path, undefined, async () => {
+      this.admit('read', path);
+      return this.#probe.statResult(await this.#governance.admit(path, 'any'));
+    });
   }
 
-  async list(path = '.'): Promise<ListEntry[]> {
-    this.admit('read', path);
-    return this.#probe.listEntries(await this.#governance.admit(path, 'directory'));
+  list(path = '.'): Promise<ListEntry[]> {
+    return this.#audit.record(AUDITED.list, path ?? '.', undefined, async () => {
+      this.admit('read', path);
+      return this.#probe.listEntries(await this.#governance.admit(path, 'directory'));
+    });
   }
 
-  async glob(pattern: string, given?: GlobOptions): Promise<GlobMatch[]> {
-    const options = this.admit('read', given?.path, given);
-    await this.#governance.admit(options.path ?? '.', 'any');
-    return globFiles(this.#searchSource, pattern, options, this.limits.searchTimeoutMs);
+  glob(pattern: string, given?: GlobOptions): Promise<GlobMatch[]> {
+    return this.#audit.record(AUDITED.glob, given?.path ?? '.', undefined, async () => {
+      const options = this.admit('read', given?.path, given);
+      await this.#governance.admit(options.path ?? '.', 'any');
+      return globFiles(this.#searchSource, pattern, options, this.limits.searchTimeoutMs);
+    });
   }
 
-  async grep(pattern: string, given?: GrepOptions): Promise<GrepMatch[]> {
-    const options = this.admit('read', given?.path, given);
-    await this.#governance.admit(options.path ?? '.', 'any');
-    return grepFiles(this.#searchSource, pattern, options, this.limits.searchTimeoutMs);
+  grep(pattern: string, given?: GrepOptions): Promise<GrepMatch[]> {
+    return this.#audit.record(AUDITED.grep, given?.path ?? '.', undefined, async () => {
+      const options = this.admit('read', given?.path, given);
+      await this.#governance.admit(options.path ?? '.', 'any');
+      return grepFiles(this.#searchSource, pattern, options, this.limits.searchTimeoutMs);
+    });
   }
 
   /** What glob and grep walk: files include links to files inside the root; walks never enter a link. */
@@ -277,33 +297,33 @@ export class DriverWorkspace implements ManagedWorkspace {
     walk: (base: NormalizedPath, descend?: (directory: NormalizedPath) => boolean): AsyncIterable<readonly SearchEntry[]> =>
       this.#probe.searchWalk(base, descend),
     readFile: async (path: NormalizedPath): Promise<Uint8Array> => (await this.#readFile(path, { offset: 0 })).content,
-    pinDirectory: (path: NormalizedPath) => this.driver.pinSearchDirectory?.(path),
+    pinDirectory: (path: NormalizedPath) => this.#driver.pinSearchDirectory?.(path),
   };
 
   // ---- writing ----------------------------------------------------------------------------------------
 
   async write(path: string, content: string, given?: WriteOptions): Promise<WriteResult> {
-    const call = this.#audit.start(this);
+    const call = this.#audit.start();
     try {
       const options = this.admit('write', path, given);
       if (typeof content !== 'string')
         throw new InvalidArgumentError('write content must be a string (use writeBytes for bytes)', displayInput(path));
-      return this.#audit.ok(call, SELF_AUDITED.write, path, await this.#write(path, encodeUtf8(content), options));
+      return this.#audit.ok(call, AUDITED.write, path, await this.#write(path, encodeUtf8(content), options));
     } catch (error) {
-      throw this.#audit.failed(call, SELF_AUDITED.write, path, error, content);
+      throw this.#audit.failed(call, AUDITED.write, path, error, content);
     }
   }
 
   async writeBytes(path: string, content: Uint8Array, given?: WriteOptions): Promise<WriteResult> {
-    const call = this.#audit.start(this);
+    const call = this.#audit.start();
     try {
       const options = this.admit('write', path, given);
       if (!isWriteContent(content)) throw new InvalidArgumentError('writeBytes content must be a Uint8Array', displayInput(path));
       // Copied before the first await: once this call returns its promise the caller's bytes are its own again.
       const own = content instanceof Uint8Array ? copyBytes(content) : content;
-      return this.#audit.ok(call, SELF_AUDITED.writeBytes, path, await this.#write(path, own, options));
+      return this.#audit.ok(call, AUDITED.writeBytes, path, await this.#write(path, own, options));
     } catch (error) {
-      throw this.#audit.failed(call, SELF_AUDITED.writeBytes, path, error, content);
+      throw this.#audit.failed(call, AUDITED.writeBytes, path, error, content);
     }
   }
 
@@ -321,7 +341,7 @@ export class DriverWorkspace implements ManagedWorkspace {
       const release = await this.#governance.beforeWrite(target, state, mode, content.byteLength);
       const write = async (): Promise<void> => {
         if (state === 'missing') await this.#prepareParent(target, options.createParents !== false);
-        await storeContent(this.driver, target, content, mimeType === undefined ? { mode } : { mode, mimeType });
+        await storeContent(this.#driver, target, content, mimeType === undefined ? { mode } : { mode, mimeType });
       };
       await this.#mutate([target], write, target, release);
     });
@@ -329,20 +349,29 @@ export class DriverWorkspace implements ManagedWorkspace {
   }
 
   /** See {@link Workspace.createReadStream}; docs/governance.md, "Streaming large files". */
-  async createReadStream(path: string, given?: ReadStreamOptions): Promise<ReadableStream<Uint8Array>> {
-    const options = this.admit('read', path, given);
-    return openReadStream(this.driver, this.#probe, await this.#governance.admit(path, 'file'), options);
+  createReadStream(path: string, given?: ReadStreamOptions): Promise<ReadableStream<Uint8Array>> {
+    return this.#audit.record(AUDITED.createReadStream, path, undefined, async () => {
+      const options = this.admit('read', path, given);
+      return openReadStream(this.#driver, this.#probe, await this.#governance.admit(path, 'file'), options);
+    });
   }
 
   /** See {@link Workspace.createWriteStream}: the close commits through `writeBytes`, so every rule of a write applies. */
-  async createWriteStream(path: string, given?: WriteStreamOptions): Promise<WritableStream<Uint8Array>> {
-    const options = this.admit('write', path, given);
-    const target = await this.#governance.admit(path, 'file');
-    await this.#protection.guard(target);
-    return openWriteStream(this.driver, this.#probe, target, options, this.policy, (staged, opts) => this.writeBytes(path, staged, opts));
+  createWriteStream(path: string, given?: WriteStreamOptions): Promise<WritableStream<Uint8Array>> {
+    return this.#audit.record(AUDITED.createWriteStream, path, undefined, async () => {
+      const options = this.admit('write', path, given);
+      const target = await this.#governance.admit(path, 'file');
+      await this.#protection.guard(target);
+      const commit = (staged: Uint8Array, opts: WriteOptions) => this.writeBytes(path, staged, opts);
+      return openWriteStream(this.#driver, this.#probe, target, options, this.policy, commit);
+    });
   }
 
-  async mkdir(path: string, given?: MkdirOptions): Promise<void> {
+  mkdir(path: string, given?: MkdirOptions): Promise<void> {
+    return this.#audit.record(AUDITED.mkdir, path, undefined, () => this.#mkdir(path, given));
+  }
+
+  async #mkdir(path: string, given?: MkdirOptions): Promise<void> {
     const options = this.admit('mkdir', path, given);
     const target = await this.#governance.admit(path, 'directory');
     await this.#protection.guard(target);
@@ -365,11 +394,15 @@ export class DriverWorkspace implements ManagedWorkspace {
         );
       }
       await this.#probe.assertNoFileAbove(target);
-      await this.#mutate([target], () => this.driver.mkdir(target));
+      await this.#mutate([target], () => this.#driver.mkdir(target));
     });
   }
 
-  async delete(path: string, given?: DeleteOptions): Promise<void> {
+  delete(path: string, given?: DeleteOptions): Promise<void> {
+    return this.#audit.record(AUDITED.delete, path, undefined, () => this.#delete(path, given));
+  }
+
+  async #delete(path: string, given?: DeleteOptions): Promise<void> {
     const options = this.admit('delete', path, given);
     const target = await this.#governance.admit(path, 'any');
     if (target === '') throw new InvalidArgumentError('cannot delete the workspace root', '/');
@@ -379,35 +412,44 @@ export class DriverWorkspace implements ManagedWorkspace {
       const kind = await this.#probe.kind(target);
       if (kind === undefined) throw new FileNotFoundError(displayPath(target));
       await this.#protection.guardTree(target, kind);
-      if (kind === 'directory' && !recursive && (await this.#probe.call(target, () => this.driver.list(target))).length > 0)
+      if (kind === 'directory' && !recursive && (await this.#probe.call(target, () => this.#driver.list(target))).length > 0)
         throw new DirectoryNotEmptyError(displayPath(target));
       const release = await this.#governance.beforeDelete(target, kind);
-      await this.#mutate([target], () => this.driver.remove(target, { recursive }), target, release);
+      await this.#mutate([target], () => this.#driver.remove(target, { recursive }), target, release);
     });
   }
 
-  async rename(from: string, to: string, given?: RenameOptions): Promise<void> {
-    const options = this.admit('rename', from, given);
-    await this.#transfer('move', from, to, options.overwrite === true, true);
+  rename(from: string, to: string, given?: RenameOptions): Promise<void> {
+    return this.#audit.record(AUDITED.rename, from, to, async () => {
+      const options = this.admit('rename', from, given);
+      await this.#transfer('move', from, to, options.overwrite === true, true);
+    });
   }
 
-  async copy(from: string, to: string, given?: CopyOptions): Promise<void> {
-    const options = this.admit('copy', from, given);
-    await this.#transfer('copy', from, to, options.overwrite === true, options.recursive === true);
+  copy(from: string, to: string, given?: CopyOptions): Promise<void> {
+    return this.#audit.record(AUDITED.copy, from, to, async () => {
+      const options = this.admit('copy', from, given);
+      await this.#transfer('copy', from, to, options.overwrite === true, options.recursive === true);
+    });
   }
 
-  async writeFiles(entries: readonly WriteFilesEntry[]): Promise<WriteFilesResult> {
+  /** Recorded once by the audit, as one operation: the writes and directories it makes are not. */
+  writeFiles(entries: readonly WriteFilesEntry[]): Promise<WriteFilesResult> {
+    return this.#audit.record(AUDITED.writeFiles, undefined, undefined, () => this.#writeFiles(entries));
+  }
+
+  async #writeFiles(entries: readonly WriteFilesEntry[]): Promise<WriteFilesResult> {
     this.admit('write');
     const admit = async (path: unknown, intent: 'file' | 'directory') => {
       const target = await this.#governance.admit(path, intent);
       await this.#protection.guard(target);
       return target;
     };
-    const checked = await checkBulkEntries(entries, this.limits, this.driver, admit);
+    const checked = await checkBulkEntries(entries, this.limits, this.#driver, admit);
     const paths = checked.entries.map((entry) => entry.path);
     // A policy judges each write (sizes, quota, confirm): entry by entry then, through the ordinary calls.
-    if (this.driver.writeFiles !== undefined && this.policy === undefined)
-      await runLocked(this.#locks, paths, () => this.#mutate(paths, () => runBulk(this.driver, checked.entries)));
+    if (this.#driver.writeFiles !== undefined && this.policy === undefined)
+      await runLocked(this.#locks, paths, () => this.#mutate(paths, () => runBulk(this.#driver, checked.entries)));
     else
       for (const entry of checked.entries)
         await (entry.kind === 'file' ? this.#write(entry.path, entry.content, {}) : this.mkdir(entry.path));
@@ -420,13 +462,13 @@ export class DriverWorkspace implements ManagedWorkspace {
     if (verb === 'move') await this.#protection.guard(source);
     await this.#protection.guard(target);
     await runLocked(this.#locks, [source, target], async () => {
-      const checks = { kind: (path: NormalizedPath) => this.#probe.kind(path), walk: (path: NormalizedPath) => this.driver.walk(path) };
+      const checks = { kind: (path: NormalizedPath) => this.#probe.kind(path), walk: (path: NormalizedPath) => this.#driver.walk(path) };
       const plan = await planTransfer(checks, this.limits, verb, source, target, overwrite, recursive);
       if (plan === undefined) return;
       if (verb === 'move') await this.#protection.guardTree(source, plan.sourceKind);
       await this.#protection.guardTree(target, plan.targetKind);
       const release = await this.#governance.beforeTransfer({ verb, ...plan });
-      const run = () => this.#prepareParent(target, true).then(() => transfer(this.driver, verb, plan));
+      const run = () => this.#prepareParent(target, true).then(() => transfer(this.#driver, verb, plan));
       await this.#mutate(verb === 'move' ? [source, target] : [target], run, target, release);
     });
   }
@@ -441,40 +483,58 @@ export class DriverWorkspace implements ManagedWorkspace {
         displayPath(parent),
         `parent directory does not exist: ${displayPath(parent)} (pass createParents: true to create it)`,
       );
-    await this.#mutate([parent], () => this.driver.mkdir(parent));
+    await this.#mutate([parent], () => this.#driver.mkdir(parent));
   }
 
-  // ---- snapshots --------------------------------------------------------------------------------------
+  // ---- snapshots ---------------------------------------------------------------------------------------
 
-  async snapshot(given?: SnapshotOptions): Promise<WorkspaceSnapshot> {
-    return this.#snapshots.snapshot(optionsObject(given, 'snapshot'));
+  snapshot(given?: SnapshotOptions): Promise<WorkspaceSnapshot> {
+    return this.#audit.record(AUDITED.snapshot, undefined, undefined, () => this.#snapshots.snapshot(optionsObject(given, 'snapshot')));
   }
 
-  async restore(snapshot: WorkspaceSnapshot, options?: LongCallOptions): Promise<RestoreResult> {
-    this.admit('restore');
-    return this.#snapshots.restore(snapshot, options);
+  /** Watchers are told what it changed (see `WatchLayer.restore`). */
+  restore(snapshot: WorkspaceSnapshot, options?: LongCallOptions): Promise<RestoreResult> {
+    return this.#audit.record(AUDITED.restore, undefined, undefined, async () => {
+      this.admit('restore');
+      return this.#watch.restore(
+        () => this.#snapshots.restore(snapshot, options),
+        () => this.#snapshots.diff(snapshot),
+      );
+    });
   }
 
-  async diff(from: WorkspaceSnapshot, to?: WorkspaceSnapshot, options?: LongCallOptions): Promise<DiffEntry[]> {
-    return this.#snapshots.diff(from, to, options);
+  diff(from: WorkspaceSnapshot, to?: WorkspaceSnapshot, options?: LongCallOptions): Promise<DiffEntry[]> {
+    return this.#audit.record(AUDITED.diff, undefined, undefined, () => this.#snapshots.diff(from, to, options));
   }
 
   /** A read-only view of a snapshot's tree, or of the live state captured now when `snapshot` is omitted. */
-  async snapshotTree(snapshot?: WorkspaceSnapshot, options?: LongCallOptions): Promise<SnapshotTree> {
-    return this.#snapshots.tree(snapshot, options);
+  snapshotTree(snapshot?: WorkspaceSnapshot, options?: LongCallOptions): Promise<SnapshotTree> {
+    return this.#audit.record(AUDITED.snapshotTree, undefined, undefined, () => this.#snapshots.tree(snapshot, options));
   }
 
   /** The git patch from `from` to `to` (the live state when omitted); see src/snapshots/patch.ts. */
-  async patch(from: WorkspaceSnapshot, to?: WorkspaceSnapshot, options?: LongCallOptions): Promise<string> {
-    return this.#snapshots.patch(from, to, options);
+  patch(from: WorkspaceSnapshot, to?: WorkspaceSnapshot, options?: LongCallOptions): Promise<string> {
+    return this.#audit.record(AUDITED.patch, undefined, undefined, () => this.#snapshots.patch(from, to, options));
   }
 
-  /** Releases the snapshots, then what the driver holds. */
+  // ---- watching and lifetime --------------------------------------------------------------------------
+
+  /** See {@link Workspace.watch}: the changes made through this workspace, reported by its watch layer. */
+  watch(options?: WatchOptions): AsyncIterableIterator<WatchEvent> {
+    return this.#watch.watch(options);
+  }
+
+  /** Releases the snapshots, then what the driver holds; ends every watcher; has the audit sinks hold every event. */
   async dispose(): Promise<void> {
-    if (this.#disposed) return;
-    this.#disposed = true;
-    await this.#snapshots.dispose();
-    await this.driver.dispose?.();
+    try {
+      if (this.#disposed) return;
+      this.#disposed = true;
+      await this.#snapshots.dispose();
+      await this.#driver.dispose?.();
+    } finally {
+      this.#watch.close();
+      this.#audit.flush();
+    }
   }
 
   async [Symbol.asyncDispose](): Promise<void> {

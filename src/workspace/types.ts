@@ -1,4 +1,4 @@
-import type { WatchEvent, WatchOptions } from '../governance/watch.js';
+import type { WatchEvent, WatchOptions } from './watch-event.js';
 import type { SnapshotTree } from './driver.js';
 import type { WorkspaceLimits } from './limits.js';
 import type { LongCallOptions, ProgressListener } from './progress.js';

@@ -1,8 +1,9 @@
 import { performance } from 'node:perf_hooks';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
-import { memoryAuditSink, type AuditEvent } from '../../src/governance/audit.js';
-import { checkWallClock, wallClockAt } from '../../src/governance/audit-records.js';
+import { checkWallClock, wallClockAt } from '../../src/governance/audit-clock.js';
+import type { AuditEvent } from '../../src/governance/audit-event.js';
+import { memoryAuditSink } from '../../src/governance/memory-sink.js';
 import { createSession, defineTool, type HydratedSession } from '../../src/session/index.js';
 import { expectError } from '../../src/testing/harness.js';
 import { backendNamed, SHARED_FILE_BACKENDS, disposing, SESSION_KINDS } from '../support/backends.js';
@@ -199,6 +200,24 @@ describe('audit sinks and options', () => {
     expect(() => create({ audit: 'log.jsonl' as never })).toThrow(/audit must be an array of sinks/);
     expect(() => create({ audit: [{}] as never })).toThrow(/audit must be an array of sinks/);
     expect(() => memoryAuditSink({ max: 0 })).toThrow(/positive whole number/);
+  });
+
+  it("lives in the workspace's own methods: nothing is added to the instance, and a prototype method called on it records itself", async () => {
+    const sink = memoryAuditSink();
+    const workspace = createWorkspace(memoryDriver(), { audit: [sink], policy: { deny: ['**/.env'] } });
+    const events = workspace.watch();
+    await workspace.write('a.txt', 'A');
+    await workspace.restore(await workspace.snapshot());
+    const prototype = Object.getPrototypeOf(workspace) as Record<string, unknown>;
+    const methods = Object.getOwnPropertyNames(prototype).filter(
+      (name) => typeof Object.getOwnPropertyDescriptor(prototype, name)?.value === 'function',
+    );
+    expect(methods).toEqual(expect.arrayContaining(['watch', 'stat', 'restore', 'dispose', 'writeFiles']));
+    expect(Object.getOwnPropertyNames(workspace).filter((name) => methods.includes(name))).toEqual([]);
+    await (prototype['stat'] as typeof workspace.stat).call(workspace, 'a.txt');
+    expect(sink.events.at(-1)).toMatchObject({ op: 'stat', path: 'a.txt', outcome: 'ok' });
+    await events.return?.();
+    await workspace.dispose();
   });
 });
 

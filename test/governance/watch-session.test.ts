@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import type { WatchEvent } from '../../src/governance/watch.js';
+import type { WatchEvent } from '../../src/workspace/watch-event.js';
 import { createSession, defineTool, type HydratedSession } from '../../src/session/index.js';
 import { SESSION_KINDS } from '../support/backends.js';
 
