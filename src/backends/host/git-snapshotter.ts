@@ -5,7 +5,7 @@ import { GitStore } from './git/store.js';
 import { pruneUnreachable, type PruneResult } from './git/prune.js';
 import { diffTrees } from './git/tree-diff.js';
 import type { Snapshotter, SnapshotTree } from '../../workspace/driver.js';
-import { gitSnapshotTree } from '../../export/backend-trees.js';
+import { gitSnapshotTree } from './git/snapshot-tree.js';
 import { SnapshotError, SnapshotRestoreError } from '../../workspace/errors.js';
 import { LongCall, type LongCallOptions } from '../../workspace/progress.js';
 import type { DiffEntry, RestoreResult, RestoreRetry, SnapshotOptions, WorkspaceSnapshot } from '../../workspace/types.js';
