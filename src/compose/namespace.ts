@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import { join, resolve } from 'node:path';
 import { hostDriver } from '../backends/host/index.js';
 import { removeAt } from '../backends/host/remove-at.js';
-import { pinDirectory, Sandbox } from '../backends/host/sandbox.js';
+import { pinDirectory, Sandbox } from '../host-files/sandbox.js';
 import { parseSnapshotRecord } from '../snapshots/record.js';
 import { createWorkspace, type CreateWorkspaceOptions, type ManagedWorkspace } from '../workspace/create-workspace.js';
 import { driverWith } from '../workspace/driver-proxy.js';

@@ -11,7 +11,7 @@ import { LongCall, type LongCallOptions } from '../../workspace/progress.js';
 import type { DiffEntry, RestoreResult, RestoreRetry, SnapshotOptions, WorkspaceSnapshot } from '../../workspace/types.js';
 import type { ChangeTracker } from './changes.js';
 import { TreeApplier } from './restore.js';
-import { Sandbox } from './sandbox.js';
+import { Sandbox } from '../../host-files/sandbox.js';
 import { sweepStaleTempFilesIn } from './temp-files-sweep.js';
 import { SnapshotState } from './state.js';
 
