@@ -1,6 +1,7 @@
 import type { Session, Tool, ToolCallResult } from '../session/types.js';
 import { resultText } from '../session/result-text.js';
-import { workspaceTools, type WorkspaceToolsOptions } from '../tools/index.js';
+import { type WorkspaceToolsOptions } from '../tools/index.js';
+import { workspaceTools } from '../shell/index.js';
 
 export { resultText };
 
