@@ -22,6 +22,8 @@ const LAYERS = [
   ['export', '^src/export/'],
   ['store', '^src/store/'],
   ['session', '^src/session/'],
+  // Per-user workspaces and sessions: a store namespace hands out sessions through createSession.
+  ['namespaces', '^src/namespaces/'],
   ['tools', '^src/tools/'],
   ['shell', '^src/shell/'],
   ['cli and adapters', '^src/(cli|adapters)/'],
