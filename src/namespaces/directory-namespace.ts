@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import { join, resolve } from 'node:path';
 import { hostDriver } from '../backends/host/index.js';
-import { removeAt } from '../backends/host/remove-at.js';
+import { removeAt } from '../host-files/remove-at.js';
 import { pinDirectory, Sandbox } from '../host-files/sandbox.js';
 import { parseSnapshotRecord } from '../snapshots/record.js';
 import { createWorkspace, type CreateWorkspaceOptions, type ManagedWorkspace } from '../workspace/create-workspace.js';

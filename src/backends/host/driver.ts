@@ -27,7 +27,7 @@ import { hostFileVersion, type ChangeTracker } from './changes.js';
 import type { ChangeDetection } from './git-snapshotter.js';
 import { copyDirectory, copyLeaf } from './copy.js';
 import { listPinned } from '../../host-files/list.js';
-import { removeAt } from './remove-at.js';
+import { removeAt } from '../../host-files/remove-at.js';
 import { hostError, pinChild, pinDirectory, type PinnedDir, type Resolved, type Sandbox } from '../../host-files/sandbox.js';
 import { pinSearchDirectory, walkTree } from '../../host-files/walk.js';
 import { statFromHost } from '../../host-files/stat.js';

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
-import { removeAt } from './remove-at.js';
+import { removeAt } from '../../host-files/remove-at.js';
 import { pinDirectory, Sandbox, type PinnedDir } from '../../host-files/sandbox.js';
 
 /**

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
-import { FileNotFoundError, NotADirectoryError, PathEscapeError } from '../../workspace/errors.js';
-import type { NormalizedPath } from '../../workspace/paths.js';
-import { pinChild, type PinnedDir } from '../../host-files/sandbox.js';
+import { FileNotFoundError, NotADirectoryError, PathEscapeError } from '../workspace/errors.js';
+import type { NormalizedPath } from '../workspace/paths.js';
+import { pinChild, type PinnedDir } from './sandbox.js';
 
 /**
  * Removes the entry `name` of a pinned directory, a whole directory included, never following a link: each
