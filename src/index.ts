@@ -57,6 +57,6 @@ export {
   type StoreNamespaceOptions,
   type WorkspaceNamespaceConstructor,
   type WorkspaceNamespaceOptions,
-} from './compose/workspace-namespace.js';
+} from './namespaces/workspace-namespace.js';
 export * from './export/index.js';
 export * from './store/index.js';

@@ -1,7 +1,8 @@
 import '../zod-version.js';
 import type { Session, Tool, ToolCallResult } from '../session/types.js';
 import { resultText } from '../session/result-text.js';
-import { workspaceTools, type WorkspaceToolsOptions } from '../tools/index.js';
+import { type WorkspaceToolsOptions } from '../tools/index.js';
+import { workspaceTools } from '../shell/index.js';
 
 export { resultText };
 

@@ -4,7 +4,8 @@ import { dirname, join } from 'node:path';
 import { z } from 'zod';
 import { createSession, defineTool, type HydratedSession } from '../session/index.js';
 import type { ToolCallResult, ToolDefinition } from '../session/types.js';
-import { workspaceTools, type WorkspaceToolName } from '../tools/index.js';
+import { type WorkspaceToolName } from '../tools/index.js';
+import { workspaceTools } from '../shell/index.js';
 import { scrubHostPaths } from '../session/scrub.js';
 
 /** The tiny project the demo generates on the host, then mounts. */

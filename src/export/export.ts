@@ -1,6 +1,6 @@
 import * as fs from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
-import { AllowedRoots } from '../sources/allow-list.js';
+import { AllowedRoots } from '../host-files/allow-list.js';
 import type { SnapshotTree } from '../workspace/driver.js';
 import { LongCall, type LongCallOptions } from '../workspace/progress.js';
 import { InvalidArgumentError, NotADirectoryError, PathEscapeError } from '../workspace/errors.js';

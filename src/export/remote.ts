@@ -14,7 +14,7 @@ import {
   TimeoutError,
 } from '../workspace/errors.js';
 import type { SnapshotableWorkspace, WorkspaceSnapshot } from '../workspace/types.js';
-import { gitSnapshotTree } from './backend-trees.js';
+import { gitSnapshotTree } from '../backends/host/git/snapshot-tree.js';
 import { Destination, type ExportDestination } from './destination.js';
 import { applyExport, planExport, protectRulesOf, type ProtectedAt } from './export-plan.js';
 import { trustOf } from '../governance/trust.js';

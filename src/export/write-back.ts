@@ -1,7 +1,7 @@
 import * as fs from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
 import picomatch from 'picomatch';
-import { AllowedRoots } from '../sources/allow-list.js';
+import { AllowedRoots } from '../host-files/allow-list.js';
 import { defaultMountPath } from '../sources/hydrate.js';
 import type { HostMount } from '../sources/schema.js';
 import { FileNotFoundError, PathEscapeError, SnapshotRestoreError } from '../workspace/errors.js';

@@ -3,23 +3,8 @@ import { mediaType } from '../workspace/media.js';
 import { AbortError, InvalidArgumentError, IsADirectoryError, LimitExceededError } from '../workspace/errors.js';
 import { guessMimeType } from '../workspace/mime.js';
 import { decodeUtf8 } from '../workspace/text.js';
-import type { SnapshotableWorkspace, WorkspaceSnapshot } from '../workspace/types.js';
-import type { Session } from './types.js';
-
-/** A file a session sent to its user (the `send_file` tool), as `session.outputs` lists it. */
-export interface SessionOutput {
-  /** `output-1`, `output-2`, … in the order sent; what `session.readOutput` takes. */
-  id: string;
-  /** The workspace path it was sent from. */
-  path: string;
-  sizeBytes: number;
-  mimeType: string;
-  description?: string;
-  /** The workspace as it was when the file was sent (its content there is what was sent). */
-  snapshot: WorkspaceSnapshot;
-  /** ISO time it was sent. */
-  sentAt: string;
-}
+import type { SnapshotableWorkspace } from '../workspace/types.js';
+import type { Session, SessionOutput } from './types.js';
 
 /**
  * A session's outbox: the files sent to the user, each pinned to its bytes at the moment it was sent (a

@@ -9,14 +9,14 @@ import { hostDirectories } from './host-dirs.js';
 import { validateSessionOptions, type CreateSessionOptions, type SessionSettings } from './options.js';
 import type { ExportResult } from '../export/export-plan.js';
 import type { WriteBackOptions } from '../export/write-back.js';
-import { Outbox, registerOutbox, type SessionOutput } from './outbox.js';
+import { Outbox, registerOutbox } from './outbox.js';
 import { outsideView, SessionQueue } from './queue.js';
 import { dropOldest } from './retention.js';
 import { releaseSnapshots } from '../workspace/snapshot-queue.js';
 import { scrubHostPaths } from './scrub.js';
 import { READ_METHODS } from './guard.js';
 import { callScope, runToolCall } from './tool-call.js';
-import type { HydratedSession, RunToolOptions, ToolCallRecord, ToolCallResult, ToolDefinition } from './types.js';
+import type { HydratedSession, RunToolOptions, ToolCallRecord, ToolCallResult, ToolDefinition, SessionOutput } from './types.js';
 import { ForkedWorkspace, workspaceSource, type WorkspaceSource } from './workspace-source.js';
 
 /**

@@ -4,9 +4,21 @@ import type { SnapshotableWorkspace, WorkspaceSnapshot } from '../workspace/type
 import type { ExportResult } from '../export/export-plan.js';
 import type { WriteBackOptions } from '../export/write-back.js';
 import type { HydrateResult } from '../sources/schema.js';
-import type { SessionOutput } from './outbox.js';
 
-export type { SessionOutput } from './outbox.js';
+/** A file a session sent to its user (the `send_file` tool), as `session.outputs` lists it. */
+export interface SessionOutput {
+  /** `output-1`, `output-2`, … in the order sent; what `session.readOutput` takes. */
+  id: string;
+  /** The workspace path it was sent from. */
+  path: string;
+  sizeBytes: number;
+  mimeType: string;
+  description?: string;
+  /** The workspace as it was when the file was sent (its content there is what was sent). */
+  snapshot: WorkspaceSnapshot;
+  /** ISO time it was sent. */
+  sentAt: string;
+}
 
 /** What a tool handler returns. `success: false` makes `runTool` roll the call back. */
 export interface ToolResult<T = unknown> {

@@ -9,7 +9,7 @@ import {
 import { trustOf, type WorkspaceTrust } from '../governance/trust.js';
 import { displayPath, parentPath, type NormalizedPath } from '../workspace/paths.js';
 import type { SkippedPath, SnapshotableWorkspace, Workspace, WriteFilesEntry, WriteFilesResult } from '../workspace/types.js';
-import { AllowedRoots } from './allow-list.js';
+import { AllowedRoots } from '../host-files/allow-list.js';
 import { compare, Planner, SKIP, type PlannedFile } from './plan.js';
 import { CreatedPaths } from './rollback.js';
 import { HostMountSchema, type HostMount, type HydrateOptions, type HydrateResult } from './schema.js';

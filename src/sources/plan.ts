@@ -22,7 +22,7 @@ import {
   type NormalizedPath,
 } from '../workspace/paths.js';
 import type { SkippedPath, Workspace } from '../workspace/types.js';
-import type { AllowedRoots } from './allow-list.js';
+import type { AllowedRoots } from '../host-files/allow-list.js';
 import { defaultMountPath } from './mount-path.js';
 import type { HostMountSchema } from './schema.js';
 import { Pacer, SPECIAL, UNREADABLE } from './source.js';

@@ -1,6 +1,6 @@
 import { closeSync, constants as fsConstants, existsSync, fstatSync, openSync, readlinkSync, readSync } from 'node:fs';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
-import type { AllowedRoots } from './allow-list.js';
+import type { AllowedRoots } from '../host-files/allow-list.js';
 
 // Hydration, step 2: reading the planned host files, so that what is read is what the walk saw.
 

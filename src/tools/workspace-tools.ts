@@ -1,7 +1,6 @@
 import type { z } from 'zod';
 import type { Tool } from '../session/types.js';
-import { shellTool } from '../shell/shell-tool.js';
-import { resolveToolsOptions, type WorkspaceToolsOptions } from './options.js';
+import type { ResolvedToolsOptions } from './options.js';
 import { ReadTracker } from './read-tracker.js';
 import type { ToolDeps } from './handlers/shared.js';
 import { listDirectoryTool } from './handlers/list-directory.js';
@@ -47,16 +46,12 @@ export type WorkspaceToolName = (typeof WORKSPACE_TOOL_NAMES)[number] | 'bash';
 export type WorkspaceTool = Tool<z.ZodType, unknown> & { name: WorkspaceToolName };
 
 /**
- * The agent-facing tool suite, one module per tool under `handlers/`. Handlers never throw for a workspace
- * failure: they return a failed `ToolResult` whose message starts with `Error [CODE]:` and says how to
- * recover, and whose `value` is a {@link ToolFailure}. Run them through `session.runTool` so that a failed
- * call is rolled back. The tools of one call to `workspaceTools()` share one read tracker (read-before-write
- * and the stale-write guard).
+ * The file tools of the suite, one module per tool under `handlers/`, sharing one read tracker
+ * (read-before-write and the stale-write guard). `workspaceTools()` (src/shell/suite.ts) adds `bash` when
+ * `shell` is on: the shell sits above the tools, so the whole suite is put together there.
  */
-export function workspaceTools(options: WorkspaceToolsOptions = {}): WorkspaceTool[] {
-  const limits = resolveToolsOptions(options);
+export function fileTools(limits: Readonly<ResolvedToolsOptions>): WorkspaceTool[] {
   const deps: ToolDeps = { limits, tracker: new ReadTracker(limits) };
-  const shell = limits.shell === false ? [] : [shellTool({ mode: limits.shell === 'host' ? 'host' : 'interpreter' })];
   return [
     listDirectoryTool(deps),
     readFileTool(deps),
@@ -74,6 +69,5 @@ export function workspaceTools(options: WorkspaceToolsOptions = {}): WorkspaceTo
     directoryTreeTool(deps),
     fileInfoTool(),
     sendFileTool(deps),
-    ...shell,
   ] as WorkspaceTool[];
 }

@@ -1,6 +1,6 @@
 import { InvalidArgumentError } from './errors.js';
 import type { LongCallOptions } from './progress.js';
-import type { DiffEntry, RestoreResult, SnapshotOptions, StatResult, WorkspaceSnapshot, WriteMode } from './types.js';
+import type { DiffEntry, RestoreResult, SnapshotOptions, SnapshotTree, StatResult, WorkspaceSnapshot, WriteMode } from './types.js';
 
 /**
  * The open backend API: what a backend implements so that `createWorkspace(driver)` can build a full
@@ -264,19 +264,7 @@ export interface BlobStore {
   list?(): AsyncIterable<string>;
 }
 
-/** One entry of a snapshot tree. A symlink's `bytes()` is its target text, as git stores it. */
-export type SnapshotEntry =
-  | { path: string; kind: 'file'; executable: boolean; bytes(): Promise<Uint8Array> }
-  | { path: string; kind: 'symlink'; bytes(): Promise<Uint8Array> }
-  | { path: string; kind: 'directory' };
-
-/** A fixed tree: what a snapshot holds. Reading it never changes, whatever the workspace does meanwhile. */
-export interface SnapshotTree {
-  /** The entry at a normalised path (`''` is the root directory), links not followed; undefined when absent. */
-  entry(path: string): Promise<SnapshotEntry | undefined>;
-  /** Every entry below the root, each directory before what it holds. */
-  entries(): AsyncIterable<SnapshotEntry>;
-}
+export type { SnapshotEntry, SnapshotTree } from './types.js';
 
 const REQUIRED_METHODS = ['readFile', 'writeFile', 'kind', 'stat', 'list', 'walk', 'mkdir', 'remove'] as const;
 

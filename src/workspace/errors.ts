@@ -1,5 +1,3 @@
-import type { RestoreRetry } from './types.js';
-
 /**
  * One error class per failure, each with a stable Node-style `code` and the normalised workspace path it
  * concerns (`/` for the root). Messages and `cause` never contain a host path: backends build these from
@@ -130,6 +128,14 @@ export class SnapshotError extends WorkspaceError {
   constructor(message: string, options?: { cause?: unknown }) {
     super('ESNAPSHOT', message, undefined, options);
   }
+}
+
+/** Why one attempt of a restore failed and was retried. */
+export interface RestoreRetry {
+  /** The error code, e.g. `ENOTEMPTY` (a directory being removed was written into meanwhile). */
+  code: string;
+  /** Where the attempt stopped, workspace-relative (`''` is the root). */
+  path: string;
 }
 
 export class SnapshotRestoreError extends WorkspaceError {

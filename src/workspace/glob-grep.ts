@@ -1,30 +1,13 @@
 import { InvalidArgumentError } from './errors.js';
-import { normalizePath, type NormalizedPath } from './paths.js';
-import type { SearchDirectoryPin } from './driver.js';
+import { normalizePath } from './paths.js';
 import { SearchDeadline } from './search/deadline.js';
 import { withoutIgnored } from './search/gitignore.js';
 import { requiredLiteral } from './search/literal.js';
 import { grepFlags, requirePattern } from './search/patterns.js';
 import { selectFiles } from './search/select.js';
 import { scanFiles } from './search/scan.js';
+import type { SearchEntry, SearchSource } from './search/source.js';
 import type { GlobMatch, GlobOptions, GrepMatch, GrepOptions, SearchCallOptions } from './types.js';
-
-/** One entry of the shared layer's walk: files include links to files inside the root. */
-export interface SearchEntry {
-  path: NormalizedPath;
-  isFile: boolean;
-  /** A link (to a file inside the root, when `isFile`): read through `readFile`, never by name in its directory. */
-  isLink?: boolean;
-}
-
-/** What glob and grep need from a workspace: a walk below a base (the base itself when it is a file), and file bytes. */
-export interface SearchSource {
-  /** Batches of entries, as the walk lists them (a batch per slice of the host's listing); `descend` as in `BatchedWalk`. */
-  walk(base: NormalizedPath, descend?: (directory: NormalizedPath) => boolean): AsyncIterable<readonly SearchEntry[]>;
-  readFile(path: NormalizedPath): Promise<Uint8Array>;
-  /** The driver's `pinSearchDirectory`, when it has one: files of a pinned directory are read by the search workers. */
-  pinDirectory?(path: NormalizedPath): SearchDirectoryPin | undefined;
-}
 
 /** `glob` over any workspace: the one entry point the shared layer calls. */
 export async function globFiles(
@@ -79,3 +62,4 @@ async function unlessIgnored(
 }
 
 export { compareStrings } from './paths.js';
+export type { SearchEntry, SearchSource } from './search/source.js';

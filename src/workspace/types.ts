@@ -1,5 +1,5 @@
 import type { WatchEvent, WatchOptions } from './watch-event.js';
-import type { SnapshotTree } from './driver.js';
+import type { RestoreRetry } from './errors.js';
 import type { WorkspaceLimits } from './limits.js';
 import type { LongCallOptions, ProgressListener } from './progress.js';
 
@@ -284,13 +284,7 @@ export interface RestoreResult {
   retries?: RestoreRetry[];
 }
 
-/** Why one attempt of a restore failed and was retried. */
-export interface RestoreRetry {
-  /** The error code, e.g. `ENOTEMPTY` (a directory being removed was written into meanwhile). */
-  code: string;
-  /** Where the attempt stopped, workspace-relative (`''` is the root). */
-  path: string;
-}
+export type { RestoreRetry } from './errors.js';
 
 export type DiffStatus = 'added' | 'modified' | 'deleted';
 
@@ -326,4 +320,18 @@ export interface SnapshotableWorkspace extends Workspace {
   seal(): void;
   dispose(): Promise<void>;
   [Symbol.asyncDispose](): Promise<void>;
+}
+
+/** One entry of a snapshot tree. A symlink's `bytes()` is its target text, as git stores it. */
+export type SnapshotEntry =
+  | { path: string; kind: 'file'; executable: boolean; bytes(): Promise<Uint8Array> }
+  | { path: string; kind: 'symlink'; bytes(): Promise<Uint8Array> }
+  | { path: string; kind: 'directory' };
+
+/** A fixed tree: what a snapshot holds. Reading it never changes, whatever the workspace does meanwhile. */
+export interface SnapshotTree {
+  /** The entry at a normalised path (`''` is the root directory), links not followed; undefined when absent. */
+  entry(path: string): Promise<SnapshotEntry | undefined>;
+  /** Every entry below the root, each directory before what it holds. */
+  entries(): AsyncIterable<SnapshotEntry>;
 }

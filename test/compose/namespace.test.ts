@@ -6,7 +6,8 @@ import { promisify } from 'node:util';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { WorkspaceNamespace, type DirectoryNamespace, type ManagedWorkspace } from '../../src/index.js';
 import { createSession } from '../../src/session/index.js';
-import { workspaceTools, type WorkspaceToolName } from '../../src/tools/index.js';
+import { type WorkspaceToolName } from '../../src/tools/index.js';
+import { workspaceTools } from '../../src/shell/index.js';
 import { expectError, scratch } from '../host/support.js';
 
 const run = promisify(execFile);

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { Sandbox } from '../../src/backends/host/sandbox.js';
+import { Sandbox } from '../../src/host-files/sandbox.js';
 import { scratch } from './support.js';
 
 // After opening a file, the host backend asks the kernel where the descriptor really is (/proc/self/fd)

@@ -3,7 +3,7 @@ import fsModule, * as fs from 'node:fs';
 import { syncBuiltinESMExports } from 'node:module';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
-import { PIN_DIRECTORIES } from '../../src/backends/host/sandbox.js';
+import { PIN_DIRECTORIES } from '../../src/host-files/sandbox.js';
 import { scratch, hostOf } from './support.js';
 import { createWorkspace } from '../../src/workspace/create-workspace.js';
 import { hostDriver } from '../../src/backends/host/index.js';

@@ -1,8 +1,8 @@
 import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { Sandbox } from '../../src/backends/host/sandbox.js';
-import { walkTree } from '../../src/backends/host/walk.js';
+import { Sandbox } from '../../src/host-files/sandbox.js';
+import { walkTree } from '../../src/host-files/walk.js';
 import { walkBatches, type DriverWalkEntry } from '../../src/workspace/driver.js';
 import { scratch } from './support.js';
 

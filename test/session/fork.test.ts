@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createSession } from '../../src/session/index.js';
-import { workspaceTools, type WorkspaceToolName } from '../../src/tools/index.js';
+import { type WorkspaceToolName } from '../../src/tools/index.js';
+import { workspaceTools } from '../../src/shell/index.js';
 import { NotSupportedError } from '../../src/workspace/errors.js';
 
 const text = (bytes: Uint8Array): string => Buffer.from(bytes).toString('utf8');

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { describe, expect, it } from 'vitest';
 import { createSession, defineTool } from '../../src/session/index.js';
-import { workspaceTools } from '../../src/tools/index.js';
+import { workspaceTools } from '../../src/shell/index.js';
 import { SESSION_KINDS } from '../support/backends.js';
 
 for (const backend of SESSION_KINDS) {

@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createSession, defineTool } from '../../src/session/index.js';
-import { workspaceTools, type WorkspaceToolName } from '../../src/tools/index.js';
+import { type WorkspaceToolName } from '../../src/tools/index.js';
+import { workspaceTools } from '../../src/shell/index.js';
 import { SESSION_KINDS } from '../support/backends.js';
 
 const tools = new Map(workspaceTools().map((tool) => [tool.name, tool]));

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createSession } from '../../src/session/index.js';
 import { shellTool } from '../../src/shell/index.js';
-import { workspaceTools } from '../../src/tools/index.js';
+import { workspaceTools } from '../../src/shell/index.js';
 import { hostTrees } from '../support/backends.js';
 import { createWorkspace } from '../../src/workspace/create-workspace.js';
 import { hostDriver } from '../../src/backends/host/index.js';

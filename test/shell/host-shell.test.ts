@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createSession } from '../../src/session/index.js';
 import { shellTool, type ShellResult } from '../../src/shell/index.js';
-import { workspaceTools } from '../../src/tools/index.js';
+import { workspaceTools } from '../../src/shell/index.js';
 import { workspaceTree } from './support.js';
 
 async function hostSession(options: Parameters<typeof shellTool>[0] = {}) {

@@ -1,9 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { WorkspaceNamespace } from '../../src/compose/workspace-namespace.js';
+import { WorkspaceNamespace } from '../../src/namespaces/workspace-namespace.js';
 import { postgresSessionStore } from '../../src/store/postgres-store.js';
-import { sessionIdOf, StoreNamespace, userIdOf } from '../../src/store/store-namespace.js';
+import { sessionIdOf, StoreNamespace, userIdOf } from '../../src/namespaces/store-namespace.js';
 import { createSession } from '../../src/session/index.js';
 import { defineTool } from '../../src/session/define-tool.js';
 import { memoryBlobStore } from '../../src/snapshots/blob-store.js';

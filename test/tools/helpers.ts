@@ -1,7 +1,8 @@
 import { afterEach } from 'vitest';
 import type { Session, ToolContext, ToolResult } from '../../src/session/types.js';
 import type { SnapshotableWorkspace } from '../../src/workspace/types.js';
-import { workspaceTools, type WorkspaceTool, type WorkspaceToolName } from '../../src/tools/index.js';
+import { type WorkspaceTool, type WorkspaceToolName } from '../../src/tools/index.js';
+import { workspaceTools } from '../../src/shell/index.js';
 import type { WorkspaceToolsOptions } from '../../src/tools/index.js';
 import { createWorkspace } from '../../src/workspace/create-workspace.js';
 import { hostDriver } from '../../src/backends/host/index.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { workspaceTools } from '../../src/tools/index.js';
+import { workspaceTools } from '../../src/shell/index.js';
 import { codeOf, PNG, TOOL_BACKENDS, toolCaller, WAV, workspacesOf } from './helpers.js';
 
 for (const backend of TOOL_BACKENDS) {

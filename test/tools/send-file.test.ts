@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { createSession } from '../../src/session/index.js';
 import { defineTool } from '../../src/session/define-tool.js';
-import { workspaceTools, type WorkspaceToolName } from '../../src/tools/index.js';
+import { type WorkspaceToolName } from '../../src/tools/index.js';
+import { workspaceTools } from '../../src/shell/index.js';
 import { InvalidArgumentError } from '../../src/workspace/errors.js';
 import { z } from 'zod';
 import { PNG } from './helpers.js';

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createSession } from '../../src/session/index.js';
-import { workspaceTools, type WorkspaceToolName } from '../../src/tools/index.js';
+import { type WorkspaceToolName } from '../../src/tools/index.js';
+import { workspaceTools } from '../../src/shell/index.js';
 import { SESSION_KINDS } from '../support/backends.js';
 
 describe('the tool suite through session.runTool', () => {

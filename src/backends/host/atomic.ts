@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
-import { SYNC_IO_BYTES } from './read-range.js';
+import { SYNC_IO_BYTES } from '../../host-files/read-range.js';
 import { ownerGone, ownerToken } from './owned-temp.js';
+import { TEMP_NAME, TEMP_PREFIX } from '../../host-files/names.js';
 
 /**
  * Atomic writes: content goes to a temp file in the target's own directory and is renamed over the
@@ -9,15 +10,9 @@ import { ownerGone, ownerToken } from './owned-temp.js';
  * the temp file to the target (`link(2)` fails with EEXIST atomically, the O_EXCL of renames), so it is
  * both exclusive and atomic.
  *
- * Temp names have a fixed shape that list, glob, grep, snapshots and restore never show or capture:
- * `.sessionfs-tmp-<pid>.<start>.<host>-<16 hex>`, the writer's owner token (see owned-temp.ts) and a random
- * part. The owner token lets a later workspace remove the temp files of a writer killed mid-write
- * (`sweepStaleTempFiles`) and never a live writer's. Names of the older shape `.sessionfs-tmp-<16 hex>`
- * (no owner) stay hidden and are never removed. A host file that happens to have either shape is hidden too
- * (documented).
+ * Temp names have a fixed shape (see host-files/names.ts) that list, glob, grep, snapshots and restore
+ * never show or capture.
  */
-const TEMP_PREFIX = '.sessionfs-tmp-';
-const TEMP_NAME = /^\.sessionfs-tmp-(?:(\d{1,10})\.(\d{1,20})\.([0-9a-f]{6})-)?[0-9a-f]{16}$/;
 
 /**
  * Removes a temp file we created. Never `fs.rm`: even without `recursive`, Node's rm checks the path once to
@@ -34,10 +29,6 @@ function unlinkQuietlySync(path: string): void {
   } catch {
     // gone already, or replaced by something that is not ours
   }
-}
-
-export function isTempName(name: string): boolean {
-  return name.startsWith(TEMP_PREFIX) && TEMP_NAME.test(name);
 }
 
 /** Whether `name` is a temp file name whose writer (on this host) no longer runs; false for owner-less names. */

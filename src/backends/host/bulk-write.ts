@@ -3,7 +3,7 @@ import type { DriverBulkEntry } from '../../workspace/driver.js';
 import { NotADirectoryError, PathEscapeError } from '../../workspace/errors.js';
 import { baseName, parentPath, splitPath, type NormalizedPath } from '../../workspace/paths.js';
 import type { ChangeTracker } from './changes.js';
-import { hostError, pinChild, pinDirectory, type PinnedDir, type Sandbox } from './sandbox.js';
+import { hostError, pinChild, pinDirectory, type PinnedDir, type Sandbox } from '../../host-files/sandbox.js';
 
 const CREATE_FLAGS = fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW;
 const NEW_FILE_MODE = 0o644;

@@ -1,11 +1,9 @@
 import * as fs from 'node:fs';
 import type { NormalizedPath } from '../../workspace/paths.js';
 import { replaceFile, replaceSymlink } from './atomic.js';
-import { isVisibleName } from './names.js';
-import { pinChild, type PinnedDir } from './sandbox.js';
-
-/** O_NOFOLLOW: a file swapped for a link is not read through; O_NONBLOCK: a FIFO swapped in cannot block the open. */
-export const READ_FLAGS = fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK;
+import { isVisibleName } from '../../host-files/names.js';
+import { READ_FLAGS } from '../../host-files/read-range.js';
+import { pinChild, type PinnedDir } from '../../host-files/sandbox.js';
 
 /** Copies a file (bytes and permission bits) or a link (as a link); other kinds are not copied. */
 export async function copyLeaf(sourceAbs: string, st: fs.Stats, targetDirAbs: string, targetAbs: string): Promise<void> {

@@ -20,18 +20,17 @@ import {
 } from '../../workspace/errors.js';
 import { baseName, displayPath, joinPath, parentPath, type NormalizedPath } from '../../workspace/paths.js';
 import type { WriteMode } from '../../workspace/types.js';
-import { isTempName, placeFile } from './atomic.js';
+import { placeFile } from './atomic.js';
+import { isTempName } from '../../host-files/names.js';
 import { writeEntries } from './bulk-write.js';
 import { hostFileVersion, type ChangeTracker } from './changes.js';
 import type { ChangeDetection } from './git-snapshotter.js';
 import { copyDirectory, copyLeaf } from './copy.js';
-import { listPinned } from './list.js';
-import { removeAt } from './remove-at.js';
-import { hostError, pinChild, pinDirectory, type PinnedDir, type Resolved, type Sandbox } from './sandbox.js';
-import { pinSearchDirectory, walkTree } from './walk.js';
-
-export { listPinned } from './list.js';
-import { statFromHost } from './stat.js';
+import { listPinned } from '../../host-files/list.js';
+import { removeAt } from '../../host-files/remove-at.js';
+import { hostError, pinChild, pinDirectory, type PinnedDir, type Resolved, type Sandbox } from '../../host-files/sandbox.js';
+import { pinSearchDirectory, walkTree } from '../../host-files/walk.js';
+import { statFromHost } from '../../host-files/stat.js';
 import { fileHandle, HostStagedFile, openVerified, readVerified } from './streams.js';
 
 const NEW_FILE_MODE = 0o644;

@@ -6,9 +6,9 @@ import { HostDriver, type HostResources } from './driver.js';
 import { borrowGitDirs, copyRoot, removeOwnedGitDir, returnGitDirs, shareSnapshots } from './fork.js';
 import { GitStore } from './git/store.js';
 import { HostGitSnapshotter, type ChangeDetection } from './git-snapshotter.js';
-import { excludeMatcher } from './names.js';
+import { excludeMatcher } from '../../host-files/names.js';
 import { createOwnedTemp, removeOwnedTemp } from './owned-temp.js';
-import { Sandbox } from './sandbox.js';
+import { Sandbox } from '../../host-files/sandbox.js';
 import { sweepStaleTempFiles } from './temp-files-sweep.js';
 
 export type { ChangeDetection } from './git-snapshotter.js';

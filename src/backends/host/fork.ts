@@ -2,12 +2,12 @@ import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { joinPath, type NormalizedPath } from '../../workspace/paths.js';
 import { TimeSlices } from '../../workspace/time-slices.js';
-import { READ_FLAGS } from './copy.js';
-import { isVisibleName } from './names.js';
+import { READ_FLAGS } from '../../host-files/read-range.js';
+import { isVisibleName } from '../../host-files/names.js';
 import { removeOwnedTemp } from './owned-temp.js';
-import { pinChild, pinDirectory, PIN_DIRECTORIES, Sandbox, type PinnedDir } from './sandbox.js';
+import { pinChild, pinDirectory, PIN_DIRECTORIES, Sandbox, type PinnedDir } from '../../host-files/sandbox.js';
 import { markBorrowed } from './git/prune.js';
-import { direntKind } from './walk.js';
+import { direntKind } from '../../host-files/walk.js';
 
 /**
  * What a host fork is made of: a copy of the root (reflinked where the filesystem can share extents), and

@@ -5,13 +5,13 @@ import { GitStore } from './git/store.js';
 import { pruneUnreachable, type PruneResult } from './git/prune.js';
 import { diffTrees } from './git/tree-diff.js';
 import type { Snapshotter, SnapshotTree } from '../../workspace/driver.js';
-import { gitSnapshotTree } from '../../export/backend-trees.js';
+import { gitSnapshotTree } from './git/snapshot-tree.js';
 import { SnapshotError, SnapshotRestoreError } from '../../workspace/errors.js';
 import { LongCall, type LongCallOptions } from '../../workspace/progress.js';
 import type { DiffEntry, RestoreResult, RestoreRetry, SnapshotOptions, WorkspaceSnapshot } from '../../workspace/types.js';
 import type { ChangeTracker } from './changes.js';
 import { TreeApplier } from './restore.js';
-import { Sandbox } from './sandbox.js';
+import { Sandbox } from '../../host-files/sandbox.js';
 import { sweepStaleTempFilesIn } from './temp-files-sweep.js';
 import { SnapshotState } from './state.js';
 

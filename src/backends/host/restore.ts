@@ -2,9 +2,9 @@ import * as fs from 'node:fs';
 import { EMPTY_DIR_MARKER, unescapeName } from './git/names.js';
 import type { GitStore, TreeEntry } from './git/store.js';
 import type { SkippedPath } from '../../workspace/types.js';
-import { isTempName, replaceFileSync, replaceSymlinkSync } from './atomic.js';
-import { isVisibleName } from './names.js';
-import { pinChild, pinDirectory, Sandbox, type PinnedDir } from './sandbox.js';
+import { replaceFileSync, replaceSymlinkSync } from './atomic.js';
+import { isTempName, isVisibleName } from '../../host-files/names.js';
+import { pinChild, pinDirectory, Sandbox, type PinnedDir } from '../../host-files/sandbox.js';
 import { newDir, statKey, type DirNode, type SnapshotState } from './state.js';
 
 /**

@@ -1,10 +1,9 @@
 import * as fs from 'node:fs';
 import { escapeName, EMPTY_DIR_MARKER } from './git/names.js';
 import { GitStore, type TreeEntry, type TreeMode } from './git/store.js';
-import { isTempName } from './atomic.js';
-import { isVisibleName } from './names.js';
+import { isTempName, isVisibleName } from '../../host-files/names.js';
 import { TimeSlices } from '../../workspace/time-slices.js';
-import { pinChild, pinDirectory, Sandbox, type PinnedDir } from './sandbox.js';
+import { pinChild, pinDirectory, Sandbox, type PinnedDir } from '../../host-files/sandbox.js';
 
 /**
  * The host backend's stat cache: an in-memory mirror of the tree the last snapshot (or restore) recorded,

@@ -4,9 +4,9 @@ import { FileNotFoundError, InvalidArgumentError, IsADirectoryError } from '../.
 import { displayPath, type NormalizedPath } from '../../workspace/paths.js';
 import type { WriteMode } from '../../workspace/types.js';
 import { tempPathIn } from './atomic.js';
-import { READ_FLAGS } from './copy.js';
-import { readRange, readRangeAt } from './read-range.js';
-import { hostError, type PinnedDir, type Resolved, type Sandbox } from './sandbox.js';
+import { READ_FLAGS } from '../../host-files/read-range.js';
+import { readRange, readRangeAt } from '../../host-files/read-range.js';
+import { hostError, type PinnedDir, type Resolved, type Sandbox } from '../../host-files/sandbox.js';
 
 const TEMP_FLAGS = fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW;
 const COPY_CHUNK_BYTES = 1024 * 1024;

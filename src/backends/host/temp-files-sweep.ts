@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
-import { isStaleTempName, isTempName } from './atomic.js';
-import { isVisibleName } from './names.js';
-import { pinChildAsync, pinDirectoryAsync, type PinnedDir, type Sandbox } from './sandbox.js';
+import { isStaleTempName } from './atomic.js';
+import { isTempName, isVisibleName } from '../../host-files/names.js';
+import { pinChildAsync, pinDirectoryAsync, type PinnedDir, type Sandbox } from '../../host-files/sandbox.js';
 
 /**
  * Removes, anywhere under a host root, the temp files of atomic writes whose writer was killed mid-write

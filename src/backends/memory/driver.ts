@@ -9,7 +9,7 @@ import type {
   SnapshotTree,
 } from '../../workspace/driver.js';
 import { copyBytes } from '../../workspace/bytes.js';
-import { memorySnapshotTree } from '../../export/backend-trees.js';
+import { memorySnapshotTree } from './snapshot-tree.js';
 import { FileExistsError, FileNotFoundError, IsADirectoryError, NotADirectoryError } from '../../workspace/errors.js';
 import { guessMimeType } from '../../workspace/mime.js';
 import { displayPath, joinPath, splitPath, type NormalizedPath } from '../../workspace/paths.js';

@@ -1,6 +1,6 @@
 import { FileNotFoundError, NotADirectoryError } from '../../workspace/errors.js';
 import { displayPath, joinPath, type NormalizedPath } from '../../workspace/paths.js';
-import { PersistentMap } from './persistent-map.js';
+import { PersistentMap } from '../../snapshots/persistent-map.js';
 
 /**
  * The memory backend's persistent tree. Nodes are never mutated: a change returns a new root that shares

@@ -3,9 +3,9 @@ import { FileExistsError, FileNotFoundError, InvalidArgumentError, IsADirectoryE
 import { guessMimeType } from '../../workspace/mime.js';
 import { displayPath, joinPath, splitPath, type NormalizedPath } from '../../workspace/paths.js';
 import type { WriteMode } from '../../workspace/types.js';
-import { PersistentMap } from '../memory/persistent-map.js';
-import { hostError, type PinnedDir, type Resolved } from '../host/sandbox.js';
-import { statFromHost } from '../host/stat.js';
+import { PersistentMap } from '../../snapshots/persistent-map.js';
+import { hostError, type PinnedDir, type Resolved } from '../../host-files/sandbox.js';
+import { statFromHost } from '../../host-files/stat.js';
 import type { LowerLayer } from './lower.js';
 import { OverlaySnapshotter } from './snapshots.js';
 import { setUpper, upperDirectory, WHITEOUT, type UpperDirectory, type UpperFile, type UpperNode } from './upper.js';

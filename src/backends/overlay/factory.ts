@@ -1,9 +1,9 @@
 import * as fs from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
-import { AllowedRoots } from '../../sources/allow-list.js';
+import { AllowedRoots } from '../../host-files/allow-list.js';
 import { InvalidArgumentError, PathEscapeError } from '../../workspace/errors.js';
 import { VERSION_CONTROL_GLOBS } from '../../workspace/version-control.js';
-import { Sandbox } from '../host/sandbox.js';
+import { Sandbox } from '../../host-files/sandbox.js';
 import { OverlayDriver } from './driver.js';
 import { LowerLayer } from './lower.js';
 

@@ -2,12 +2,11 @@ import * as fs from 'node:fs';
 import type { DriverEntryKind, DriverListEntry, DriverWalkEntry } from '../../workspace/driver.js';
 import { ConflictError, FileNotFoundError, InvalidArgumentError, IsADirectoryError } from '../../workspace/errors.js';
 import { baseName, displayPath, parentPath, splitPath, type NormalizedPath } from '../../workspace/paths.js';
-import { READ_FLAGS } from '../host/copy.js';
-import { listPinned } from '../host/driver.js';
-import { excludeMatcher, isVisibleName } from '../host/names.js';
-import { hostError, PIN_DIRECTORIES, pinDirectory, type PinnedDir, type Sandbox } from '../host/sandbox.js';
-import { pinSearchDirectory, walkTree } from '../host/walk.js';
-import { readRangeAt } from '../host/read-range.js';
+import { listPinned } from '../../host-files/list.js';
+import { excludeMatcher, isVisibleName } from '../../host-files/names.js';
+import { hostError, PIN_DIRECTORIES, pinDirectory, type PinnedDir, type Sandbox } from '../../host-files/sandbox.js';
+import { pinSearchDirectory, walkTree } from '../../host-files/walk.js';
+import { READ_FLAGS, readRangeAt } from '../../host-files/read-range.js';
 
 /** Which lower paths the overlay shows: picomatch globs (`dot: true`) on root-relative paths. */
 export interface LowerFilter {

@@ -4,7 +4,6 @@ import { HeldSnapshots } from '../../snapshots/held.js';
 import { joinPath, type NormalizedPath } from '../../workspace/paths.js';
 import type { DiffEntry, RestoreResult, SnapshotOptions, WorkspaceSnapshot } from '../../workspace/types.js';
 import { changedPaths, snapshotTree, type TreeChild, type TreeReader } from '../../snapshots/snapshot-tree.js';
-import type { OverlayDriver } from './driver.js';
 import type { LowerLayer } from './lower.js';
 import type { UpperDirectory } from './upper.js';
 import { MergedEntry, mergedChild, mergedChildren } from './view.js';
@@ -15,12 +14,18 @@ import { MergedEntry, mergedChild, mergedChildren } from './view.js';
  * showing through). Restore swaps the root back; diff walks only what differs between two upper roots.
  * Refs name the instance, so a record taken elsewhere can never restore here.
  */
+/** What the snapshotter reads and swaps: the overlay driver's layers. */
+export interface OverlayLayers {
+  readonly lower: LowerLayer;
+  upper: UpperDirectory;
+}
+
 export class OverlaySnapshotter implements Snapshotter {
-  readonly #driver: OverlayDriver;
+  readonly #driver: OverlayLayers;
   readonly #held = new HeldSnapshots<UpperDirectory>('overlay');
   readonly #reader: TreeReader<Directory>;
 
-  constructor(driver: OverlayDriver) {
+  constructor(driver: OverlayLayers) {
     this.#driver = driver;
     this.#reader = overlayReader(driver.lower);
   }

@@ -1,4 +1,4 @@
-import { PersistentMap } from '../memory/persistent-map.js';
+import { PersistentMap } from '../../snapshots/persistent-map.js';
 
 /**
  * The overlay's upper layer: what the session wrote, as a persistent tree (the memory backend's hash-trie

@@ -1,7 +1,7 @@
 import type * as fs from 'node:fs';
 import type { DriverEntryKind, DriverWalkEntry } from '../../workspace/driver.js';
 import { joinPath, parentPath, splitPath, type NormalizedPath } from '../../workspace/paths.js';
-import type { LinkStat, Resolved } from '../host/sandbox.js';
+import type { LinkStat, Resolved } from '../../host-files/sandbox.js';
 import type { LowerLayer } from './lower.js';
 import { placeOf, type UpperDirectory, type UpperFile, type UpperLink, type UpperNode } from './upper.js';
 

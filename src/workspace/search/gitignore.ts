@@ -1,7 +1,7 @@
 import ignore, { type Ignore } from 'ignore';
 import { decodeText } from '../../text/encoding.js';
 import { FileNotFoundError, IsADirectoryError, NotADirectoryError, PathEscapeError, PolicyError } from '../errors.js';
-import type { SearchEntry, SearchSource } from '../glob-grep.js';
+import type { SearchEntry, SearchSource } from './source.js';
 import { baseName, joinPath, parentPath, relativeTo, type NormalizedPath } from '../paths.js';
 import type { SearchDeadline } from './deadline.js';
 

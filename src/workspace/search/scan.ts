@@ -2,7 +2,7 @@ import { isUtf8 } from 'node:buffer';
 import { decodeText } from '../../text/encoding.js';
 import type { SearchDirectoryPin } from '../driver.js';
 import { FileNotFoundError, IsADirectoryError, PathEscapeError } from '../errors.js';
-import type { SearchEntry, SearchSource } from '../glob-grep.js';
+import type { SearchEntry, SearchSource } from './source.js';
 import { baseName, displayPath, parentPath, type NormalizedPath } from '../paths.js';
 import type { SearchDeadline } from './deadline.js';
 import { matchPool } from './match-pool.js';

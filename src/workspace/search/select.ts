@@ -1,4 +1,4 @@
-import type { SearchEntry, SearchSource } from '../glob-grep.js';
+import type { SearchEntry, SearchSource } from './source.js';
 import { baseName, compareStrings, displayPath, joinPath, normalizePath, relativeTo, type NormalizedPath } from '../paths.js';
 import type { SearchDeadline } from './deadline.js';
 import { matchPool } from './match-pool.js';

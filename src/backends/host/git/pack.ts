@@ -3,13 +3,15 @@ import * as fs from 'node:fs';
 import { join } from 'node:path';
 import * as zlib from 'node:zlib';
 import { deflateSync, inflateSync } from 'node:zlib';
-import type { GitObjectType } from './store.js';
 
 // Packfiles: a snapshot's new objects written as one version-2 pack (with its index), and the reader for
 // packs of our own (no deltas). Git's own packs (after `git gc`) are read through isomorphic-git.
 
 /** Bytes a batch holds before it is flushed as one packfile (keeps every offset far below 2 GiB). */
 export const PACK_FLUSH_BYTES = 256 * 1024 * 1024;
+
+export type GitObjectType = 'blob' | 'tree' | 'commit';
+
 const PACK_TYPES: Record<GitObjectType, number> = { commit: 1, tree: 2, blob: 3 };
 
 /** Objects waiting to be written as one version-2 packfile with its version-2 index. */

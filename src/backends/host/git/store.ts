@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { deflateSync, inflateSync } from 'node:zlib';
 import { lazyRequire } from '../../../workspace/lazy-require.js';
-import { PACK_FLUSH_BYTES, PackBatch, PackIndex } from './pack.js';
+import { PACK_FLUSH_BYTES, PackBatch, PackIndex, type GitObjectType } from './pack.js';
 
 /** Only objects read back through git's own format (packs written elsewhere) need it. */
 const git = lazyRequire<typeof import('isomorphic-git')>('isomorphic-git');
@@ -23,7 +23,7 @@ const git = lazyRequire<typeof import('isomorphic-git')>('isomorphic-git');
  * unreferenced objects and stray temp files, never a ref to something missing or a truncated object.
  */
 
-export type GitObjectType = 'blob' | 'tree' | 'commit';
+export type { GitObjectType } from './pack.js';
 
 /** Tree entry modes as git writes them. */
 export type TreeMode = '100644' | '100755' | '120000' | '40000';

@@ -1,5 +1,5 @@
 import * as fs from 'node:fs';
-import type { DriverListEntry } from '../../workspace/driver.js';
+import type { DriverListEntry } from '../workspace/driver.js';
 import { isVisibleName } from './names.js';
 import type { PinnedDir } from './sandbox.js';
 

@@ -2,7 +2,7 @@ import { InvalidArgumentError } from '../workspace/errors.js';
 import type { WorkspaceLimits } from '../workspace/limits.js';
 import { createSession } from '../session/create-session.js';
 import type { RemoteSession } from '../session/types.js';
-import type { SessionStore } from './session-store.js';
+import type { SessionStore } from '../store/session-store.js';
 
 export interface StoreNamespaceOptions {
   /** Where every user's workspace lives: heads and leases in the store's database, contents in its blobs. */

@@ -1,9 +1,9 @@
 import * as fs from 'node:fs';
-import { fromDriverError } from '../../workspace/driver-errors.js';
+import { fromDriverError } from '../workspace/driver-errors.js';
 import { isAbsolute } from 'node:path';
 import { promisify } from 'node:util';
-import { NotADirectoryError, PathEscapeError, WorkspaceError } from '../../workspace/errors.js';
-import { displayPath, type NormalizedPath } from '../../workspace/paths.js';
+import { NotADirectoryError, PathEscapeError, WorkspaceError } from '../workspace/errors.js';
+import { displayPath, type NormalizedPath } from '../workspace/paths.js';
 
 /**
  * The host sandbox: every workspace path is resolved component by component against the real root, with

@@ -1,11 +1,11 @@
-import { StoreNamespace, type StoreNamespaceOptions } from '../store/store-namespace.js';
+import { StoreNamespace, type StoreNamespaceOptions } from './store-namespace.js';
 import { InvalidArgumentError } from '../workspace/errors.js';
-import { DirectoryNamespace, type DirectoryNamespaceOptions } from './namespace.js';
+import { DirectoryNamespace, type DirectoryNamespaceOptions } from './directory-namespace.js';
 
-export type { DirectoryNamespaceOptions } from './namespace.js';
-export type { StoreNamespaceOptions } from '../store/store-namespace.js';
-export type { DirectoryNamespace } from './namespace.js';
-export type { StoreNamespace } from '../store/store-namespace.js';
+export type { DirectoryNamespaceOptions } from './directory-namespace.js';
+export type { StoreNamespaceOptions } from './store-namespace.js';
+export type { DirectoryNamespace } from './directory-namespace.js';
+export type { StoreNamespace } from './store-namespace.js';
 
 /** Per-user workspaces: under a host directory (`{ dir }`) or in a session store (`{ store }`). */
 export type WorkspaceNamespace = DirectoryNamespace | StoreNamespace;

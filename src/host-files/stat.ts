@@ -1,7 +1,7 @@
 import type * as fs from 'node:fs';
-import type { DriverStat } from '../../workspace/driver.js';
-import { guessMimeType } from '../../workspace/mime.js';
-import type { NormalizedPath } from '../../workspace/paths.js';
+import type { DriverStat } from '../workspace/driver.js';
+import { guessMimeType } from '../workspace/mime.js';
+import type { NormalizedPath } from '../workspace/paths.js';
 
 /** A driver stat from a host `fs.Stats` (the host backend's and the overlay's lower layer's). */
 export function statFromHost(path: NormalizedPath, st: fs.Stats, isFile: boolean, isSymlink: boolean, version: number): DriverStat {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { PersistentMap } from '../../src/backends/memory/persistent-map.js';
+import { PersistentMap } from '../../src/snapshots/persistent-map.js';
 
 describe('PersistentMap', () => {
   it('stores, replaces and deletes keys without touching earlier versions', () => {

@@ -1,9 +1,9 @@
 import * as fs from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import type { BatchedWalk, DriverWalkEntry } from '../../workspace/driver.js';
-import { FileNotFoundError, NotADirectoryError } from '../../workspace/errors.js';
-import type { NormalizedPath } from '../../workspace/paths.js';
+import type { BatchedWalk, DriverWalkEntry } from '../workspace/driver.js';
+import { FileNotFoundError, NotADirectoryError } from '../workspace/errors.js';
+import type { NormalizedPath } from '../workspace/paths.js';
 import { isVisibleName } from './names.js';
 import { PIN_DIRECTORIES, pinChild, pinDirectory, type PinnedDir, type Sandbox } from './sandbox.js';
 

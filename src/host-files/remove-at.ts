@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
-import { FileNotFoundError, NotADirectoryError, PathEscapeError } from '../../workspace/errors.js';
-import type { NormalizedPath } from '../../workspace/paths.js';
+import { FileNotFoundError, NotADirectoryError, PathEscapeError } from '../workspace/errors.js';
+import type { NormalizedPath } from '../workspace/paths.js';
 import { pinChild, type PinnedDir } from './sandbox.js';
 
 /**

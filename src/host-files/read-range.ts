@@ -1,6 +1,9 @@
 import * as fs from 'node:fs';
 import { promisify } from 'node:util';
 
+/** O_NOFOLLOW: a file swapped for a link is not read through; O_NONBLOCK: a FIFO swapped in cannot block the open. */
+export const READ_FLAGS = fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK;
+
 type Range = { offset: number; length?: number };
 type RangeRead = { content: Uint8Array; sizeBytes: number };
 
