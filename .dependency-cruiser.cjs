@@ -53,6 +53,13 @@ module.exports = {
       from: { path: '^src/backends/([^/]+)/' },
       to: { path: '^src/backends/([^/]+)/', pathNot: '^src/backends/$1/' },
     },
+    {
+      name: 'no-entry-point-imports',
+      comment: 'src/index.ts and src/entries/ (the subpaths) only re-export; nothing inside imports them',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/(index\\.ts|entries/)' },
+      to: { path: '^src/(index\\.ts|entries/)' },
+    },
     ...upward,
   ],
   options: {

@@ -14,7 +14,8 @@ import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { createWorkspace, hostDriver, jsonlAuditSink, memoryAuditSink, memoryDriver } from '../dist/src/index.js';
+import { createWorkspace, hostDriver, memoryDriver } from '../dist/src/index.js';
+import { jsonlAuditSink, memoryAuditSink } from '../dist/src/entries/governance.js';
 import { median, round } from './_timing.mjs';
 
 const OPS = Number(process.argv[2] ?? 10_000);

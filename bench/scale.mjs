@@ -12,7 +12,8 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import pg from 'pg';
-import { postgresSessionStore, workspaceTools, createSession } from '../dist/src/index.js';
+import { workspaceTools, createSession } from '../dist/src/index.js';
+import { postgresSessionStore } from '../dist/src/entries/store.js';
 import { s3BlobStore } from '../dist/src/store/s3.js';
 import { postgresUnavailable, startPostgres, startS3 } from './_servers.mjs';
 

@@ -15,7 +15,8 @@ import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { createSession, shellTool } from '../dist/src/index.js';
+import { createSession } from '../dist/src/index.js';
+import { shellTool } from '../dist/src/entries/shell.js';
 import { copyCorpus } from './_corpus.mjs';
 import { median, round, time } from './_timing.mjs';
 

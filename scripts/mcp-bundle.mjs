@@ -24,7 +24,8 @@ const quiet = ['--no-audit', '--no-fund', '--loglevel=error'];
 
 /** The tools the server lists, for the manifest (clients show them before install). */
 async function toolList() {
-  const { createMcpServer, createSession } = await import(pathToFileURL(join(root, 'dist/src/index.js')).href);
+  const { createSession } = await import(pathToFileURL(join(root, 'dist/src/index.js')).href);
+  const { createMcpServer } = await import(pathToFileURL(join(root, 'dist/src/entries/mcp.js')).href);
   const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
   const { InMemoryTransport } = await import('@modelcontextprotocol/sdk/inMemory.js');
   const session = await createSession({ backend: 'memory' });

@@ -1,35 +1,20 @@
+// The common case: make a workspace or a session, give a model its tools, catch typed errors. Everything else
+// lives at a subpath (sessionfs/host, /store, /s3, /mcp, /governance, /export, /shell, /tools, /snapshots,
+// /sources, /compose, /workspace, /testing, and one per adapter); test/ecosystem/package.test.ts lists the
+// values here, so growing this list is a decision.
 import './zod-version.js';
 export * from './workspace/errors.js';
-export { DEFAULT_LIMITS, type WorkspaceLimits } from './workspace/limits.js';
-export { normalizePath } from './workspace/paths.js';
 export type * from './workspace/types.js';
-export type { LongCallOptions, Progress, ProgressListener } from './workspace/progress.js';
-export { createWorkspace, type CreateWorkspaceOptions, type ManagedWorkspace } from './workspace/create-workspace.js';
-export * from './governance/index.js';
 export type * from './workspace/driver.js';
-export { memoryBlobStore } from './snapshots/blob-store.js';
-export { BlobSnapshotter } from './snapshots/blob-snapshotter.js';
-export { WorkspaceSnapshotSchema } from './snapshots/record.js';
+export type { LongCallOptions, Progress, ProgressListener } from './workspace/progress.js';
+export type { WorkspaceLimits } from './workspace/limits.js';
+export { createWorkspace, type CreateWorkspaceOptions, type ManagedWorkspace } from './workspace/create-workspace.js';
+export type { AuditEvent, AuditSink, PolicyOperation, WatchEvent, WatchOptions, WorkspacePolicy } from './governance/index.js';
 export { memoryDriver, type MemoryDriver } from './backends/memory/index.js';
-export {
-  hostDriver,
-  hostExec,
-  sweepStaleTemp,
-  type HostDriver,
-  type HostDriverOptions,
-  type ChangeDetection,
-  type SweepResult,
-} from './backends/host/index.js';
+export { hostDriver, type ChangeDetection, type HostDriver, type HostDriverOptions } from './backends/host/index.js';
 export { overlayDriver, type OverlayDriver, type OverlayDriverOptions } from './backends/overlay/index.js';
-export * from './tools/index.js';
-export {
-  hydrate,
-  HostMountSchema,
-  type HostMount,
-  type HydrateOptions,
-  type HydrateProgress,
-  type HydrateResult,
-} from './sources/index.js';
+export { composeDriver, type ComposeDriver, type ComposeDriverOptions, type MountAccess, type MountSpec } from './compose/index.js';
+export { hydrate, type HostMount, type HydrateOptions, type HydrateProgress, type HydrateResult } from './sources/index.js';
 export {
   createSession,
   defineTool,
@@ -39,16 +24,14 @@ export {
   type RetentionOptions,
 } from './session/index.js';
 export type * from './session/types.js';
-export { createMcpServer, type McpServerOptions } from './cli/mcp-server.js';
-export * from './shell/index.js';
+export { workspaceTools } from './shell/index.js';
 export {
-  composeDriver,
-  MOUNT_ACCESS_LEVELS,
-  type ComposeDriver,
-  type ComposeDriverOptions,
-  type MountAccess,
-  type MountSpec,
-} from './compose/index.js';
+  workspacePrompt,
+  type WorkspacePromptOptions,
+  type WorkspaceTool,
+  type WorkspaceToolName,
+  type WorkspaceToolsOptions,
+} from './tools/index.js';
 export {
   WorkspaceNamespace,
   type DirectoryNamespace,
@@ -58,5 +41,5 @@ export {
   type WorkspaceNamespaceConstructor,
   type WorkspaceNamespaceOptions,
 } from './namespaces/workspace-namespace.js';
-export * from './export/index.js';
-export * from './store/index.js';
+export type { ExportOptions, ExportResult, WriteBackOptions } from './export/index.js';
+export type { SessionStore } from './store/index.js';

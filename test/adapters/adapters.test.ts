@@ -9,7 +9,8 @@ import { anthropicTools } from '../../src/adapters/anthropic.js';
 import { langchainTools } from '../../src/adapters/langchain.js';
 import { openaiTools } from '../../src/adapters/openai.js';
 import { ToolCallFailedError } from '../../src/adapters/shared.js';
-import { createSession, WORKSPACE_TOOL_NAMES } from '../../src/index.js';
+import { createSession } from '../../src/index.js';
+import { WORKSPACE_TOOL_NAMES } from '../../src/entries/tools.js';
 
 /** A fetch that answers every request with `body` (no network), recording what the SDK sent. */
 function fixtureFetch(body: unknown, sent: unknown[]): typeof fetch {

@@ -45,9 +45,42 @@ describe('package surface', () => {
     expect(pkg.dependencies).not.toHaveProperty('zod');
   });
 
-  it('exports createMcpServer from the root', async () => {
+  it('the root holds the common case, listed here so that growing it is a decision', async () => {
     const root = await import('../../src/index.js');
-    expect(typeof root.createMcpServer).toBe('function');
+    expect(Object.keys(root).sort()).toEqual(
+      [
+        ...['createWorkspace', 'memoryDriver', 'hostDriver', 'overlayDriver', 'composeDriver', 'hydrate'],
+        ...['createSession', 'defineTool', 'workspaceTools', 'workspacePrompt', 'WorkspaceNamespace'],
+        ...['WorkspaceError', 'isWorkspaceError', 'WORKSPACE_ERROR_CODES', 'AbortError', 'ConflictError'],
+        ...['DirectoryNotEmptyError', 'FileExistsError', 'FileNotFoundError', 'InvalidArgumentError', 'InvalidContentError'],
+        ...['InvalidPathError', 'IsADirectoryError', 'LimitExceededError', 'NameTooLongError', 'NotADirectoryError'],
+        ...['NotSupportedError', 'PathEscapeError', 'PolicyError', 'QuotaExceededError', 'ReadOnlyError', 'SnapshotError'],
+        ...['SnapshotRestoreError', 'TimeoutError'],
+      ].sort(),
+    );
+    expect(Object.keys(root).length).toBeLessThanOrEqual(35);
+  });
+
+  it('every subpath in exports resolves to a built module with values, and none repeats the root wholesale', async () => {
+    assertBuilt();
+    const root = Object.keys((await import(join(REPO, 'dist/src/index.js'))) as object);
+    for (const [subpath, target] of Object.entries(pkg.exports as Record<string, string | { import: string }>)) {
+      if (subpath === '.' || subpath === './package.json') continue;
+      const file = typeof target === 'string' ? target : target.import;
+      expect(existsSync(join(REPO, file)), `${subpath} -> ${file}`).toBe(true);
+      if (
+        ['./s3', './ai-sdk', './openai', './anthropic', './langchain', './deepagents', './claude-agent-sdk', './openai-agents'].includes(
+          subpath,
+        )
+      )
+        continue; // optional peers: loading them needs the SDK (tested with each adapter)
+      const values = Object.keys((await import(join(REPO, file))) as object);
+      expect(values.length, subpath).toBeGreaterThan(0);
+      expect(
+        values.every((name) => root.includes(name)),
+        `${subpath} only repeats the root`,
+      ).toBe(false);
+    }
   });
 
   it('keeps memfs out of the runtime dependencies (only a benchmark uses it)', () => {
@@ -63,7 +96,7 @@ describe('package surface', () => {
     }
     const out = execFileSync(
       process.execPath,
-      ['-e', "const m = require('sessionfs'); console.log(typeof m.createSession, typeof m.createMcpServer)"],
+      ['-e', "const m = require('sessionfs'); console.log(typeof m.createSession, typeof require('sessionfs/mcp').createMcpServer)"],
       {
         cwd: REPO,
         encoding: 'utf8',

@@ -3,7 +3,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createMcpServer, createSession, defineTool, workspaceTools } from '../../src/index.js';
+import { createSession, defineTool, workspaceTools } from '../../src/index.js';
+import { createMcpServer } from '../../src/entries/mcp.js';
 import { toStrictJsonSchema } from '../../src/session/strict-schema.js';
 
 /**

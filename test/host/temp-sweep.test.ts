@@ -5,13 +5,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { isTempName } from '../../src/backends/host/index.js';
-import { createSession, sweepStaleTemp, createWorkspace, hostDriver } from '../../src/index.js';
+import { createSession, createWorkspace, hostDriver } from '../../src/index.js';
+import { sweepStaleTemp } from '../../src/entries/host.js';
 import { assertBuilt, CLI, REPO } from '../cli/support.js';
 import { hostTag as ownHostTag } from '../../src/backends/host/owned-temp.js';
 
 // Children run the built package (npm test builds first), each with its own TMPDIR, so these tests never
 // see (or sweep) another process's temp directories.
 const INDEX = join(REPO, 'dist/src/index.js');
+const HOST = join(REPO, 'dist/src/entries/host.js');
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 const temps: string[] = [];
@@ -27,9 +29,9 @@ function isolatedTemp(): string {
   return dir;
 }
 
-/** Runs `script` (an ES module body with `sessionfs` imported) in a child whose TMPDIR is `temp`. */
+/** Runs `script` (an ES module body with `sessionfs`: the root and `sessionfs/host`) in a child whose TMPDIR is `temp`. */
 function child(temp: string, script: string): { process: ChildProcess; output: Promise<string>; exited: Promise<void> } {
-  const body = `import * as sessionfs from ${JSON.stringify(INDEX)};\n${script}`;
+  const body = `import * as root from ${JSON.stringify(INDEX)};\nimport * as host from ${JSON.stringify(HOST)};\nconst sessionfs = { ...root, ...host };\n${script}`;
   const started = spawn(process.execPath, ['--input-type=module', '-e', body], {
     env: { ...process.env, TMPDIR: temp },
     stdio: ['ignore', 'pipe', 'inherit'],

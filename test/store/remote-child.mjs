@@ -3,7 +3,8 @@
 //   write-and-pause N      open, write N files, print "ready", wait for SIGCONT-resumed stdin line, publish
 //   publish-big N          open, write N files of 4 KiB, print "publishing", publish, print "done"
 import pg from 'pg';
-import { postgresSessionStore, createSession } from '../../dist/src/index.js';
+import { createSession } from '../../dist/src/index.js';
+import { postgresSessionStore } from '../../dist/src/entries/store.js';
 import { s3BlobStore } from '../../dist/src/store/s3.js';
 import { S3Client } from '@aws-sdk/client-s3';
 import { digestOf } from './digest.mjs';

@@ -1,0 +1,2 @@
+// `sessionfs/sources`: hydration from host folders (its schema, and the default workspace path of one).
+export * from '../sources/index.js';
