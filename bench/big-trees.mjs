@@ -169,7 +169,11 @@ async function hydrateSection() {
 }
 
 function git(gitDir, root, ...args) {
-  execFileSync('git', [`--git-dir=${gitDir}`, `--work-tree=${root}`, ...args], { env: gitEnv, stdio: ['ignore', 'ignore', 'inherit'], cwd: root });
+  execFileSync('git', [`--git-dir=${gitDir}`, `--work-tree=${root}`, ...args], {
+    env: gitEnv,
+    stdio: ['ignore', 'ignore', 'inherit'],
+    cwd: root,
+  });
 }
 const pause = () => new Promise((resolve) => setTimeout(resolve, 120));
 
@@ -204,7 +208,11 @@ async function snapshotSection() {
       await pause();
     }
     await workspace.dispose();
-    const row = { files: count, trackedSnapshotAfter10WritesMs: round(median(snapshots), 2), trackedRestoreOf10Ms: round(median(restores), 2) };
+    const row = {
+      files: count,
+      trackedSnapshotAfter10WritesMs: round(median(snapshots), 2),
+      trackedRestoreOf10Ms: round(median(restores), 2),
+    };
     if (hasGit && count === FILES_BIG) {
       const native = join(base, 'native');
       makeSourceTree(native, count);
@@ -245,9 +253,11 @@ async function mcpSection() {
   for (let r = 0; r < ROUNDS; r += 1) {
     const client = new Client({ name: 'bench', version: '1' });
     // The default configuration of `sessionfs mcp --mount DIR`: the memory backend.
-    const options = { backend: 'memory', mounts: [{ hostPath: root, mountPath: 'tree' }], allow: [scratch] };
+    const options = { backend: process.env.MCP_BACKEND ?? 'memory', mounts: [{ hostPath: root, mountPath: 'tree' }], allow: [scratch] };
     const start = performance.now();
-    await client.connect(new StdioClientTransport({ command: process.execPath, args: [serveScript, JSON.stringify(options)], stderr: 'ignore' }));
+    await client.connect(
+      new StdioClientTransport({ command: process.execPath, args: [serveScript, JSON.stringify(options)], stderr: 'ignore' }),
+    );
     const initializeMs = performance.now() - start;
     const readStart = performance.now();
     const read = await client.callTool({ name: 'read_file', arguments: { path: `tree/${first}/lib0/mod0/file0.js` } });
