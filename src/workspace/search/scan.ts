@@ -14,6 +14,8 @@ export interface ScanRequest {
   maxMatches: number;
   /** A literal every match contains (see `requiredLiteral`). */
   needle: string | undefined;
+  /** Further literals every match contains (see `requiredLiterals`), checked on the needle's lines. */
+  alsoNeeded?: readonly string[];
 }
 
 /** A batch is sent to a worker once it holds this many bytes or files. */
@@ -35,7 +37,8 @@ export async function scanFiles(
   deadline: SearchDeadline,
 ): Promise<LineMatch[]> {
   const needle = request.needle === undefined ? undefined : Buffer.from(request.needle, 'utf8');
-  const job = { pattern: request.pattern, flags: request.flags, maxMatches: request.maxMatches, needle };
+  const alsoNeeded = needle === undefined ? [] : (request.alsoNeeded ?? []).map((literal) => Buffer.from(literal, 'utf8'));
+  const job = { pattern: request.pattern, flags: request.flags, maxMatches: request.maxMatches, needle, alsoNeeded };
   const results: LineMatch[] = [];
   const inFlight: Promise<LineMatch[]>[] = [];
   let batch = new Batch();
