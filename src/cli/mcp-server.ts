@@ -39,6 +39,16 @@ export interface McpServerOptions {
   version?: string;
 }
 
+/**
+ * A session still starting (`sessionfs mcp` hydrating its mounts after answering `initialize`): the server
+ * lists its tools at once and every call waits for `ready`; a call after a failed start fails. `readOnly`
+ * says which tools to list before the session exists.
+ */
+export interface StartingSession {
+  ready: Promise<Session>;
+  readOnly: boolean;
+}
+
 /** What a model sees of a snapshot: never the record itself, which carries the host root. */
 interface SnapshotSummary {
   id: string;
@@ -68,18 +78,26 @@ export async function createMcpServer(session: Session, options: McpServerOption
  * builds the SDK server the handlers go on (the Claude Agent SDK adapter's is inside an `McpServer`).
  */
 export async function buildMcpServer(
-  session: Session,
+  source: Session | StartingSession,
   options: McpServerOptions = {},
   makeServer: (info: Implementation, serverOptions: ServerOptions) => Server = (info, serverOptions) => new Server(info, serverOptions),
 ): Promise<{ server: Server; lane: DirectLane }> {
+  const starting = 'ready' in source ? source : { ready: Promise.resolve(source), readOnly: source.filesystem.readOnly };
+  let started: Session | undefined = 'ready' in source ? undefined : source;
+  starting.ready.then(
+    (session) => (started = session),
+    () => undefined, // a call after a failed start says so (see callTool); the starter reports why
+  );
   // The starting state is snapshotted when first needed: before the first call that may change the
   // workspace (which waits for it), or when a call names it. Taken at start, it held every read behind it
   // (an outside operation goes before the calls asked after it), and on a big host root it waits for the
   // session's baseline. Only tool calls change the workspace, so nothing changed before then.
   // Through the view outside calls (taken here, outside any): a read-only call naming it (diff) may take it.
-  const outside = session.filesystem;
+  // Taken when the session is ready, in this (outside) context, whichever call first waits for it.
+  const outside = starting.ready.then((session) => session.filesystem);
+  outside.catch(() => undefined);
   let initial: Promise<WorkspaceSnapshot> | undefined;
-  const initialSnapshot = (): Promise<WorkspaceSnapshot> => (initial ??= outside.snapshot({ tag: INITIAL }));
+  const initialSnapshot = (): Promise<WorkspaceSnapshot> => (initial ??= outside.then((view) => view.snapshot({ tag: INITIAL })));
   const records = new Map<string, WorkspaceSnapshot>();
 
   const lookup = async (id: string): Promise<WorkspaceSnapshot> => {
@@ -164,11 +182,12 @@ export async function buildMcpServer(
 
   // A read-only session serves the tools that change nothing: listing a write tool (or restore, or the
   // shell) only to refuse every call to it would say the opposite of the workspace.
-  const readOnly = session.filesystem.readOnly;
+  const readOnly = starting.readOnly;
   const offered: Tool[] = [...workspaceTools(options.tools), snapshotTool, restoreTool, diffTool];
   const tools = readOnly ? offered.filter((tool) => tool.annotations?.readOnlyHint === true) : offered;
   const withheld = new Set(offered.filter((tool) => !tools.includes(tool)).map((tool) => tool.name));
-  const redact = (text: string): string => scrubHostPaths(text, { root: session.filesystem.root, hostDirs: options.redact ?? [] });
+  const redact = (text: string): string =>
+    scrubHostPaths(text, { ...(started === undefined ? {} : { root: started.filesystem.root }), hostDirs: options.redact ?? [] });
   // The shell reaches every file of the workspace (and a host shell, the host root): the client's roots cannot
   // narrow it, so it is withdrawn while they do. It is the only tool that comes and goes, hence `listChanged`.
   const unscopable = new Set(tools.filter((tool) => tool.name === 'bash').map((tool) => tool.name));
@@ -233,6 +252,13 @@ export async function buildMcpServer(
             ...found,
             handler: (params, context) => found.handler(params, { ...context, filesystem: scopedWorkspace(context.filesystem, scope) }),
           };
+    let session: Session;
+    try {
+      session = await starting.ready;
+    } catch {
+      const text = 'the session could not start (the server says why on its standard error); no call can run';
+      return { content: [{ type: 'text', text }], isError: true };
+    }
     let result: ToolCallResult;
     try {
       if (tool.annotations?.readOnlyHint !== true) await initialSnapshot();

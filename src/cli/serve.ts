@@ -53,54 +53,26 @@ export async function serveMcp(options: ServeOptions): Promise<boolean> {
   ]);
   const display = { quiet: options.quiet === true, force: options.progress === true };
   const progress = hydrationProgress(process.stderr, display);
-  // A stop while the session starts (a long hydration) aborts it, so that it disposes what it created: the
-  // default SIGTERM/SIGINT ended the process there and left the host backend's temp root and git dir behind.
+  // The server answers `initialize` (and lists its tools) at once, while the session starts: a big mount is
+  // hydrated after that, the first call waiting for it (progress on stderr). A stop while the session starts
+  // aborts it, so that it disposes what it created; a start that fails closes the server and is reported as
+  // before, naming no host path.
   const starting = new AbortController();
-  const stopStarting = () => starting.abort();
-  for (const signal of STOP_SIGNALS) process.once(signal, stopStarting);
-  let opened: ServeSession;
-  try {
-    opened = await openServeSession({
-      backend: options.backend,
-      ...(options.root === undefined ? {} : { root: options.root }),
-      mounts: options.mounts,
-      allow: options.allow,
+  const started = startSession(options, starting.signal, progress, display, hostPaths);
+  let opening = true;
+  void started.then(
+    () => (opening = false),
+    () => (opening = false),
+  );
+  const { server, lane } = await buildMcpServer(
+    {
+      ready: started.then((start) => {
+        if (start === undefined) throw new Error('the server stopped while the session started');
+        return start.opened.session;
+      }),
       readOnly: options.readOnly,
-      ...(options.shell === undefined ? {} : { shell: options.shell }),
-      ...(options.searchTimeoutMs === undefined ? {} : { limits: { searchTimeoutMs: options.searchTimeoutMs } }),
-      signal: starting.signal,
-      onProgress: progress.onProgress,
-    });
-    progress.done();
-  } catch (error) {
-    if (error instanceof UsageError) throw error;
-    if (starting.signal.aborted) return true;
-    const message = error instanceof Error ? error.message : String(error);
-    throw new Error(`could not start the session: ${scrubHostPaths(message, { hostDirs: hostPaths })}`);
-  } finally {
-    for (const signal of STOP_SIGNALS) process.off(signal, stopStarting);
-  }
-  const session = opened.session;
-  hostPaths.push(...opened.hostDirs);
-  if (starting.signal.aborted) {
-    await opened.dispose();
-    return true;
-  }
-  let server: Awaited<ReturnType<typeof buildMcpServer>>['server'];
-  let transport: McpStdioTransport;
-  let finish: () => Promise<boolean>;
-  try {
-    finish = await prepareExitWork(
-      { filesystem: session.filesystem, writeBack: opened.writeBack },
-      {
-        ...(options.patchOut === undefined ? {} : { patchOut: options.patchOut }),
-        writeBack: options.writeBack === true,
-        redact: hostPaths,
-        progress: display,
-      },
-    );
-    let lane: Awaited<ReturnType<typeof buildMcpServer>>['lane'];
-    ({ server, lane } = await buildMcpServer(session, {
+    },
+    {
       tools: {
         ...options.tools,
         readBeforeWrite: options.readBeforeWrite,
@@ -116,26 +88,31 @@ export async function serveMcp(options: ServeOptions): Promise<boolean> {
         ...options.allow.map((hostPath) => ({ hostPath })),
       ],
       ...(options.version === undefined ? {} : { version: options.version }),
-    }));
-    transport = new McpStdioTransport(lane);
-  } catch (error) {
-    // The session exists by now: a server that cannot start must not leave its temp root and git dir behind.
-    await opened.dispose().catch(() => undefined);
-    throw error;
-  }
-  return new Promise<boolean>((done) => {
+    },
+  );
+  const transport = new McpStdioTransport(lane);
+  return new Promise<boolean>((done, fail) => {
     let closing = false;
-    let finished = true;
     const shutdown = () => {
       if (closing) return;
       closing = true;
+      if (opening) starting.abort();
       void server
         .close()
         .catch(() => undefined)
-        .then(async () => (finished = await finish()))
-        .then(() => opened.dispose())
-        .catch(() => undefined)
-        .then(() => done(finished));
+        .then(async () => {
+          let start: Started | undefined;
+          try {
+            start = await started;
+          } catch (error) {
+            fail(error);
+            return;
+          }
+          if (start === undefined) return done(true);
+          const finished = await start.finish().catch(() => false);
+          await start.opened.dispose().catch(() => undefined);
+          done(finished);
+        });
     };
     // The transport closes when stdin ends, and when the client stops reading stdout (EPIPE): either way the
     // session ends here, after the exit work.
@@ -146,8 +123,69 @@ export async function serveMcp(options: ServeOptions): Promise<boolean> {
     process.stdin.once('end', shutdown);
     process.stdin.once('close', shutdown);
     for (const signal of STOP_SIGNALS) process.once(signal, shutdown);
+    started.catch(shutdown);
     void server.connect(transport).catch(shutdown);
   });
+}
+
+/** A session that started, and the work its server does when it stops. */
+interface Started {
+  opened: ServeSession;
+  finish: () => Promise<boolean>;
+}
+
+/**
+ * Opens the server's session (hydrating its mounts) and prepares the exit work; undefined when a stop aborted
+ * it (what it made is disposed). A usage error stays one; any other failure names no host path.
+ */
+async function startSession(
+  options: ServeOptions,
+  signal: AbortSignal,
+  progress: ReturnType<typeof hydrationProgress>,
+  display: { quiet: boolean; force: boolean },
+  hostPaths: string[],
+): Promise<Started | undefined> {
+  let opened: ServeSession;
+  try {
+    opened = await openServeSession({
+      backend: options.backend,
+      ...(options.root === undefined ? {} : { root: options.root }),
+      mounts: options.mounts,
+      allow: options.allow,
+      readOnly: options.readOnly,
+      ...(options.shell === undefined ? {} : { shell: options.shell }),
+      ...(options.searchTimeoutMs === undefined ? {} : { limits: { searchTimeoutMs: options.searchTimeoutMs } }),
+      signal,
+      onProgress: progress.onProgress,
+    });
+    progress.done();
+  } catch (error) {
+    if (error instanceof UsageError) throw error;
+    if (signal.aborted) return undefined;
+    const message = error instanceof Error ? error.message : String(error);
+    throw new Error(`could not start the session: ${scrubHostPaths(message, { hostDirs: hostPaths })}`);
+  }
+  hostPaths.push(...opened.hostDirs);
+  if (signal.aborted) {
+    await opened.dispose();
+    return undefined;
+  }
+  try {
+    const finish = await prepareExitWork(
+      { filesystem: opened.session.filesystem, writeBack: opened.writeBack },
+      {
+        ...(options.patchOut === undefined ? {} : { patchOut: options.patchOut }),
+        writeBack: options.writeBack === true,
+        redact: hostPaths,
+        progress: display,
+      },
+    );
+    return { opened, finish };
+  } catch (error) {
+    // The session exists by now: a server that cannot start must not leave its temp root and git dir behind.
+    await opened.dispose().catch(() => undefined);
+    throw error;
+  }
 }
 
 /** The given host paths, absolute and symlink-resolved, longest first: none may appear in any output. */

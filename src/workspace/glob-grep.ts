@@ -2,7 +2,7 @@ import { InvalidArgumentError } from './errors.js';
 import { normalizePath } from './paths.js';
 import { SearchDeadline } from './search/deadline.js';
 import { withoutIgnored } from './search/gitignore.js';
-import { requiredLiteral } from './search/literal.js';
+import { requiredLiterals } from './search/literal.js';
 import { grepFlags, requirePattern } from './search/patterns.js';
 import { selectFiles } from './search/select.js';
 import { scanFiles } from './search/scan.js';
@@ -43,8 +43,10 @@ export async function grepFiles(
   if (maxMatches === 0) return deadline.run(async () => []);
   return deadline.run(async (bounds) => {
     const files = await unlessIgnored(source, await selectFiles(source, base, glob, false, bounds), options, bounds);
-    const needle = requiredLiteral(checked, options.ignoreCase === true);
-    return scanFiles(source, files, { pattern: checked, flags, maxMatches, needle }, bounds);
+    const [needle, ...others] = requiredLiterals(checked, options.ignoreCase === true) ?? [];
+    // The other runs a matching line holds: a line with the needle but without one of them is not decoded.
+    const alsoNeeded = others.filter((other, index) => !needle?.includes(other) && others.indexOf(other) === index);
+    return scanFiles(source, files, { pattern: checked, flags, maxMatches, needle, alsoNeeded }, bounds);
   });
 }
 

@@ -2,8 +2,9 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { createMcpServer } from '../../src/cli/mcp-server.js';
+import { buildMcpServer, createMcpServer } from '../../src/cli/mcp-server.js';
 import { createSession } from '../../src/session/index.js';
+import type { Session } from '../../src/session/types.js';
 import { assertBuilt, CLI, connectInMemory, REPO } from './support.js';
 
 describe('the MCP server snapshots the starting state while it answers the first calls', () => {
@@ -87,5 +88,52 @@ describe('the sessionfs command is one bundled file', () => {
       );
     });
     expect(loaded).toEqual([pathToFileURL(CLI).href]);
+  });
+});
+
+describe('the MCP server answers before its session has started (sessionfs mcp hydrates after initialize)', () => {
+  it('initializes and lists its tools at once; a call waits for the session', async () => {
+    let start!: (session: Session) => void;
+    const ready = new Promise<Session>((resolve) => (start = resolve));
+    const { server } = await buildMcpServer({ ready, readOnly: false });
+    const client = await connectInMemory(server);
+    try {
+      const names = (await client.listTools()).tools.map((tool) => tool.name);
+      expect(names).toContain('read_file');
+      expect(names).toContain('write_file');
+      let answered = false;
+      const read = client.callTool({ name: 'read_file', arguments: { path: 'big/a.txt' } }).then((result) => {
+        answered = true;
+        return result;
+      });
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(answered).toBe(false);
+      const session = await createSession({ backend: 'memory' });
+      await session.filesystem.write('big/a.txt', 'hydrated\n');
+      start(session);
+      const result = await read;
+      expect(result.isError).toBe(false);
+      expect((result.content as { text: string }[])[0]?.text).toContain('hydrated');
+      await session.dispose();
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('fails every call, naming no cause, when the session could not start', async () => {
+    const ready = Promise.reject(new Error('/secret/host/path is not allowed'));
+    const { server } = await buildMcpServer({ ready, readOnly: true });
+    const client = await connectInMemory(server);
+    try {
+      const names = (await client.listTools()).tools.map((tool) => tool.name);
+      expect(names).not.toContain('write_file');
+      const result = await client.callTool({ name: 'read_file', arguments: { path: 'a.txt' } });
+      expect(result.isError).toBe(true);
+      const text = (result.content as { text: string }[])[0]?.text ?? '';
+      expect(text).toContain('could not start');
+      expect(text).not.toContain('/secret');
+    } finally {
+      await client.close();
+    }
   });
 });

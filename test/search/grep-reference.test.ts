@@ -5,7 +5,7 @@ import fc from 'fast-check';
 import iconv from 'iconv-lite';
 import { afterAll, describe, expect, it } from 'vitest';
 import { decodeText } from '../../src/text/encoding.js';
-import { requiredLiteral } from '../../src/workspace/search/literal.js';
+import { requiredLiteral, requiredLiterals } from '../../src/workspace/search/literal.js';
 import type { GrepMatch, SnapshotableWorkspace } from '../../src/workspace/types.js';
 import { createWorkspace } from '../../src/workspace/create-workspace.js';
 import { hostDriver } from '../../src/backends/host/index.js';
@@ -226,6 +226,25 @@ describe('requiredLiteral: the prefilter’s needle', () => {
     ['a{0,3}bb', false, 'bb'],
   ])('%s (ignoreCase %s) → %s', (source, ignoreCase, expected) => {
     expect(requiredLiteral(source, ignoreCase)).toBe(expected);
+  });
+
+  it.each([
+    ['function\\s+\\w+Async', ['function', 'Async']],
+    ['\\bclass [A-Z]\\w*Error\\b', ['class ', 'Error']],
+    ['TODO', ['TODO']],
+    ['a|b', undefined],
+  ])('requiredLiterals(%s) → %j, longest first', (source, expected) => {
+    expect(requiredLiterals(source, false)).toEqual(expected);
+  });
+
+  it('gives literals every matching line contains, all of them', () => {
+    fc.assert(
+      fc.property(pattern, fc.boolean(), fc.array(textPiece, { maxLength: 30 }), (source, ignoreCase, pieces) => {
+        const line = pieces.join('').replaceAll('\n', '');
+        if (!new RegExp(source, ignoreCase ? 'iu' : 'u').test(line)) return;
+        for (const literal of requiredLiterals(source, ignoreCase) ?? []) expect(line).toContain(literal);
+      }),
+    );
   });
 
   it('is a literal every matching line contains', () => {

@@ -10,6 +10,14 @@
  * the run, and one that repeats (`+`, `{n,…}`) ends the run after its character.
  */
 export function requiredLiteral(pattern: string, ignoreCase: boolean): string | undefined {
+  return requiredLiterals(pattern, ignoreCase)?.[0];
+}
+
+/**
+ * Every run a match must contain (see `requiredLiteral`), longest first (in UTF-8 bytes; the earlier of two
+ * as long): a line without any one of them cannot match. Undefined where `requiredLiteral` gives up.
+ */
+export function requiredLiterals(pattern: string, ignoreCase: boolean): string[] | undefined {
   const chars = Array.from(pattern);
   const runs: string[][] = [];
   let run: string[] = [];
@@ -60,12 +68,9 @@ export function requiredLiteral(pattern: string, ignoreCase: boolean): string | 
     index = next;
   }
   endRun();
-  let best: string | undefined;
-  for (const candidate of runs) {
-    const text = candidate.join('');
-    if (best === undefined || Buffer.byteLength(text) > Buffer.byteLength(best)) best = text;
-  }
-  return best;
+  const texts = runs.map((candidate) => candidate.join(''));
+  if (texts.length === 0) return undefined;
+  return texts.sort((a, b) => Buffer.byteLength(b) - Buffer.byteLength(a));
 }
 
 /** Characters u-mode lets a backslash make literal. */

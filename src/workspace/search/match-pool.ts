@@ -13,6 +13,8 @@ import {
 
 interface Pending {
   request: WorkerRequest;
+  /** Buffers the request owns, moved to the worker rather than copied. */
+  transfer: ArrayBuffer[];
   signal: AbortSignal;
   resolve: (result: unknown) => void;
   reject: (error: unknown) => void;
@@ -39,9 +41,12 @@ export class MatchPool {
     this.#size = size;
   }
 
-  /** What one batch of files holds, rejected with `signal.reason` when it aborts first. */
-  matchLines(job: Omit<LinesJob, 'kind'>, signal: AbortSignal): Promise<LinesResult> {
-    return this.#run({ kind: 'lines', ...job }, signal) as Promise<LinesResult>;
+  /**
+   * What one batch of files holds, rejected with `signal.reason` when it aborts first. Buffers in `transfer`
+   * (the batch's own, which nobody else holds) are moved to the worker, not copied: the caller loses them.
+   */
+  matchLines(job: Omit<LinesJob, 'kind'>, signal: AbortSignal, transfer: ArrayBuffer[] = []): Promise<LinesResult> {
+    return this.#run({ kind: 'lines', ...job }, signal, transfer) as Promise<LinesResult>;
   }
 
   /** The indices of the paths a compiled glob matches, rejected with `signal.reason` when it aborts first. */
@@ -49,10 +54,11 @@ export class MatchPool {
     return this.#run({ kind: 'paths', ...job }, signal) as Promise<number[]>;
   }
 
-  #run(job: WorkerJob, signal: AbortSignal): Promise<unknown> {
+  #run(job: WorkerJob, signal: AbortSignal, transfer: ArrayBuffer[] = []): Promise<unknown> {
     return new Promise((resolve, reject) => {
       if (signal.aborted) return reject(signal.reason);
-      const pending: Pending = { request: { ...job, id: this.#nextId++ }, signal, resolve, reject, onAbort: () => this.#abort(pending) };
+      const request = { ...job, id: this.#nextId++ };
+      const pending: Pending = { request, transfer, signal, resolve, reject, onAbort: () => this.#abort(pending) };
       signal.addEventListener('abort', pending.onAbort, { once: true });
       this.#queue.push(pending);
       this.#dispatch();
@@ -66,7 +72,7 @@ export class MatchPool {
       const pending = this.#queue.shift() as Pending;
       slot.running = pending;
       slot.worker.ref();
-      slot.worker.postMessage(pending.request);
+      slot.worker.postMessage(pending.request, pending.transfer);
     }
   }
 

@@ -14,6 +14,8 @@ export interface LinesJob {
   flags: string;
   /** UTF-8 bytes every matching line contains (see `requiredLiteral`): files and lines without them are skipped. */
   needle: Uint8Array | undefined;
+  /** UTF-8 bytes every matching line also contains: a line holding the needle but not all of these is skipped. */
+  alsoNeeded?: Uint8Array[];
   /** Stop after this many matches (the call's remaining budget). */
   maxMatches: number;
   files: MatchFile[];
@@ -137,6 +139,12 @@ export function matchWorkerMain(
   const matchLines = (request: LinesJob): LinesResult => {
     const regex = compile(request.pattern, request.flags);
     const needle = request.needle === undefined ? undefined : Buffer.from(request.needle);
+    const alsoNeeded = (request.alsoNeeded ?? []).map((literal) => Buffer.from(literal));
+    const holdsTheOthers = (bytes: Buffer, start: number, end: number): boolean => {
+      if (alsoNeeded.length === 0) return true;
+      const line = bytes.subarray(start, end);
+      return alsoNeeded.every((literal) => line.includes(literal));
+    };
     const matches: LineMatch[] = [];
     const undecoded: LinesResult['undecoded'] = [];
     const done = (): LinesResult => ({ matches, undecoded });
@@ -184,6 +192,7 @@ export function matchWorkerMain(
         notUtf8(index, bytes);
         continue;
       }
+      if (!alsoNeeded.every((literal) => bytes.includes(literal))) continue;
       let found = bytes.indexOf(needle);
       const bom = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0;
       let lineNumber = 1;
@@ -201,7 +210,7 @@ export function matchWorkerMain(
           counted = newline + 1;
         }
         counted = start;
-        if (matchLine(file.path, lineNumber, bytes.toString('utf8', start, end))) return done();
+        if (holdsTheOthers(bytes, start, end) && matchLine(file.path, lineNumber, bytes.toString('utf8', start, end))) return done();
         found = end >= bytes.length ? -1 : bytes.indexOf(needle, end + 1);
       }
     }

@@ -14,6 +14,8 @@ export interface ScanRequest {
   maxMatches: number;
   /** A literal every match contains (see `requiredLiteral`). */
   needle: string | undefined;
+  /** Further literals every match contains (see `requiredLiterals`), checked on the needle's lines. */
+  alsoNeeded?: readonly string[];
 }
 
 /** A batch is sent to a worker once it holds this many bytes or files. */
@@ -35,7 +37,8 @@ export async function scanFiles(
   deadline: SearchDeadline,
 ): Promise<LineMatch[]> {
   const needle = request.needle === undefined ? undefined : Buffer.from(request.needle, 'utf8');
-  const job = { pattern: request.pattern, flags: request.flags, maxMatches: request.maxMatches, needle };
+  const alsoNeeded = needle === undefined ? [] : (request.alsoNeeded ?? []).map((literal) => Buffer.from(literal, 'utf8'));
+  const job = { pattern: request.pattern, flags: request.flags, maxMatches: request.maxMatches, needle, alsoNeeded };
   const results: LineMatch[] = [];
   const inFlight: Promise<LineMatch[]>[] = [];
   let batch = new Batch();
@@ -44,7 +47,8 @@ export async function scanFiles(
     if (batch.files.length === 0) return;
     const sent = batch;
     batch = new Batch();
-    const running = matchBatch({ ...job, files: sent.files }, deadline.signal).finally(() => sent.release());
+    const packed = sent.pack();
+    const running = matchBatch({ ...job, files: sent.files }, deadline.signal, packed).finally(() => sent.release());
     // Settled later in order, or dropped once enough matches are known: never an unhandled rejection.
     running.catch(() => undefined);
     inFlight.push(running);
@@ -81,8 +85,8 @@ export async function scanFiles(
  * skipped) and matched in a second job. The worker stopped at `maxMatches` after every file it handed
  * back, so merging both in file order and cutting at `maxMatches` is exact.
  */
-async function matchBatch(job: Omit<LinesJob, 'kind'>, signal: AbortSignal): Promise<LineMatch[]> {
-  const first = await matchPool.matchLines(job, signal);
+async function matchBatch(job: Omit<LinesJob, 'kind'>, signal: AbortSignal, transfer: ArrayBuffer[]): Promise<LineMatch[]> {
+  const first = await matchPool.matchLines(job, signal, transfer);
   const decoded: MatchFile[] = [];
   for (const { index, bytes } of first.undecoded) {
     const text = decodeText(bytes)?.text;
@@ -96,9 +100,14 @@ async function matchBatch(job: Omit<LinesJob, 'kind'>, signal: AbortSignal): Pro
   return merged.slice(0, job.maxMatches);
 }
 
-/** Files for one worker message, with the directory pins they need until the worker is done. */
+/**
+ * Files for one worker message, with the directory pins they need until the worker is done. Bytes read here
+ * (the source's own, which must not change) are packed into one buffer of the batch's that moves to the
+ * worker: one copy at memory speed, where cloning each file's bytes into the message cost several.
+ */
 class Batch {
   readonly files: MatchFile[] = [];
+  readonly #read: { index: number; bytes: Uint8Array }[] = [];
   readonly #pins = new Map<NormalizedPath, SearchDirectoryPin | undefined>();
   #bytes = 0;
 
@@ -121,8 +130,23 @@ class Batch {
   }
 
   addBytes(path: NormalizedPath, bytes: Uint8Array): void {
+    this.#read.push({ index: this.files.length, bytes });
     this.files.push({ path, bytes });
     this.#bytes += bytes.byteLength;
+  }
+
+  /** Copies the bytes read into one buffer, each file's bytes a view of it; that buffer, to transfer. */
+  pack(): ArrayBuffer[] {
+    if (this.#read.length === 0) return [];
+    const packed = new Uint8Array(this.#bytes);
+    let offset = 0;
+    for (const { index, bytes } of this.#read) {
+      packed.set(bytes, offset);
+      this.files[index] = { path: (this.files[index] as MatchFile).path, bytes: packed.subarray(offset, offset + bytes.byteLength) };
+      offset += bytes.byteLength;
+    }
+    this.#read.length = 0;
+    return [packed.buffer];
   }
 
   release(): void {
