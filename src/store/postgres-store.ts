@@ -1,6 +1,6 @@
 import type { BlobStore } from '../workspace/driver.js';
 import { ConflictError, InvalidArgumentError } from '../workspace/errors.js';
-import { readManifest } from '../snapshots/manifest.js';
+import { markReachable } from './reachable.js';
 import type { PublishRequest, SessionHead, SessionStore } from './session-store.js';
 
 /** The part of `pg`'s `Pool` this store uses (so `pg` is the user's dependency, not ours). */
@@ -216,16 +216,6 @@ async function createTables(pool: PgPool, schema: string, t: (table: string) => 
     throw error;
   } finally {
     client.release();
-  }
-}
-
-/** Adds `root` and everything below it to `seen`; a manifest already seen is not read again. */
-async function markReachable(blobs: BlobStore, root: string, seen: Set<string>): Promise<void> {
-  if (seen.has(root)) return;
-  seen.add(root);
-  for (const [, kind, hash] of await readManifest(blobs, root)) {
-    if (kind === 'd') await markReachable(blobs, hash, seen);
-    else seen.add(hash);
   }
 }
 
