@@ -33,6 +33,8 @@ export interface ServeOptions {
   patchOut?: string;
   /** Write the changes back to the mounts when the server stops; conflicts are left and reported on stderr. */
   writeBack?: boolean;
+  /** The `write_back` tool applies without asking when the client cannot ask the user (no elicitation). */
+  allowWriteBack?: boolean;
   /** Further options of the tool suite (limits), for embedders and benches; the command line sets none. */
   tools?: WorkspaceToolsOptions;
   version?: string;
@@ -115,6 +117,8 @@ export async function serveMcp(options: ServeOptions): Promise<boolean> {
         })),
         ...options.allow.map((hostPath) => ({ hostPath })),
       ],
+      ...(options.mounts.some((mount) => mount.readOnly !== true) && !options.readOnly ? { writeBack: opened.writeBack } : {}),
+      allowWriteBack: options.allowWriteBack === true,
       ...(options.version === undefined ? {} : { version: options.version }),
     }));
     transport = new McpStdioTransport(lane);
