@@ -4,7 +4,7 @@ import writeFileAtomic from 'write-file-atomic';
 import type { BlobStore } from '../workspace/driver.js';
 import { ConflictError, CorruptDataError, InvalidArgumentError } from '../workspace/errors.js';
 import { directoryLock } from './file-lock.js';
-import { localBlobStore } from './local-blob-store.js';
+import { localBlobStore, type LocalBlobStore } from './local-blob-store.js';
 import { prepareStoreDir, storeWriteError } from './local-format.js';
 import { markReachable } from './reachable.js';
 import { checkSessionId, sessionFileName } from './session-names.js';
@@ -16,8 +16,9 @@ export interface LocalSessionStoreOptions {
   /** Published roots kept per session besides the head (restorable, kept by gc). Default 5. */
   keepVersions?: number;
   /**
-   * fsync every blob and head before it is renamed into place, so a power loss (not only a killed process)
-   * leaves the old head or the new. Default true.
+   * Sync blobs and heads to disk before a head moves, so a power loss (not only a killed process) leaves
+   * the old head or the new. Default true; `false` keeps kill -9 safety (every file is renamed into place
+   * whole) and skips the syncs.
    */
   fsync?: boolean;
 }
@@ -155,6 +156,7 @@ export function localSessionStore(options: LocalSessionStoreOptions): SessionSto
         for (const [hash, bytes] of upload.blobs) if (!(await blobs.has(hash))) await blobs.put(hash, bytes);
         if (!(await blobs.has(upload.root)))
           throw new InvalidArgumentError(`publish names a root manifest ${upload.root} that is not stored; nothing was published`);
+        await blobs.flush(); // every blob on disk before the head that names it
         const version = record.version + 1;
         const retained = [...record.retained, { version, root: upload.root }].filter((entry) => entry.version > version - keep);
         await writeRecord({ ...record, root: upload.root, version, leaseUntil: Date.now() + request.leaseMs, retained });
@@ -227,7 +229,7 @@ function toHead(record: HeadRecord): SessionHead {
  */
 async function collect(
   dir: string,
-  blobs: Required<BlobStore>,
+  blobs: LocalBlobStore,
   sessionsDir: string,
   graceMs: number,
   fsync: boolean,
