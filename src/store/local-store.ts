@@ -1,7 +1,6 @@
 import { readdir, readFile, stat, unlink } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import writeFileAtomic from 'write-file-atomic';
-import type { BlobStore } from '../workspace/driver.js';
 import { ConflictError, CorruptDataError, InvalidArgumentError } from '../workspace/errors.js';
 import { directoryLock } from './file-lock.js';
 import { localBlobStore, type LocalBlobStore } from './local-blob-store.js';
