@@ -24,6 +24,7 @@ export {
 export { createSession, defineTool, type CreateSessionOptions, type HydratedSession, type RetentionOptions } from './session/index.js';
 export type * from './session/types.js';
 export { createMcpServer, type McpServerOptions } from './cli/mcp-server.js';
+export { userConfirmation } from './cli/mcp-review.js';
 export * from './shell/index.js';
 export {
   composeWorkspace,
