@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WorkspaceNamespace } from '../../src/compose/workspace-namespace.js';
 import { localSessionStore } from '../../src/store/local-store.js';
 import { openSession } from '../../src/store/open-session.js';
 import { assertBuilt } from '../cli/support.js';
@@ -42,6 +43,20 @@ describe('localSessionStore', () => {
     expect(await digestOf(resumed.filesystem)).toBe(stdout.trim());
     expect((await resumed.filesystem.read('/mine.txt')).content).toBe('from the first process');
     expect(resumed.version).toBe(4); // each process published once and again when it disposed
+    await resumed.dispose();
+  });
+
+  it('WorkspaceNamespace works on it: users resume, one writer at a time, odd ids kept', async () => {
+    const dir = dirOf('namespace');
+    const users = new WorkspaceNamespace({ store: localSessionStore({ dir }) });
+    const alice = await users.open('alice/../a\0b');
+    await alice.filesystem.write('notes.md', 'remember');
+    await expect(users.open('alice/../a\0b')).rejects.toMatchObject({ code: 'ECONFLICT' });
+    await alice.dispose();
+    const again = new WorkspaceNamespace({ store: localSessionStore({ dir }) });
+    expect(await again.list()).toEqual(['alice/../a\0b']);
+    const resumed = await again.open('alice/../a\0b');
+    expect((await resumed.filesystem.read('notes.md')).content).toBe('remember');
     await resumed.dispose();
   });
 
