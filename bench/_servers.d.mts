@@ -4,6 +4,11 @@ export function findPostgres(): string | undefined;
 export function postgresUnavailable(): string | undefined;
 export interface RunningPostgres {
   connectionString: string;
+  /** `pg_ctl restart -m fast`: every connection is terminated. */
+  restart(): void;
+  /** Stops the server, keeping its data, until `up()`. */
+  down(): void;
+  up(): void;
   stop(): void;
 }
 export function startPostgres(): Promise<RunningPostgres>;

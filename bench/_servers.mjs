@@ -64,6 +64,17 @@ export async function startPostgres() {
   run('pg_ctl', ['-D', data, '-l', join(dir, 'server.log'), '-w', '-o', options, 'start']);
   return {
     connectionString: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    /** Restarts the server as an administrator would (`pg_ctl restart -m fast`): every connection is terminated. */
+    restart() {
+      run('pg_ctl', ['-D', data, '-l', join(dir, 'server.log'), '-m', 'fast', '-w', 'restart']);
+    },
+    /** Stops the server, keeping its data, until `up()`. */
+    down() {
+      run('pg_ctl', ['-D', data, '-m', 'fast', '-w', 'stop']);
+    },
+    up() {
+      run('pg_ctl', ['-D', data, '-l', join(dir, 'server.log'), '-w', '-o', options, 'start']);
+    },
     stop() {
       try {
         run('pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop']);

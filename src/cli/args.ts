@@ -47,6 +47,9 @@ Options:
   --write-back         When the server stops, write the changes back to the mounts (not :ro ones; they must
                        exist and be writable, checked at start). A host file changed meanwhile is never
                        overwritten: it is left and reported on stderr (status 1).
+  --allow-write-back   Let the write_back tool write to the mounts without asking when the client cannot
+                       ask the user (no MCP elicitation); a client that can always asks first. Conflicts
+                       are never overwritten. The mounts are checked at start as for --write-back.
 
 ${GENERAL}`;
 
@@ -87,6 +90,8 @@ export interface McpCommand {
   searchTimeoutMs?: number;
   /** Adds the `bash` tool (`'host'`: real programs in a host workspace's root). */
   shell?: true | 'host';
+  /** The `write_back` tool may apply without asking when the client cannot ask the user. */
+  allowWriteBack?: boolean;
   /** Where to write the session's patch when the server stops. */
   patchOut?: string;
   /** Write the changes back to the mounts when the server stops. */
@@ -115,6 +120,7 @@ const MCP_ONLY = [
   'shell-host',
   'patch-out',
   'write-back',
+  'allow-write-back',
 ] as const;
 const PER_MOUNT = new Set(['include', 'exclude', 'max-bytes']);
 
@@ -200,6 +206,10 @@ function mcpCommand(values: Parsed['values'], tokens: Parsed['tokens']): McpComm
   if (writeBack && mounts.length === 0)
     throw new UsageError('--write-back writes the changes back to the mounts: give at least one --mount');
   if (writeBack && values['read-only'] === true) throw new UsageError('--write-back with --read-only has nothing to write back');
+  const allowWriteBack = values['allow-write-back'] === true;
+  if (allowWriteBack && mounts.length === 0)
+    throw new UsageError('--allow-write-back lets the write_back tool write to the mounts: give at least one --mount');
+  if (allowWriteBack && values['read-only'] === true) throw new UsageError('--allow-write-back with --read-only has nothing to write back');
   if (values.quiet === true && values.progress === true) throw new UsageError('--quiet and --progress contradict each other: pick one');
   return {
     command: 'mcp',
@@ -215,6 +225,7 @@ function mcpCommand(values: Parsed['values'], tokens: Parsed['tokens']): McpComm
     ...(shell === undefined ? {} : { shell }),
     ...(patchOut === undefined ? {} : { patchOut }),
     ...(writeBack ? { writeBack } : {}),
+    ...(allowWriteBack ? { allowWriteBack } : {}),
   };
 }
 
@@ -273,6 +284,7 @@ function parse(argv: readonly string[]) {
       'shell-host': { type: 'boolean' },
       'patch-out': { type: 'string' },
       'write-back': { type: 'boolean' },
+      'allow-write-back': { type: 'boolean' },
     },
   });
 }

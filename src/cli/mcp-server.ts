@@ -23,6 +23,9 @@ import type { HostArea } from './mcp-roots.js';
 import { scopedWorkspace } from './root-scope.js';
 import type { DirectLane, ToolCallHandler } from './mcp-stdio.js';
 import { sentFileResource } from './output-content.js';
+import { patchResource, reviewTools, writeBackTool, type DirectTool } from './mcp-review.js';
+import type { ExportResult } from '../export/export-plan.js';
+import type { WriteBackOptions } from '../export/write-back.js';
 
 export interface McpServerOptions {
   /** Options of the tool suite (limits, read-before-write). */
@@ -34,6 +37,14 @@ export interface McpServerOptions {
    * client's roots are judged against them (docs/mcp.md, "Roots"). Without any, every client root is refused.
    */
   hostAreas?: readonly HostArea[];
+  /**
+   * Writes the changes back to the host folders (`write_back` tool: planned with `dry_run`, applied after the
+   * user confirms through MCP elicitation). Default: the session's own `writeBack` when it was hydrated
+   * from mounts; without either, no `write_back` tool is listed.
+   */
+  writeBack?: (options: WriteBackOptions) => Promise<ExportResult>;
+  /** Apply `write_back` without asking when the client cannot be asked (no elicitation). Default false. */
+  allowWriteBack?: boolean;
   /** Server name and version reported to the client. */
   name?: string;
   version?: string;
@@ -154,38 +165,15 @@ export async function buildMcpServer(
     },
   });
 
-  const diffTool = defineTool({
-    name: 'diff',
-    annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
-    description: `List the files added, modified and deleted between two snapshots, or between a snapshot and now. from defaults to "${INITIAL}"; to defaults to the current state.`,
-    parameters: z.object({
-      from: z.string().min(1).optional().describe(`Snapshot id to compare from (default "${INITIAL}").`),
-      to: z.string().min(1).optional().describe('Snapshot id to compare to (default: the current state).'),
-    }),
-    handler: async ({ from, to }, { filesystem }): Promise<ToolResult> => {
-      try {
-        const fromId = from ?? INITIAL;
-        const entries = await filesystem.diff(await lookup(fromId), to === undefined ? undefined : await lookup(to));
-        const against = to === undefined ? 'now' : to;
-        if (entries.length === 0) return { success: true, message: `No changes between ${fromId} and ${against}.`, value: { changes: [] } };
-        const lines = entries.map((e) => `${e.status === 'added' ? 'A' : e.status === 'deleted' ? 'D' : 'M'} ${e.path}`);
-        return {
-          success: true,
-          message: `${entries.length} changed between ${fromId} and ${against} (A added, M modified, D deleted):\n${lines.join('\n')}`,
-          value: { changes: entries },
-        };
-      } catch (error) {
-        return failureFromError('diff', error, filesystem);
-      }
-    },
-  });
-
   // A read-only session serves the tools that change nothing: listing a write tool (or restore, or the
   // shell) only to refuse every call to it would say the opposite of the workspace.
   const readOnly = starting.readOnly;
-  const offered: Tool[] = [...workspaceTools(options.tools), snapshotTool, restoreTool, diffTool];
+  const offered: Tool[] = [...workspaceTools(options.tools), snapshotTool, restoreTool, ...reviewTools({ initial: INITIAL, lookup })];
   const tools = readOnly ? offered.filter((tool) => tool.annotations?.readOnlyHint === true) : offered;
+  // A session still starting has no writeBack of its own yet: whoever starts it passes `writeBack` (the CLI does).
+  const writeBack = readOnly ? undefined : (options.writeBack ?? (started === undefined ? undefined : sessionWriteBack(started)));
   const withheld = new Set(offered.filter((tool) => !tools.includes(tool)).map((tool) => tool.name));
+  if (readOnly) withheld.add('write_back');
   const redact = (text: string): string =>
     scrubHostPaths(text, { ...(started === undefined ? {} : { root: started.filesystem.root }), hostDirs: options.redact ?? [] });
   // The shell reaches every file of the workspace (and a host shell, the host root): the client's roots cannot
@@ -203,11 +191,21 @@ export async function buildMcpServer(
         extraTools: [
           { name: 'snapshot { tag? }', summary: 'save the current state; returns an id.' },
           { name: 'restore { id }', summary: `go back to a snapshot ("${INITIAL}" is the starting state).` },
-          { name: 'diff { from?, to? }', summary: 'files added, modified and deleted between snapshots or since one.' },
+          {
+            name: 'diff { from?, to? }',
+            summary: 'files added, modified and deleted between snapshots or since one, with their unified diff.',
+          },
+          { name: 'export_patch { from? }', summary: 'the git patch since the start (or a snapshot), attached for the user.' },
+          ...(writeBack === undefined
+            ? []
+            : [{ name: 'write_back { dry_run? }', summary: 'write the changes back to the host folders, after the user confirms.' }]),
         ].filter((extra) => !withheld.has(extra.name.split(' ')[0] as string)),
       }),
     },
   );
+
+  const direct: DirectTool[] =
+    writeBack === undefined ? [] : [writeBackTool({ server, writeBack, allowWithoutAsking: options.allowWriteBack === true, redact })];
 
   let shownNames: string[] = tools.map((tool) => tool.name);
   const roots = serveClientRoots(server, {
@@ -223,7 +221,7 @@ export async function buildMcpServer(
   server.setRequestHandler(ListToolsRequestSchema, async () => {
     await roots.settled();
     return {
-      tools: visibleTools().map((tool) => ({
+      tools: [...visibleTools(), ...direct].map((tool) => ({
         name: tool.name,
         description: tool.description,
         inputSchema: tool.jsonSchema as { type: 'object' },
@@ -235,6 +233,8 @@ export async function buildMcpServer(
   const callTool: ToolCallHandler = async (params, signal) => {
     const rootsPending = roots.settled();
     if (rootsPending !== undefined) await rootsPending;
+    const directTool = direct.find((tool) => tool.name === params.name);
+    if (directTool !== undefined) return directTool.call(params.arguments, signal);
     const available = visibleTools();
     const scope = roots.scope();
     const found = available.find((tool) => tool.name === params.name);
@@ -268,7 +268,11 @@ export async function buildMcpServer(
       const failed = failureFromError(tool.name, error, session.filesystem);
       return { content: [{ type: 'text', text: redact(failed.message) }], isError: true };
     }
-    return toCallToolResult(result, redact, sentFileResource(session, result));
+    return toCallToolResult(
+      result,
+      redact,
+      sentFileResource(session, result) ?? (result.success ? patchResource(tool.name, result.value) : undefined),
+    );
   };
   server.setRequestHandler(CallToolRequestSchema, (request, extra) => callTool(request.params, extra.signal));
 
@@ -276,6 +280,13 @@ export async function buildMcpServer(
     if ('method' in message) roots.received(message.method);
   };
   return { server, lane: { call: callTool, received } };
+}
+
+/** The session's own `writeBack` when it was hydrated from mounts (a `HydratedSession`). */
+function sessionWriteBack(session: Session): ((options: WriteBackOptions) => Promise<ExportResult>) | undefined {
+  const hydrated = session as Session & { hydration?: unknown; writeBack?: (options: WriteBackOptions) => Promise<ExportResult> };
+  if (hydrated.hydration === undefined || typeof hydrated.writeBack !== 'function') return undefined;
+  return (options) => hydrated.writeBack!(options);
 }
 
 /** The result as MCP content: its text, then the image or audio it carries (`read_media`) or the file it sent (`send_file`). */

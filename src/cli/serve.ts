@@ -1,5 +1,6 @@
 import { realpath } from 'node:fs/promises';
 import { basename, resolve } from 'node:path';
+import type { WriteBackOptions } from '../export/write-back.js';
 import { scrubHostPaths } from '../session/scrub.js';
 import type { WorkspaceToolsOptions } from '../tools/index.js';
 import { UsageError, type MountArgument } from './args.js';
@@ -33,6 +34,8 @@ export interface ServeOptions {
   patchOut?: string;
   /** Write the changes back to the mounts when the server stops; conflicts are left and reported on stderr. */
   writeBack?: boolean;
+  /** The `write_back` tool applies without asking when the client cannot ask the user (no elicitation). */
+  allowWriteBack?: boolean;
   /** Further options of the tool suite (limits), for embedders and benches; the command line sets none. */
   tools?: WorkspaceToolsOptions;
   version?: string;
@@ -87,6 +90,16 @@ export async function serveMcp(options: ServeOptions): Promise<boolean> {
         })),
         ...options.allow.map((hostPath) => ({ hostPath })),
       ],
+      ...(options.mounts.some((mount) => mount.readOnly !== true) && !options.readOnly
+        ? {
+            writeBack: async (writeOptions: WriteBackOptions) => {
+              const start = await started;
+              if (start === undefined) throw new Error('the server stopped while the session started');
+              return start.opened.writeBack(writeOptions);
+            },
+          }
+        : {}),
+      allowWriteBack: options.allowWriteBack === true,
       ...(options.version === undefined ? {} : { version: options.version }),
     },
   );

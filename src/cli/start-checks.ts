@@ -8,12 +8,14 @@ export interface StartFlags {
   mounts: readonly MountArgument[];
   patchOut?: string;
   writeBack?: boolean;
+  /** `--allow-write-back`: the `write_back` tool may write to the mounts, so they are checked as for `--write-back`. */
+  allowWriteBack?: boolean;
 }
 
 /**
  * What the flags name on the host, checked before the session starts: `--root` must be an existing
  * directory (it is never created), the `--patch-out` file's directory must exist and be writable (and the
- * file must not be a directory), and every mount `--write-back` writes to must exist and be writable. Found
+ * file must not be a directory), and every mount `--write-back` (or the `write_back` tool under `--allow-write-back`) writes to must exist and be writable. Found
  * only at exit, such a mistake lost the session's work. Each refusal is a usage error naming the flag and
  * the value the user gave (it goes to stderr, never to the model).
  */
@@ -24,14 +26,18 @@ export async function checkStartFlags(flags: StartFlags): Promise<void> {
     if (found !== 'directory') throw new UsageError(`--root ${quote(flags.root)} is not a directory`);
   }
   if (flags.patchOut !== undefined) await checkPatchOut(flags.patchOut);
-  if (flags.writeBack === true) {
+  for (const flag of [
+    flags.writeBack === true ? '--write-back' : undefined,
+    flags.allowWriteBack === true ? '--allow-write-back' : undefined,
+  ]) {
+    if (flag === undefined) continue;
     const writable = flags.mounts.filter((mount) => mount.readOnly !== true);
-    if (writable.length === 0) throw new UsageError('--write-back has nothing to write to: every --mount is :ro');
+    if (writable.length === 0) throw new UsageError(`${flag} has nothing to write to: every --mount is :ro`);
     for (const mount of writable) {
       const found = await kindOf(mount.hostPath);
-      if (found === undefined) throw new UsageError(`--write-back cannot write to the mount ${quote(mount.hostPath)}: it does not exist`);
+      if (found === undefined) throw new UsageError(`${flag} cannot write to the mount ${quote(mount.hostPath)}: it does not exist`);
       if (!(await canWrite(mount.hostPath, found)))
-        throw new UsageError(`--write-back cannot write to the mount ${quote(mount.hostPath)}: it is not writable`);
+        throw new UsageError(`${flag} cannot write to the mount ${quote(mount.hostPath)}: it is not writable`);
     }
   }
 }

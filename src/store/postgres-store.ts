@@ -1,15 +1,18 @@
 import type { BlobStore } from '../workspace/driver.js';
 import { ConflictError, InvalidArgumentError } from '../workspace/errors.js';
-import { readManifest } from '../snapshots/manifest.js';
+import { markReachable } from './reachable.js';
+import { resolveRetry, withRetry, type RetryOptions } from './retry.js';
 import type { PublishRequest, SessionHead, SessionStore } from './session-store.js';
 
 /** The part of `pg`'s `Pool` this store uses (so `pg` is the user's dependency, not ours). */
 export interface PgPool {
   connect(): Promise<PgClient>;
+  on?(event: 'error', listener: (error: Error) => void): unknown;
 }
 export interface PgClient {
   query(text: string, values?: unknown[]): Promise<{ rows: Record<string, unknown>[]; rowCount: number | null }>;
   release(error?: Error | boolean): void;
+  on?(event: 'error', listener: (error: Error) => void): unknown;
 }
 
 export interface PostgresSessionStoreOptions {
@@ -19,31 +22,51 @@ export interface PostgresSessionStoreOptions {
   schema?: string;
   /** Published roots kept per session besides the head (restorable, kept by gc). Default 5. */
   keepVersions?: number;
+  /**
+   * Retries of a transaction that lost its connection (a restart, a refused connection): on a new connection,
+   * with backoff until the deadline, then `StoreUnavailableError` (`EUNAVAILABLE`). Default 30 s.
+   */
+  retry?: RetryOptions;
 }
 
 const IDENTIFIER = /^[a-z_][a-z0-9_]{0,62}$/;
 
+/** Clients given an error listener: a connection the server drops must not crash the process. */
+const guarded = new WeakSet<object>();
+
 /**
  * Heads, leases, retained snapshots and collection state in Postgres; contents in `blobs`. Times are the
- * database's (`now()`), so machines with skewed clocks agree on lease expiry. A publish holds a shared
- * advisory lock while it uploads and moves the head, and `gc` the exclusive one, so a collection never runs
- * between a publish's upload and its head update: a head never points at a deleted object.
+ * database's (`now()`), so machines with skewed clocks agree on lease expiry. A connection is held only for
+ * a short transaction, never across an upload. A publish uploads first, then moves the head in a
+ * transaction holding a shared advisory lock (`gc` holds the exclusive one) that first puts back any blob a
+ * collection deleted meanwhile: a head never points at a deleted object. A transaction that loses its
+ * connection (Postgres restarted, unreachable) is retried on a new one until the retry deadline.
  */
 export function postgresSessionStore(options: PostgresSessionStoreOptions): SessionStore {
   const schema = options.schema ?? 'sessionfs';
   if (!IDENTIFIER.test(schema)) throw new InvalidArgumentError(`schema must be a lowercase SQL identifier, got '${schema.slice(0, 80)}'`);
   const keep = options.keepVersions ?? 5;
   const { pool, blobs } = options;
+  const retry = resolveRetry(options.retry);
   const t = (table: string): string => `"${schema}"."${table}"`;
   let ready: Promise<void> | undefined;
+  // An idle pooled connection the server drops emits 'error' on the pool: without a listener, that kills the process.
+  if (typeof pool.on === 'function' && !guarded.has(pool)) {
+    pool.on('error', () => undefined);
+    guarded.add(pool);
+  }
 
-  const transaction = async <T>(work: (client: PgClient) => Promise<T>): Promise<T> => {
+  const once = async <T>(work: (client: PgClient) => Promise<T>): Promise<T> => {
     ready ??= createTables(pool, schema, t).catch((error: unknown) => {
       ready = undefined;
       throw error;
     });
     await ready;
     const client = await pool.connect();
+    if (typeof client.on === 'function' && !guarded.has(client)) {
+      client.on('error', () => undefined); // the query in flight fails instead, and is retried
+      guarded.add(client);
+    }
     try {
       await client.query('BEGIN');
       const result = await work(client);
@@ -51,18 +74,22 @@ export function postgresSessionStore(options: PostgresSessionStoreOptions): Sess
       client.release();
       return result;
     } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      client.release();
+      const broken = isConnectionError(error);
+      if (!broken) await client.query('ROLLBACK').catch(() => undefined);
+      // A broken connection is destroyed, not returned to the pool for the next caller to fail on.
+      client.release(broken ? (error as Error) : undefined);
       throw error;
     }
   };
+  const transaction = <T>(what: string, work: (client: PgClient) => Promise<T>): Promise<T> =>
+    withRetry(what, () => once(work), isConnectionError, retry);
   const gcLock = `hashtext('sessionfs-gc:${schema}')`;
 
   return {
     blobs,
 
     head: (sessionId) =>
-      transaction(async (client) => {
+      transaction('reading a head', async (client) => {
         const { rows } = await client.query(
           `SELECT h.root, h.version, s.parent_id FROM ${t('heads')} h JOIN ${t('sessions')} s ON s.id = h.session_id WHERE h.session_id = $1`,
           [sessionId],
@@ -71,7 +98,7 @@ export function postgresSessionStore(options: PostgresSessionStoreOptions): Sess
       }),
 
     acquire: (sessionId, owner, leaseMs, from) =>
-      transaction(async (client) => {
+      transaction('taking a lease', async (client) => {
         let root: string | null = null;
         if (from !== undefined) {
           const parent = await client.query(`SELECT root FROM ${t('heads')} WHERE session_id = $1`, [from]);
@@ -101,7 +128,7 @@ export function postgresSessionStore(options: PostgresSessionStoreOptions): Sess
       }),
 
     renew: (sessionId, owner, leaseMs) =>
-      transaction(async (client) => {
+      transaction('renewing a lease', async (client) => {
         const { rowCount } = await client.query(
           `UPDATE ${t('heads')} SET lease_until = now() + $3 * interval '1 millisecond' WHERE session_id = $1 AND lease_owner = $2`,
           [sessionId, owner, leaseMs],
@@ -110,7 +137,7 @@ export function postgresSessionStore(options: PostgresSessionStoreOptions): Sess
       }),
 
     release: async (sessionId, owner) => {
-      await transaction((client) =>
+      await transaction('releasing a lease', (client) =>
         client.query(`UPDATE ${t('heads')} SET lease_owner = NULL, lease_until = NULL WHERE session_id = $1 AND lease_owner = $2`, [
           sessionId,
           owner,
@@ -118,47 +145,53 @@ export function postgresSessionStore(options: PostgresSessionStoreOptions): Sess
       );
     },
 
-    publish: (request: PublishRequest) =>
-      transaction(async (client) => {
-        await client.query(`SELECT pg_advisory_xact_lock_shared(${gcLock})`);
-        const current = await client.query(`SELECT version, lease_owner FROM ${t('heads')} WHERE session_id = $1 FOR UPDATE`, [
-          request.sessionId,
-        ]);
-        const row = current.rows[0];
+    publish: async (request: PublishRequest) => {
+      const fenced = (row: Record<string, unknown> | undefined): void => {
         if (row === undefined) throw new ConflictError(`session '${request.sessionId}' no longer exists`);
         if (row.lease_owner !== request.owner || Number(row.version) !== request.expectedVersion)
           throw new ConflictError(
             `session '${request.sessionId}' moved on: another owner took it over (head version ${Number(row.version)}, this owner last saw ${request.expectedVersion}); nothing was published`,
           );
-        const upload = await request.upload();
-        const hashes = [...upload.blobs.keys()];
-        // A blob stored (or found stored) before this step may have been collected since, while nothing
+      };
+      const select = `SELECT version, lease_owner, root FROM ${t('heads')} WHERE session_id = $1`;
+      // A fenced-off owner is refused before it uploads anything.
+      await transaction('publishing', async (client) => fenced((await client.query(select, [request.sessionId])).rows[0]));
+      const upload = await request.upload();
+      const hashes = [...upload.blobs.keys()];
+      return transaction('publishing', async (client) => {
+        await client.query(`SELECT pg_advisory_xact_lock_shared(${gcLock})`);
+        const row = (await client.query(`${select} FOR UPDATE`, [request.sessionId])).rows[0];
+        // An attempt whose COMMIT landed but whose answer was lost (the connection dropped): it is done.
+        if (row?.lease_owner === request.owner && Number(row.version) === request.expectedVersion + 1 && row.root === upload.root)
+          return Number(row.version);
+        fenced(row);
+        // A blob stored (or found stored) during the upload may have been collected since, while nothing
         // reached it: put it back before the head can name it.
         const gone = await client.query(`SELECT hash FROM ${t('gc_candidates')} WHERE hash = ANY($1) AND deleted_at IS NOT NULL`, [hashes]);
         for (const { hash } of gone.rows) await blobs.put(hash as string, upload.blobs.get(hash as string) as Uint8Array);
         await client.query(`DELETE FROM ${t('gc_candidates')} WHERE hash = ANY($1)`, [hashes]);
-        const root = upload.root;
         const moved = await client.query(
           `UPDATE ${t('heads')} SET root = $2, version = version + 1, updated_at = now(), lease_until = now() + $3 * interval '1 millisecond'
             WHERE session_id = $1 RETURNING version`,
-          [request.sessionId, root, request.leaseMs],
+          [request.sessionId, upload.root, request.leaseMs],
         );
         const version = Number(moved.rows[0]?.version);
         await client.query(`INSERT INTO ${t('snapshots')} (session_id, version, root) VALUES ($1, $2, $3)`, [
           request.sessionId,
           version,
-          root,
+          upload.root,
         ]);
         await client.query(`DELETE FROM ${t('snapshots')} WHERE session_id = $1 AND version <= $2`, [request.sessionId, version - keep]);
         return version;
-      }),
+      });
+    },
 
     deleteSession: async (sessionId) => {
-      await transaction((client) => client.query(`DELETE FROM ${t('sessions')} WHERE id = $1`, [sessionId]));
+      await transaction('deleting a session', (client) => client.query(`DELETE FROM ${t('sessions')} WHERE id = $1`, [sessionId]));
     },
 
     listSessions: () =>
-      transaction(async (client) => {
+      transaction('listing sessions', async (client) => {
         const { rows } = await client.query(
           `SELECT h.session_id, h.root, h.version, s.parent_id FROM ${t('heads')} h JOIN ${t('sessions')} s ON s.id = h.session_id ORDER BY h.session_id`,
         );
@@ -166,7 +199,7 @@ export function postgresSessionStore(options: PostgresSessionStoreOptions): Sess
       }),
 
     gc: ({ graceMs = 3_600_000 } = {}) =>
-      transaction(async (client) => {
+      transaction('collecting', async (client) => {
         await client.query(`SELECT pg_advisory_xact_lock(${gcLock})`);
         const roots = await client.query(`SELECT root FROM ${t('heads')} WHERE root IS NOT NULL UNION SELECT root FROM ${t('snapshots')}`);
         const reachable = new Set<string>();
@@ -219,14 +252,16 @@ async function createTables(pool: PgPool, schema: string, t: (table: string) => 
   }
 }
 
-/** Adds `root` and everything below it to `seen`; a manifest already seen is not read again. */
-async function markReachable(blobs: BlobStore, root: string, seen: Set<string>): Promise<void> {
-  if (seen.has(root)) return;
-  seen.add(root);
-  for (const [, kind, hash] of await readManifest(blobs, root)) {
-    if (kind === 'd') await markReachable(blobs, hash, seen);
-    else seen.add(hash);
+/** The connection failed (refused, reset, terminated by a restart): worth a new connection and another try. */
+function isConnectionError(error: unknown): boolean {
+  const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
+  if (typeof code === 'string') {
+    if (/^(57P0[123]|08\w{3}|ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|EAI_AGAIN)$/.test(code)) return true;
   }
+  return (
+    typeof message === 'string' &&
+    /Connection terminated|connection error|timeout exceeded when trying to connect|not queryable/i.test(message)
+  );
 }
 
 function toHead(sessionId: string, row: Record<string, unknown>): SessionHead {

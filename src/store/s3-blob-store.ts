@@ -9,6 +9,7 @@ import {
 } from '@aws-sdk/client-s3';
 import type { BlobStore } from '../workspace/driver.js';
 import { InvalidArgumentError } from '../workspace/errors.js';
+import { resolveRetry, withRetry, type RetryOptions } from './retry.js';
 
 export interface S3BlobStoreOptions {
   /** The user's client: any S3-compatible endpoint (AWS, R2, MinIO, GCS interop). */
@@ -18,6 +19,11 @@ export interface S3BlobStoreOptions {
   prefix?: string;
   /** Bytes of blob content kept in the read cache (least recently used dropped first). Default 64 MiB. */
   cacheBytes?: number;
+  /**
+   * Retries of a request answered 5xx, 429 or not at all (a reset, a timeout): with backoff until the
+   * deadline, then `StoreUnavailableError` (`EUNAVAILABLE`). Default: 30 s deadline, 10 s per attempt.
+   */
+  retry?: RetryOptions;
 }
 
 /** A `BlobStore` that also says how many requests it made, for cost accounting and benches. */
@@ -42,6 +48,10 @@ export function s3BlobStore(options: S3BlobStoreOptions): S3BlobStore {
   const cache = new ByteLru(options.cacheBytes ?? 64 * 1024 * 1024);
   const known = new Set<string>();
   const requests = { get: 0, put: 0, head: 0, delete: 0, list: 0 };
+  const retry = resolveRetry(options.retry);
+  // The SDK's own retries stop after 3 attempts and never time out a silent server: these run until a deadline.
+  const send = <T>(what: string, command: { input: unknown }): Promise<T> =>
+    withRetry(what, (abortSignal) => client.send(command as never, { abortSignal }) as Promise<T>, isTransient, retry);
   const keyOf = (hash: string): string => {
     if (!HASH.test(hash)) throw new InvalidArgumentError(`not a sha256 blob key: ${hash.slice(0, 80)}`);
     return `${prefix}blobs/${hash.slice(0, 2)}/${hash}`;
@@ -59,8 +69,15 @@ export function s3BlobStore(options: S3BlobStoreOptions): S3BlobStore {
       const Key = keyOf(hash);
       requests.get += 1;
       try {
-        const response = await client.send(new GetObjectCommand({ Bucket: bucket, Key }));
-        const bytes = await (response.Body as { transformToByteArray(): Promise<Uint8Array> }).transformToByteArray();
+        const bytes = await withRetry(
+          `reading blob ${hash}`,
+          async (abortSignal) => {
+            const response = await client.send(new GetObjectCommand({ Bucket: bucket, Key }), { abortSignal });
+            return (response.Body as { transformToByteArray(): Promise<Uint8Array> }).transformToByteArray();
+          },
+          isTransient,
+          retry,
+        );
         cache.set(hash, bytes);
         remember(hash);
         return copyBytes(bytes);
@@ -73,7 +90,7 @@ export function s3BlobStore(options: S3BlobStoreOptions): S3BlobStore {
       const Key = keyOf(hash);
       requests.put += 1;
       try {
-        await client.send(new PutObjectCommand({ Bucket: bucket, Key, Body: bytes, IfNoneMatch: '*' }));
+        await send(`storing blob ${hash}`, new PutObjectCommand({ Bucket: bucket, Key, Body: bytes, IfNoneMatch: '*' }));
       } catch (error) {
         // Already there: content-addressed, so the stored object is these very bytes.
         if (!isPreconditionFailed(error)) throw error;
@@ -85,7 +102,7 @@ export function s3BlobStore(options: S3BlobStoreOptions): S3BlobStore {
       const Key = keyOf(hash);
       requests.head += 1;
       try {
-        await client.send(new HeadObjectCommand({ Bucket: bucket, Key }));
+        await send(`looking up blob ${hash}`, new HeadObjectCommand({ Bucket: bucket, Key }));
         remember(hash);
         return true;
       } catch (error) {
@@ -98,13 +115,16 @@ export function s3BlobStore(options: S3BlobStoreOptions): S3BlobStore {
       requests.delete += 1;
       known.delete(hash);
       cache.delete(hash);
-      await client.send(new DeleteObjectCommand({ Bucket: bucket, Key }));
+      await send(`deleting blob ${hash}`, new DeleteObjectCommand({ Bucket: bucket, Key }));
     },
     async *list() {
       let token: string | undefined;
       do {
         requests.list += 1;
-        const page = await client.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: `${prefix}blobs/`, ContinuationToken: token }));
+        const page = await send<{ Contents?: { Key?: string }[]; IsTruncated?: boolean; NextContinuationToken?: string }>(
+          'listing blobs',
+          new ListObjectsV2Command({ Bucket: bucket, Prefix: `${prefix}blobs/`, ContinuationToken: token }),
+        );
         for (const object of page.Contents ?? []) {
           const hash = object.Key?.slice(object.Key.lastIndexOf('/') + 1);
           if (hash !== undefined && HASH.test(hash)) yield hash;
@@ -117,6 +137,19 @@ export function s3BlobStore(options: S3BlobStoreOptions): S3BlobStore {
 
 function statusOf(error: unknown): number | undefined {
   return (error as { $metadata?: { httpStatusCode?: number } })?.$metadata?.httpStatusCode;
+}
+
+/** Worth another attempt: a server error or throttling, or no answer (a reset, a refused or silent connection). */
+function isTransient(error: unknown): boolean {
+  const status = statusOf(error);
+  if (status !== undefined) return status >= 500 || status === 429 || status === 408;
+  const { code, name } = (error ?? {}) as { code?: unknown; name?: unknown };
+  if (
+    typeof code === 'string' &&
+    /^(ECONNRESET|ECONNREFUSED|EPIPE|ETIMEDOUT|ENOTFOUND|EAI_AGAIN|ECONNABORTED|EHOSTUNREACH|ENETUNREACH)$/.test(code)
+  )
+    return true;
+  return name === 'TimeoutError' || name === 'AbortError' || name === 'RequestTimeout';
 }
 
 function isMissing(error: unknown): boolean {

@@ -19,7 +19,8 @@ export interface PublishRequest {
   /**
    * Stores what changed (blobs, then manifests) and returns the new root plus every blob stored or found
    * stored since the last publish, with its bytes: the store puts back any that a collection deleted in
-   * between. Called inside the store's publish step, so a collection cannot run while it uploads.
+   * between, before the head names them. Called once per publish, before the head moves and outside any
+   * transaction or lock (an upload may take long; a collection may run meanwhile).
    */
   upload(): Promise<{ root: string; blobs: Map<string, Uint8Array> }>;
   leaseMs: number;

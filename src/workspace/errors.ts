@@ -22,6 +22,8 @@ export const WORKSPACE_ERROR_CODES = [
   'EDQUOT',
   'ECONFLICT',
   'ENOTSUP',
+  'EUNAVAILABLE',
+  'ECORRUPT',
 ] as const;
 
 export type WorkspaceErrorCode = (typeof WORKSPACE_ERROR_CODES)[number];
@@ -187,6 +189,24 @@ export class ConflictError extends WorkspaceError {
 export class NotSupportedError extends WorkspaceError {
   constructor(message: string) {
     super('ENOTSUP', message);
+  }
+}
+
+/**
+ * A session store (its database, object storage or directory) could not be used: it did not answer within
+ * the deadline after retries, or it cannot be written. Nothing was published; the session stays at its last
+ * published head, and the next publish carries everything since.
+ */
+export class StoreUnavailableError extends WorkspaceError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('EUNAVAILABLE', message, undefined, options);
+  }
+}
+
+/** Stored data failed its check (a blob whose bytes do not hash to its name, a head that does not parse). */
+export class CorruptDataError extends WorkspaceError {
+  constructor(message: string) {
+    super('ECORRUPT', message);
   }
 }
 

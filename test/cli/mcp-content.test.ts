@@ -78,7 +78,7 @@ describe('the MCP server seen by the official SDK client (in-memory transport)',
   it('lists every tool with its annotations', async () => {
     const { client } = await connect('memory');
     const { tools } = await client.listTools();
-    expect(tools.map((t) => t.name)).toEqual([...WORKSPACE_TOOL_NAMES, 'snapshot', 'restore', 'diff']);
+    expect(tools.map((t) => t.name)).toEqual([...WORKSPACE_TOOL_NAMES, 'snapshot', 'restore', 'diff', 'export_patch']);
     for (const tool of tools) {
       for (const hint of ['readOnlyHint', 'destructiveHint', 'idempotentHint', 'openWorldHint'] as const)
         expect(typeof tool.annotations?.[hint], `${tool.name}.${hint}`).toBe('boolean');

@@ -58,7 +58,7 @@ for (const backend of backends) {
 
     it('lists the tool suite plus snapshot, restore and diff, with JSON Schemas', async () => {
       const { tools } = await client.listTools();
-      expect(tools.map((t) => t.name)).toEqual([...WORKSPACE_TOOL_NAMES, 'snapshot', 'restore', 'diff']);
+      expect(tools.map((t) => t.name)).toEqual([...WORKSPACE_TOOL_NAMES, 'snapshot', 'restore', 'diff', 'export_patch', 'write_back']);
       const edit = tools.find((t) => t.name === 'edit_file');
       expect(edit?.inputSchema).toMatchObject({ type: 'object', required: ['path'] });
       expect(client.getInstructions()).toContain('rolled back');

@@ -211,6 +211,11 @@ describe('sessionfs mcp: each flag does what its name says', () => {
         `--write-back cannot write to the mount ${JSON.stringify(join(hostDir, 'gone'))}: it does not exist`,
       ],
       [['--mount', `${lib}:ro`, '--write-back'], '--write-back has nothing to write to: every --mount is :ro'],
+      [
+        ['--mount', join(hostDir, 'gone'), '--allow-write-back'],
+        `--allow-write-back cannot write to the mount ${JSON.stringify(join(hostDir, 'gone'))}: it does not exist`,
+      ],
+      [['--allow-write-back'], '--allow-write-back lets the write_back tool write to the mounts: give at least one --mount'],
     ];
     for (const [args, message] of cases) {
       const result = await runCli(['mcp', ...args, '--allow', hostDir]);
