@@ -3,7 +3,34 @@
 // /sources, /compose, /workspace, /testing, and one per adapter); test/ecosystem/package.test.ts lists the
 // values here, so growing this list is a decision.
 import './zod-version.js';
-export * from './workspace/errors.js';
+export {
+  WorkspaceError,
+  isWorkspaceError,
+  AbortError,
+  ConflictError,
+  CorruptDataError,
+  DirectoryNotEmptyError,
+  FileExistsError,
+  FileNotFoundError,
+  InvalidArgumentError,
+  InvalidContentError,
+  InvalidPathError,
+  IsADirectoryError,
+  LimitExceededError,
+  NameTooLongError,
+  NotADirectoryError,
+  NotSupportedError,
+  PathEscapeError,
+  PolicyError,
+  QuotaExceededError,
+  ReadOnlyError,
+  SnapshotError,
+  SnapshotRestoreError,
+  StoreUnavailableError,
+  TimeoutError,
+  type RestoreRetry,
+  type WorkspaceErrorCode,
+} from './workspace/errors.js';
 export type * from './workspace/types.js';
 export type * from './workspace/driver.js';
 export type { LongCallOptions, Progress, ProgressListener } from './workspace/progress.js';

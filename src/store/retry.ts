@@ -53,12 +53,14 @@ export async function withRetry<T>(
       return await Promise.race([attempt(controller.signal), timeout]);
     } catch (error) {
       if (!transient(error) && !controller.signal.aborted) throw error;
-      const elapsed = Date.now() - started;
-      if (elapsed + delay >= options.deadlineMs)
+      // Retried until the deadline itself: the last wait is cut to what is left, so giving up means the
+      // whole deadline passed, as the message says.
+      const left = options.deadlineMs - (Date.now() - started);
+      if (left <= 0)
         throw new StoreUnavailableError(
           `${what}: the store did not answer within ${options.deadlineMs} ms (${attempts} attempt(s), last: ${describeFailure(error)}); nothing was changed by the failed call`,
         );
-      await new Promise((resolve) => setTimeout(resolve, delay * (0.5 + Math.random() / 2)));
+      await new Promise((resolve) => setTimeout(resolve, Math.min(left, delay * (0.5 + Math.random() / 2))));
       delay = Math.min(delay * 2, 2_000);
     } finally {
       clearTimeout(timer);

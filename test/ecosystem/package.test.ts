@@ -51,7 +51,7 @@ describe('package surface', () => {
       [
         ...['createWorkspace', 'memoryDriver', 'hostDriver', 'overlayDriver', 'composeDriver', 'hydrate'],
         ...['createSession', 'defineTool', 'workspaceTools', 'workspacePrompt', 'WorkspaceNamespace'],
-        ...['WorkspaceError', 'isWorkspaceError', 'WORKSPACE_ERROR_CODES', 'AbortError', 'ConflictError'],
+        ...['WorkspaceError', 'isWorkspaceError', 'AbortError', 'ConflictError', 'CorruptDataError', 'StoreUnavailableError'],
         ...['DirectoryNotEmptyError', 'FileExistsError', 'FileNotFoundError', 'InvalidArgumentError', 'InvalidContentError'],
         ...['InvalidPathError', 'IsADirectoryError', 'LimitExceededError', 'NameTooLongError', 'NotADirectoryError'],
         ...['NotSupportedError', 'PathEscapeError', 'PolicyError', 'QuotaExceededError', 'ReadOnlyError', 'SnapshotError'],
