@@ -7,7 +7,8 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { WorkspaceNamespace, type DirectoryNamespace, type ManagedWorkspace } from '../../src/index.js';
 import { createSession } from '../../src/session/index.js';
 import { workspaceTools, type WorkspaceToolName } from '../../src/tools/index.js';
-import { expectError, scratch } from '../host/support.js';
+import { expectError } from '../../src/testing/harness.js';
+import { scratch } from '../host/support.js';
 
 const run = promisify(execFile);
 const tools = new Map(workspaceTools().map((tool) => [tool.name, tool]));
@@ -85,8 +86,8 @@ describe('WorkspaceNamespace', () => {
     // A link planted in alice's root (say, by a host shell) towards bob's files is a wall.
     fs.symlinkSync(join(bob.root, 'secret.txt'), join(alice.root, 'to-bob'));
     fs.symlinkSync(bobHome, join(alice.root, 'bob-home'));
-    await expectError(alice.read('to-bob'), 'PathEscapeError', hostPaths);
-    await expectError(alice.list('bob-home'), 'PathEscapeError', hostPaths);
+    await expectError(alice.read('to-bob'), 'PathEscapeError', 'EACCES', { hostPaths });
+    await expectError(alice.list('bob-home'), 'PathEscapeError', 'EACCES', { hostPaths });
     expect(await alice.grep('bob secret')).toEqual([]);
     await using session = await createSession({ namespace, user: 'alice' });
     for (const [name, args] of [

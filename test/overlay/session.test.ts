@@ -6,7 +6,8 @@ import { composeDriver, createWorkspace, memoryDriver } from '../../src/index.js
 import { createSession, defineTool, type HydratedSession } from '../../src/session/index.js';
 import { workspaceTools, type WorkspaceToolName } from '../../src/tools/index.js';
 import { ExportConflictError } from '../../src/export/export-plan.js';
-import { contentsOf, hostTrees } from '../support/backends.js';
+import { contentsOf } from '../../src/testing/harness.js';
+import { hostTrees } from '../support/backends.js';
 import { filesOf } from '../export/support.js';
 
 const tools = new Map(workspaceTools().map((tool) => [tool.name, tool]));
