@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
 import { pullSnapshot, pushSnapshot } from '../../src/export/remote.js';
-import { tempDirs } from './support.js';
+import { tempDirs } from '../../src/testing/harness.js';
 import { createWorkspace } from '../../src/workspace/create-workspace.js';
 import { memoryDriver } from '../../src/backends/memory/index.js';
 

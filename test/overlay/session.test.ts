@@ -8,7 +8,7 @@ import { workspaceTools, type WorkspaceToolName } from '../../src/tools/index.js
 import { ExportConflictError } from '../../src/export/export-plan.js';
 import { contentsOf } from '../../src/testing/harness.js';
 import { hostTrees } from '../support/backends.js';
-import { filesOf } from '../export/support.js';
+import { filesOf } from '../support/host-files.js';
 
 const tools = new Map(workspaceTools().map((tool) => [tool.name, tool]));
 const tool = (name: WorkspaceToolName) => tools.get(name)!;
