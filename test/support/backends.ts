@@ -7,6 +7,8 @@ import { hostDriver } from '../../src/backends/host/index.js';
 import { memoryDriver } from '../../src/backends/memory/index.js';
 import { overlayDriver } from '../../src/backends/overlay/index.js';
 import { composeDriver } from '../../src/compose/index.js';
+import { memoryBlobStore } from '../../src/snapshots/blob-store.js';
+import { storeDriver } from '../../src/store/store-driver.js';
 import { tempDirs, type ComplianceHarness } from '../../src/testing/harness.js';
 import { strictDriver } from '../../src/testing/strict-driver.js';
 import type { BackendDriver } from '../../src/workspace/driver.js';
@@ -109,6 +111,12 @@ export const BACKENDS: BackendUnderTest[] = [
       return composedOver(options, lower, linkHomes.get(lower));
     },
     symlink: plantLink,
+  }),
+  backend({
+    name: 'store (remote sessions)',
+    // The lazy blob-backed tree remote sessions run on (`createSession({ store })`), over an in-memory blob store.
+    // No `sameFiles` yet: the governance suites it would join patch, and its snapshots cannot be read as a tree.
+    open: (options) => createWorkspace(storeDriver({ blobs: memoryBlobStore() }), options),
   }),
   backend({
     name: 'kv (third-party driver)',
