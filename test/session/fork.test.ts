@@ -1,15 +1,16 @@
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createSession } from '../../src/session/index.js';
 import { workspaceTools, type WorkspaceToolName } from '../../src/tools/index.js';
 import { NotSupportedError } from '../../src/workspace/errors.js';
+import { tempDirs } from '../../src/testing/harness.js';
 
 const text = (bytes: Uint8Array): string => Buffer.from(bytes).toString('utf8');
 
 describe('session.fork()', () => {
+  const tempDir = tempDirs();
   for (const backend of ['memory', 'host'] as const) {
     it(`gives a new session with the same content, snapshots, history and outputs, independent afterwards (${backend})`, async () => {
       await using parent = await createSession({ backend });
@@ -71,7 +72,7 @@ describe('session.fork()', () => {
   });
 
   it('a fork of a hydrated session writes back against the same hydration baseline', async () => {
-    const project = await mkdtemp(join(tmpdir(), 'fork-project-'));
+    const project = tempDir('sessionfs-fork-project-');
     await writeFile(join(project, 'notes.md'), 'draft\n');
     await using parent = await createSession({
       backend: 'memory',
@@ -89,7 +90,7 @@ describe('session.fork()', () => {
   });
 
   it('a backend that cannot fork refuses with NotSupportedError and creates nothing', async () => {
-    const project = await mkdtemp(join(tmpdir(), 'fork-overlay-'));
+    const project = tempDir('sessionfs-fork-overlay-');
     await writeFile(join(project, 'a.txt'), 'a');
     await using session = await createSession({
       backend: 'overlay',
