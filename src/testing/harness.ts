@@ -89,6 +89,7 @@ export async function contentsOf(workspace: SnapshotableWorkspace, base = '/'): 
 /**
  * Makes real temp directories (symlinks resolved, so a `/tmp` link does not confuse path comparisons), all
  * removed after each test, or after the file's tests with `{ until: 'file' }` for directories that outlive one.
+ * Call it before registering hooks that dispose what lives in the directories: vitest runs hooks as a stack.
  */
 export function tempDirs(options: { prefix?: string; until?: 'test' | 'file' } = {}): (prefix?: string) => string {
   const dirs: string[] = [];

@@ -1,11 +1,12 @@
-import { execFileSync } from 'node:child_process';
-import { mkdtemp, readFile, realpath, rm, mkdir, writeFile } from 'node:fs/promises';
+import { readFile, mkdir, writeFile } from 'node:fs/promises';
 import { tmpdir, homedir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { parseCommandLine, UsageError } from '../../src/cli/args.js';
 import { PATCH_END, PATCH_START, PROJECT } from '../../src/cli/demo.js';
 import { assertBuilt, REPO, runCli } from './support.js';
+import { tempDirs } from '../../src/testing/harness.js';
+import { gitApply } from '../support/host-files.js';
 
 describe('command line parsing', () => {
   it('parses mcp flags, repeatable', () => {
@@ -39,13 +40,12 @@ describe('command line parsing', () => {
 });
 
 describe('the sessionfs binary', () => {
+  const tempDir = tempDirs();
+  const sharedDir = tempDirs({ prefix: 'sessionfs-cli-', until: 'file' });
   let hostDir: string;
-  beforeAll(async () => {
+  beforeAll(() => {
     assertBuilt();
-    hostDir = await realpath(await mkdtemp(join(tmpdir(), 'sessionfs-cli-')));
-  });
-  afterAll(async () => {
-    await rm(hostDir, { recursive: true, force: true });
+    hostDir = sharedDir();
   });
 
   it('prints help and the version', async () => {
@@ -107,19 +107,14 @@ describe('the sessionfs binary', () => {
     expect(patch.match(/^diff --git /gm)).toHaveLength(6);
     expect(patch).toContain('-export function greet(name: string): string {\n+export function welcome(name: string): string {\n');
 
-    const dir = await realpath(await mkdtemp(join(tmpdir(), 'sessionfs-demo-patch-')));
-    try {
-      for (const [path, content] of Object.entries(PROJECT)) {
-        await mkdir(dirname(join(dir, 'app', path)), { recursive: true });
-        await writeFile(join(dir, 'app', path), content);
-      }
-      await writeFile(join(dir, 'demo.patch'), patch);
-      execFileSync('git', ['apply', '--binary', 'demo.patch'], { cwd: dir });
-      expect(await readFile(join(dir, 'app/src/greet.ts'), 'utf8')).toContain('export function welcome(');
-      expect(await readFile(join(dir, 'app/test/welcome.test.ts'), 'utf8')).toContain('welcome("Ada")');
-      await expect(readFile(join(dir, 'app/test/greet.test.ts'))).rejects.toMatchObject({ code: 'ENOENT' });
-    } finally {
-      await rm(dir, { recursive: true, force: true });
+    const dir = tempDir('sessionfs-demo-patch-');
+    for (const [path, content] of Object.entries(PROJECT)) {
+      await mkdir(dirname(join(dir, 'app', path)), { recursive: true });
+      await writeFile(join(dir, 'app', path), content);
     }
+    await gitApply(dir, patch);
+    expect(await readFile(join(dir, 'app/src/greet.ts'), 'utf8')).toContain('export function welcome(');
+    expect(await readFile(join(dir, 'app/test/welcome.test.ts'), 'utf8')).toContain('welcome("Ada")');
+    await expect(readFile(join(dir, 'app/test/greet.test.ts'))).rejects.toMatchObject({ code: 'ENOENT' });
   });
 });

@@ -26,11 +26,12 @@ export function scratch(): {
   host: (options?: HostTestOptions) => { workspace: ManagedWorkspace; driver: HostDriver };
   dir: (prefix?: string) => string;
 } {
+  // First, so that (hooks run as a stack) the directories go after the workspaces on them are disposed.
+  const tempDir = tempDirs();
   const workspaces: ManagedWorkspace[] = [];
   afterEach(async () => {
     for (const ws of workspaces.splice(0)) await ws.dispose();
   });
-  const tempDir = tempDirs();
   return {
     workspace: (options) => {
       const { workspace } = openHost(options);
