@@ -6,12 +6,13 @@ import { createSession } from '../../src/session/index.js';
 import { workspaceTools, type WorkspaceToolName } from '../../src/tools/index.js';
 import { NotSupportedError } from '../../src/workspace/errors.js';
 import { tempDirs } from '../../src/testing/harness.js';
+import { SESSION_KINDS } from '../support/backends.js';
 
 const text = (bytes: Uint8Array): string => Buffer.from(bytes).toString('utf8');
 
 describe('session.fork()', () => {
   const tempDir = tempDirs();
-  for (const backend of ['memory', 'host'] as const) {
+  for (const backend of SESSION_KINDS) {
     it(`gives a new session with the same content, snapshots, history and outputs, independent afterwards (${backend})`, async () => {
       await using parent = await createSession({ backend });
       const tools = new Map(workspaceTools().map((t) => [t.name, t]));
