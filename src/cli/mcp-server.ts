@@ -34,7 +34,7 @@ export interface McpServerOptions {
   redact?: readonly string[];
   /**
    * The host directories the server was started with (mount sources, `--root`, allowed roots): the MCP
-   * client's roots are judged against them (docs/mcp.md, "Roots"). Without any, every client root is refused.
+   * client's roots are judged against them (docs/mcp-and-cli.md, "Roots"). Without any, every client root is refused.
    */
   hostAreas?: readonly HostArea[];
   /**

@@ -10,7 +10,7 @@ type Standing = 'inside' | 'above' | 'outside';
 
 /**
  * A view of a tool's filesystem limited to the workspace paths the MCP client's roots cover
- * (see docs/mcp.md, "Roots"). Paths a tool names must lie inside the scope; the directories above it may
+ * (see docs/mcp-and-cli.md, "Roots"). Paths a tool names must lie inside the scope; the directories above it may
  * only be looked at (`exists`, `stat`, `list`, and `glob`/`grep` from there), and what lists and searches
  * return is cut to the scope. Methods it does not know are refused, so a method added to the protocol
  * later cannot step around the roots.

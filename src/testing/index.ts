@@ -31,7 +31,8 @@ import { symlinkRules } from './symlinks.js';
 import { fileVersions } from './versions.js';
 import { watchEvents } from './watch.js';
 
-export type { ComplianceHarness, CreateOptions } from './harness.js';
+export type { ComplianceHarness, CreateOptions, ExpectErrorOptions } from './harness.js';
+export { contentsOf, expectError, expectNoHostPath, tempDirs, workspaces } from './harness.js';
 export { strictDriver, type StrictViolationSink } from './strict-driver.js';
 
 export function describeWorkspaceCompliance(name: string, harness: ComplianceHarness): void {

@@ -1,10 +1,9 @@
-import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { hydrate } from '../sources/hydrate.js';
 import type { SnapshotableWorkspace } from '../workspace/types.js';
-import { bytes, contentsOf, expectError, workspaces, type ComplianceHarness } from './harness.js';
+import { bytes, contentsOf, expectError, tempDirs, workspaces, type ComplianceHarness } from './harness.js';
 
 /** A host repository: what hydration brings in with `includeGit: 'read-only'`. */
 const REPOSITORY: Record<string, string> = {
@@ -24,15 +23,11 @@ const text = async (ws: SnapshotableWorkspace, path: string): Promise<string> =>
 export function protectedPaths(harness: ComplianceHarness): void {
   describe('protected paths (version-control internals from the host)', () => {
     const create = workspaces(harness);
-    const hostDirs: string[] = [];
-    afterEach(() => {
-      for (const dir of hostDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-    });
+    const tempDir = tempDirs({ prefix: 'sessionfs-protect-' });
 
     /** A workspace (a fresh one by default) holding the host repository at `repo`, hydrated read-only. */
     const withRepository = async (ws?: SnapshotableWorkspace): Promise<SnapshotableWorkspace> => {
-      const host = realpathSync(mkdtempSync(join(tmpdir(), 'sessionfs-protect-')));
-      hostDirs.push(host);
+      const host = tempDir();
       for (const [path, text] of Object.entries(REPOSITORY)) {
         mkdirSync(dirname(join(host, path)), { recursive: true });
         writeFileSync(join(host, path), text);

@@ -1,8 +1,7 @@
-import { mkdtemp, readFile, readdir, rm, writeFile, mkdir } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, readdir, writeFile, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { contentsOf, expectError, workspaces, type ComplianceHarness } from './harness.js';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { contentsOf, expectError, tempDirs, workspaces, type ComplianceHarness } from './harness.js';
 
 /** For backends with symlinks: links inside the root behave as links, links that leave it are walls. */
 export function symlinkRules(harness: ComplianceHarness): void {
@@ -11,16 +10,14 @@ export function symlinkRules(harness: ComplianceHarness): void {
 
   describe('symlinks', () => {
     const create = workspaces(harness);
+    const tempDir = tempDirs({ prefix: 'sessionfs-outside-' });
     let outside: string;
 
     beforeEach(async () => {
-      outside = await mkdtemp(join(tmpdir(), 'sessionfs-outside-'));
+      outside = tempDir();
       await writeFile(join(outside, 'secret.txt'), 'secret\n');
       await mkdir(join(outside, 'dir'));
       await writeFile(join(outside, 'dir', 'inner.txt'), 'inner secret\n');
-    });
-    afterEach(async () => {
-      await rm(outside, { recursive: true, force: true });
     });
 
     it('follows a link to a file inside the root for reads, stat, glob and grep, and reports isSymlink', async () => {

@@ -39,7 +39,7 @@ export class ChangeStamps {
 }
 
 /**
- * `stat().version` for drivers that keep none (DESIGN: every backend has versions). The shared layer wraps
+ * `stat().version` for drivers that keep none (docs/text.md: every backend has versions). The shared layer wraps
  * such a driver: each change made through it (the protocol's, and the default snapshotter's restores, which
  * run through the same driver) stamps the paths it names, and a file's version is a hash of its latest
  * stamp, size and modification time. So it changes on every change made through this workspace and on any

@@ -1,11 +1,11 @@
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createMcpServer } from '../../src/cli/mcp-server.js';
 import { createSession } from '../../src/session/index.js';
 import { assertBuilt, CLI, connectInMemory, REPO, slowWrites } from './support.js';
+import { tempDirs } from '../../src/testing/harness.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -35,30 +35,27 @@ describe('mcp server: cancellation', () => {
 });
 
 describe('sessionfs mcp --backend host: signals', () => {
+  const tempDir = tempDirs({ prefix: 'sessionfs-review-sig-' });
   it('a SIGTERM while the mounts are hydrating removes the temp root and git dir', async () => {
     assertBuilt();
-    const dir = realpathSync(mkdtempSync(join(tmpdir(), 'sessionfs-review-sig-')));
-    try {
-      const temp = join(dir, 'tmp');
-      mkdirSync(temp);
-      for (let d = 0; d < 50; d += 1) {
-        mkdirSync(join(dir, 'big', `d${d}`), { recursive: true });
-        for (let f = 0; f < 100; f += 1) writeFileSync(join(dir, 'big', `d${d}`, `f${f}.txt`), 'x'.repeat(1000));
-      }
-      const child = spawn(process.execPath, [CLI, 'mcp', '--backend', 'host', '--mount', join(dir, 'big'), '--allow', dir], {
-        cwd: REPO,
-        env: { ...process.env, TMPDIR: temp },
-        stdio: ['pipe', 'ignore', 'ignore'],
-      });
-      const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-      // As soon as the workspace root exists, hydration is under way.
-      while (!readdirSync(temp).some((name) => name.startsWith('sessionfs-root-'))) await sleep(2);
-      child.kill('SIGTERM');
-      await exited;
-      // Reproduced: sessionfs-root-… (half hydrated) and sessionfs-git-… were left behind.
-      expect(readdirSync(temp)).toEqual([]);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
+    const dir = tempDir();
+    const temp = join(dir, 'tmp');
+    mkdirSync(temp);
+    for (let d = 0; d < 50; d += 1) {
+      mkdirSync(join(dir, 'big', `d${d}`), { recursive: true });
+      for (let f = 0; f < 100; f += 1) writeFileSync(join(dir, 'big', `d${d}`, `f${f}.txt`), 'x'.repeat(1000));
     }
+    const child = spawn(process.execPath, [CLI, 'mcp', '--backend', 'host', '--mount', join(dir, 'big'), '--allow', dir], {
+      cwd: REPO,
+      env: { ...process.env, TMPDIR: temp },
+      stdio: ['pipe', 'ignore', 'ignore'],
+    });
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    // As soon as the workspace root exists, hydration is under way.
+    while (!readdirSync(temp).some((name) => name.startsWith('sessionfs-root-'))) await sleep(2);
+    child.kill('SIGTERM');
+    await exited;
+    // Reproduced: sessionfs-root-… (half hydrated) and sessionfs-git-… were left behind.
+    expect(readdirSync(temp)).toEqual([]);
   });
 });

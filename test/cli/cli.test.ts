@@ -1,11 +1,13 @@
-import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtemp, readFile, realpath, rm, mkdir, writeFile } from 'node:fs/promises';
+import { spawnSync } from 'node:child_process';
+import { readFile, mkdir, writeFile } from 'node:fs/promises';
 import { tmpdir, homedir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { parseCommandLine, UsageError } from '../../src/cli/args.js';
 import { PATCH_END, PATCH_START, PROJECT } from '../../src/cli/demo.js';
 import { assertBuilt, REPO, runCli } from './support.js';
+import { tempDirs } from '../../src/testing/harness.js';
+import { gitApply } from '../support/host-files.js';
 
 /** The patch the demo prints between its markers. */
 function patchOf(out: string): string {
@@ -22,8 +24,7 @@ async function applyDemoPatch(dir: string, patch: string): Promise<void> {
     await mkdir(dirname(join(dir, 'app', path)), { recursive: true });
     await writeFile(join(dir, 'app', path), content);
   }
-  await writeFile(join(dir, 'demo.patch'), patch);
-  execFileSync('git', ['apply', '--binary', 'demo.patch'], { cwd: dir });
+  await gitApply(dir, patch);
 }
 
 describe('command line parsing', () => {
@@ -58,13 +59,12 @@ describe('command line parsing', () => {
 });
 
 describe('the sessionfs binary', () => {
+  const tempDir = tempDirs();
+  const sharedDir = tempDirs({ prefix: 'sessionfs-cli-', until: 'file' });
   let hostDir: string;
-  beforeAll(async () => {
+  beforeAll(() => {
     assertBuilt();
-    hostDir = await realpath(await mkdtemp(join(tmpdir(), 'sessionfs-cli-')));
-  });
-  afterAll(async () => {
-    await rm(hostDir, { recursive: true, force: true });
+    hostDir = sharedDir();
   });
 
   it('prints help and the version', async () => {
@@ -120,31 +120,23 @@ describe('the sessionfs binary', () => {
     expect(patch.match(/^diff --git /gm)).toHaveLength(7);
     expect(patch).toContain('+export function welcome(name: string): string {\n');
 
-    const dir = await realpath(await mkdtemp(join(tmpdir(), 'sessionfs-demo-patch-')));
-    try {
-      await applyDemoPatch(dir, patch);
-      expect(await readFile(join(dir, 'app/src/welcome.ts'), 'utf8')).toContain('export function welcome(');
-      await expect(readFile(join(dir, 'app/src/greet.ts'))).rejects.toMatchObject({ code: 'ENOENT' });
-      expect(await readFile(join(dir, 'app/test/welcome.test.ts'), 'utf8')).toContain('welcome("Ada")');
-      await expect(readFile(join(dir, 'app/test/greet.test.ts'))).rejects.toMatchObject({ code: 'ENOENT' });
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
+    const dir = tempDir('sessionfs-demo-patch-');
+    await applyDemoPatch(dir, patch);
+    expect(await readFile(join(dir, 'app/src/welcome.ts'), 'utf8')).toContain('export function welcome(');
+    await expect(readFile(join(dir, 'app/src/greet.ts'))).rejects.toMatchObject({ code: 'ENOENT' });
+    expect(await readFile(join(dir, 'app/test/welcome.test.ts'), 'utf8')).toContain('welcome("Ada")');
+    await expect(readFile(join(dir, 'app/test/greet.test.ts'))).rejects.toMatchObject({ code: 'ENOENT' });
   });
 
   it('ends the demo with a project that compiles: its final tree type-checks under tsc --strict', async () => {
     const result = await runCli(['demo']);
-    const dir = await realpath(await mkdtemp(join(tmpdir(), 'sessionfs-demo-tsc-')));
-    try {
-      await applyDemoPatch(dir, patchOf(result.stdout));
-      const tsc = join(REPO, 'node_modules/typescript/bin/tsc');
-      const args = ['--noEmit', '--strict', '--module', 'nodenext', '--target', 'es2022', '--lib', 'es2022,dom'];
-      const files = ['src/main.ts', 'test/welcome.test.ts', 'test/unicode.test.ts'];
-      const run = spawnSync(process.execPath, [tsc, ...args, ...files], { cwd: join(dir, 'app'), encoding: 'utf8' });
-      expect(run.stdout + run.stderr).toBe('');
-      expect(run.status).toBe(0);
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
+    const dir = tempDir('sessionfs-demo-tsc-');
+    await applyDemoPatch(dir, patchOf(result.stdout));
+    const tsc = join(REPO, 'node_modules/typescript/bin/tsc');
+    const args = ['--noEmit', '--strict', '--module', 'nodenext', '--target', 'es2022', '--lib', 'es2022,dom'];
+    const files = ['src/main.ts', 'test/welcome.test.ts', 'test/unicode.test.ts'];
+    const run = spawnSync(process.execPath, [tsc, ...args, ...files], { cwd: join(dir, 'app'), encoding: 'utf8' });
+    expect(run.stdout + run.stderr).toBe('');
+    expect(run.status).toBe(0);
   });
 });

@@ -1,22 +1,18 @@
 import { execFileSync, spawn } from 'node:child_process';
-import { cp, mkdir, mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { cp, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { parseCommandLine } from '../../src/cli/args.js';
 import { assertBuilt, CLI, REPO, runCli } from './support.js';
+import { tempDirs } from '../../src/testing/harness.js';
 
-const dirs: string[] = [];
-afterEach(async () => {
-  for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true });
-});
+const tempDir = tempDirs({ prefix: 'sessionfs-exit-' });
 
 /** A host directory holding `project/` (the mount) with a text file, a file to delete and a binary file. */
 async function project(): Promise<{ hostDir: string; project: string }> {
-  const hostDir = await realpath(await mkdtemp(join(tmpdir(), 'sessionfs-exit-')));
-  dirs.push(hostDir);
+  const hostDir = tempDir();
   const dir = join(hostDir, 'project');
   await mkdir(join(dir, 'src'), { recursive: true });
   await writeFile(join(dir, 'src/app.ts'), 'export const answer = 41;\n');

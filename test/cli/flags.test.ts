@@ -1,12 +1,12 @@
-import { mkdtemp, mkdir, readFile, realpath, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_USAGE, MCP_USAGE, parseCommandLine, UsageError, USAGE } from '../../src/cli/args.js';
 import { hydrationProgress } from '../../src/cli/progress.js';
 import { assertBuilt, CLI, REPO, runCli } from './support.js';
+import { tempDirs } from '../../src/testing/harness.js';
 
 describe('mcp flags: --root, per-mount --include/--exclude/--max-bytes, --quiet', () => {
   it('gives each per-mount flag to the --mount before it', () => {
@@ -143,17 +143,15 @@ describe('hydration progress', () => {
 });
 
 describe('sessionfs mcp with per-mount filters and --root, over stdio', () => {
+  const tempDir = tempDirs({ prefix: 'sessionfs-flags-', until: 'file' });
   let hostDir: string;
   beforeAll(async () => {
     assertBuilt();
-    hostDir = await realpath(await mkdtemp(join(tmpdir(), 'sessionfs-flags-')));
+    hostDir = tempDir();
     await mkdir(join(hostDir, 'project/src'), { recursive: true });
     await writeFile(join(hostDir, 'project/src/app.ts'), 'export const a = 1;\n');
     await writeFile(join(hostDir, 'project/src/skip.ts'), 'export const b = 2;\n');
     await writeFile(join(hostDir, 'project/README.md'), '# readme\n');
-  });
-  afterAll(async () => {
-    await rm(hostDir, { recursive: true, force: true });
   });
 
   async function connect(args: string[]): Promise<{ client: Client; stderr: () => string }> {

@@ -1,5 +1,4 @@
-import { mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -12,6 +11,7 @@ import {
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createMcpServer } from '../../src/cli/mcp-server.js';
 import { createSession } from '../../src/session/index.js';
+import { tempDirs } from '../../src/testing/harness.js';
 
 interface Connected {
   client: Client;
@@ -22,14 +22,15 @@ interface Connected {
 }
 
 describe("MCP roots: the client's roots narrow the workspace, never widen it", () => {
+  const tempDir = tempDirs();
   let scratch: string;
   let project: string;
   let outside: string;
   const cleanup: (() => Promise<void>)[] = [];
 
   beforeEach(async () => {
-    scratch = await realpath(await mkdtemp(join(tmpdir(), 'sessionfs-roots-')));
-    outside = await realpath(await mkdtemp(join(tmpdir(), 'sessionfs-roots-outside-')));
+    scratch = tempDir('sessionfs-roots-');
+    outside = tempDir('sessionfs-roots-outside-');
     project = join(scratch, 'project');
     await mkdir(join(project, 'src'), { recursive: true });
     await mkdir(join(project, 'docs'), { recursive: true });
@@ -38,8 +39,6 @@ describe("MCP roots: the client's roots narrow the workspace, never widen it", (
   });
   afterEach(async () => {
     for (const step of cleanup.splice(0).reverse()) await step();
-    await rm(scratch, { recursive: true, force: true });
-    await rm(outside, { recursive: true, force: true });
   });
 
   /** A server on a memory workspace with `project` mounted, and a client offering `roots` (or not). */

@@ -2,8 +2,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { CallToolResultSchema, ErrorCode } from '@modelcontextprotocol/sdk/types.js';
-import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { pathToFileURL } from 'node:url';
@@ -12,6 +11,7 @@ import { buildMcpServer } from '../../src/cli/mcp-server.js';
 import { McpStdioTransport, type DirectLane, type ToolCallHandler } from '../../src/cli/mcp-stdio.js';
 import { createSession } from '../../src/session/index.js';
 import { connectInMemory, slowWrites } from './support.js';
+import { tempDirs } from '../../src/testing/harness.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -159,120 +159,114 @@ describe('McpStdioTransport: tools/call through the direct lane', () => {
 });
 
 describe("McpStdioTransport: a call read with the client's initialized notification", () => {
+  const tempDir = tempDirs();
   it("waits for the client's roots, as over the SDK's transport", async () => {
-    const scratch = realpathSync(mkdtempSync(join(tmpdir(), 'sessionfs-lane-roots-')));
-    try {
-      const project = join(scratch, 'project');
-      mkdirSync(join(project, 'src'), { recursive: true });
-      mkdirSync(join(project, 'docs'), { recursive: true });
-      writeFileSync(join(project, 'docs/guide.md'), 'SECRET GUIDE\n');
-      await using session = await createSession({
-        backend: 'memory',
-        mounts: [{ hostPath: project, mountPath: 'project' }],
-        allowedHostRoots: [scratch],
+    const scratch = tempDir('sessionfs-lane-roots-');
+    const project = join(scratch, 'project');
+    mkdirSync(join(project, 'src'), { recursive: true });
+    mkdirSync(join(project, 'docs'), { recursive: true });
+    writeFileSync(join(project, 'docs/guide.md'), 'SECRET GUIDE\n');
+    await using session = await createSession({
+      backend: 'memory',
+      mounts: [{ hostPath: project, mountPath: 'project' }],
+      allowedHostRoots: [scratch],
+    });
+    const answer = async (transportOver: (ends: ReturnType<typeof pipes>, lane: DirectLane) => Transport) => {
+      const { server, lane } = await buildMcpServer(session, {
+        redact: [scratch],
+        hostAreas: [{ hostPath: project, workspacePath: 'project' }, { hostPath: scratch }],
       });
-      const answer = async (transportOver: (ends: ReturnType<typeof pipes>, lane: DirectLane) => Transport) => {
-        const { server, lane } = await buildMcpServer(session, {
-          redact: [scratch],
-          hostAreas: [{ hostPath: project, workspacePath: 'project' }, { hostPath: scratch }],
-        });
-        const ends = pipes();
-        await server.connect(transportOver(ends, lane));
-        // The client's side: answers the server's roots/list with project/src only.
-        ends.toClient.on('data', () => {
-          for (const line of ends.lines.splice(0) as { id?: number; method?: string; result?: unknown }[]) {
-            if (line.method === 'roots/list')
-              ends.send({ jsonrpc: '2.0', id: line.id, result: { roots: [{ uri: pathToFileURL(join(project, 'src')).href }] } });
-            else answers.push(line);
-          }
-        });
-        const answers: { id?: number; result?: unknown }[] = [];
-        ends.send({
-          jsonrpc: '2.0',
-          id: 0,
-          method: 'initialize',
-          params: {
-            protocolVersion: '2025-06-18',
-            capabilities: { roots: { listChanged: true } },
-            clientInfo: { name: 't', version: '1' },
-          },
-        });
-        while (!answers.some((line) => line.id === 0)) await sleep(5);
-        // One write: the notification and the call arrive in the same chunk.
-        ends.toServer.write(
-          `${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n${JSON.stringify(call(1, 'read_file', { path: 'project/docs/guide.md' }))}\n`,
-        );
-        while (!answers.some((line) => line.id === 1)) await sleep(5);
-        await server.close();
-        return answers.find((line) => line.id === 1)?.result as { isError: boolean; content: { text: string }[] };
-      };
-      const sdk = await answer((ends) => new StdioServerTransport(ends.toServer, ends.toClient));
-      const ours = await answer((ends, lane) => new McpStdioTransport(lane, ends.toServer, ends.toClient));
-      expect(sdk.isError).toBe(true);
-      expect(ours).toEqual(sdk);
-      expect(ours.content[0]?.text).not.toContain('SECRET GUIDE');
-    } finally {
-      rmSync(scratch, { recursive: true, force: true });
-    }
+      const ends = pipes();
+      await server.connect(transportOver(ends, lane));
+      // The client's side: answers the server's roots/list with project/src only.
+      ends.toClient.on('data', () => {
+        for (const line of ends.lines.splice(0) as { id?: number; method?: string; result?: unknown }[]) {
+          if (line.method === 'roots/list')
+            ends.send({ jsonrpc: '2.0', id: line.id, result: { roots: [{ uri: pathToFileURL(join(project, 'src')).href }] } });
+          else answers.push(line);
+        }
+      });
+      const answers: { id?: number; result?: unknown }[] = [];
+      ends.send({
+        jsonrpc: '2.0',
+        id: 0,
+        method: 'initialize',
+        params: {
+          protocolVersion: '2025-06-18',
+          capabilities: { roots: { listChanged: true } },
+          clientInfo: { name: 't', version: '1' },
+        },
+      });
+      while (!answers.some((line) => line.id === 0)) await sleep(5);
+      // One write: the notification and the call arrive in the same chunk.
+      ends.toServer.write(
+        `${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n${JSON.stringify(call(1, 'read_file', { path: 'project/docs/guide.md' }))}\n`,
+      );
+      while (!answers.some((line) => line.id === 1)) await sleep(5);
+      await server.close();
+      return answers.find((line) => line.id === 1)?.result as { isError: boolean; content: { text: string }[] };
+    };
+    const sdk = await answer((ends) => new StdioServerTransport(ends.toServer, ends.toClient));
+    const ours = await answer((ends, lane) => new McpStdioTransport(lane, ends.toServer, ends.toClient));
+    expect(sdk.isError).toBe(true);
+    expect(ours).toEqual(sdk);
+    expect(ours.content[0]?.text).not.toContain('SECRET GUIDE');
   });
 });
 
 describe("the client's roots, whatever the chunking", () => {
+  const tempDir = tempDirs();
   it('are asked for when initialize, initialized and a call come in one write, and the call waits for them (both transports)', async () => {
-    const scratch = realpathSync(mkdtempSync(join(tmpdir(), 'sessionfs-roots-chunk-')));
-    try {
-      const project = join(scratch, 'proj');
-      mkdirSync(join(project, 'src'), { recursive: true });
-      mkdirSync(join(project, 'secret'), { recursive: true });
-      writeFileSync(join(project, 'secret/key.txt'), 'THE KEY\n');
-      await using session = await createSession({
-        backend: 'memory',
-        mounts: [{ hostPath: project, mountPath: 'proj' }],
-        allowedHostRoots: [scratch],
+    const scratch = tempDir('sessionfs-roots-chunk-');
+    const project = join(scratch, 'proj');
+    mkdirSync(join(project, 'src'), { recursive: true });
+    mkdirSync(join(project, 'secret'), { recursive: true });
+    writeFileSync(join(project, 'secret/key.txt'), 'THE KEY\n');
+    await using session = await createSession({
+      backend: 'memory',
+      mounts: [{ hostPath: project, mountPath: 'proj' }],
+      allowedHostRoots: [scratch],
+    });
+    const answer = async (transportOver: (ends: ReturnType<typeof pipes>, lane: DirectLane) => Transport) => {
+      const { server, lane } = await buildMcpServer(session, {
+        redact: [scratch],
+        hostAreas: [{ hostPath: project, workspacePath: 'proj' }, { hostPath: scratch }],
       });
-      const answer = async (transportOver: (ends: ReturnType<typeof pipes>, lane: DirectLane) => Transport) => {
-        const { server, lane } = await buildMcpServer(session, {
-          redact: [scratch],
-          hostAreas: [{ hostPath: project, workspacePath: 'proj' }, { hostPath: scratch }],
-        });
-        const ends = pipes();
-        await server.connect(transportOver(ends, lane));
-        const answers: { id?: number; result?: unknown }[] = [];
-        let asked = 0;
-        ends.toClient.on('data', () => {
-          for (const line of ends.lines.splice(0) as { id?: number; method?: string; result?: unknown }[]) {
-            if (line.method === 'roots/list') {
-              asked += 1;
-              ends.send({ jsonrpc: '2.0', id: line.id, result: { roots: [{ uri: pathToFileURL(join(project, 'src')).href }] } });
-            } else answers.push(line);
-          }
-        });
-        const initialize = {
-          jsonrpc: '2.0',
-          id: 0,
-          method: 'initialize',
-          params: { protocolVersion: '2025-06-18', capabilities: { roots: {} }, clientInfo: { name: 't', version: '1' } },
-        };
-        ends.toServer.write(
-          [initialize, { jsonrpc: '2.0', method: 'notifications/initialized' }, call(1, 'read_file', { path: 'proj/secret/key.txt' })]
-            .map((message) => `${JSON.stringify(message)}\n`)
-            .join(''),
-        );
-        while (!answers.some((line) => line.id === 1)) await sleep(5);
-        await server.close();
-        return { asked, result: answers.find((line) => line.id === 1)?.result as { isError: boolean; content: { text: string }[] } };
+      const ends = pipes();
+      await server.connect(transportOver(ends, lane));
+      const answers: { id?: number; result?: unknown }[] = [];
+      let asked = 0;
+      ends.toClient.on('data', () => {
+        for (const line of ends.lines.splice(0) as { id?: number; method?: string; result?: unknown }[]) {
+          if (line.method === 'roots/list') {
+            asked += 1;
+            ends.send({ jsonrpc: '2.0', id: line.id, result: { roots: [{ uri: pathToFileURL(join(project, 'src')).href }] } });
+          } else answers.push(line);
+        }
+      });
+      const initialize = {
+        jsonrpc: '2.0',
+        id: 0,
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: { roots: {} }, clientInfo: { name: 't', version: '1' } },
       };
-      for (const transportOver of [
-        (ends: ReturnType<typeof pipes>) => new StdioServerTransport(ends.toServer, ends.toClient),
-        (ends: ReturnType<typeof pipes>, lane: DirectLane) => new McpStdioTransport(lane, ends.toServer, ends.toClient),
-      ]) {
-        const { asked, result } = await answer(transportOver);
-        expect(asked).toBe(1);
-        expect(result.isError).toBe(true);
-        expect(result.content[0]?.text).toContain('outside the roots the MCP client gave (proj/src)');
-      }
-    } finally {
-      rmSync(scratch, { recursive: true, force: true });
+      ends.toServer.write(
+        [initialize, { jsonrpc: '2.0', method: 'notifications/initialized' }, call(1, 'read_file', { path: 'proj/secret/key.txt' })]
+          .map((message) => `${JSON.stringify(message)}\n`)
+          .join(''),
+      );
+      while (!answers.some((line) => line.id === 1)) await sleep(5);
+      await server.close();
+      return { asked, result: answers.find((line) => line.id === 1)?.result as { isError: boolean; content: { text: string }[] } };
+    };
+    for (const transportOver of [
+      (ends: ReturnType<typeof pipes>) => new StdioServerTransport(ends.toServer, ends.toClient),
+      (ends: ReturnType<typeof pipes>, lane: DirectLane) => new McpStdioTransport(lane, ends.toServer, ends.toClient),
+    ]) {
+      const { asked, result } = await answer(transportOver);
+      expect(asked).toBe(1);
+      expect(result.isError).toBe(true);
+      expect(result.content[0]?.text).toContain('outside the roots the MCP client gave (proj/src)');
     }
   });
 });

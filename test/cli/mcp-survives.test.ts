@@ -1,14 +1,11 @@
 import { spawn } from 'node:child_process';
-import { mkdtemp, readFile, realpath, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { assertBuilt, CLI, REPO } from './support.js';
+import { tempDirs } from '../../src/testing/harness.js';
 
-const dirs: string[] = [];
-afterEach(async () => {
-  for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true });
-});
+const tempDir = tempDirs({ prefix: 'sessionfs-epipe-' });
 
 /** The built server, spoken to line by line; answers collected by id. */
 function server(args: string[]) {
@@ -69,8 +66,7 @@ describe('sessionfs mcp outlives a bad message and a dead client, and keeps the 
   });
 
   it('a client that stops reading stdout ends the session through the exit work: the patch is written', async () => {
-    const hostDir = await realpath(await mkdtemp(join(tmpdir(), 'sessionfs-epipe-')));
-    dirs.push(hostDir);
+    const hostDir = tempDir();
     const patch = join(hostDir, 'work.patch');
     const served = server(['--patch-out', patch]);
     served.call(1, 'write_file', { path: 'kept.txt', content: 'the work\n' });

@@ -1,6 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtemp, mkdir, readFile, realpath, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -8,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WORKSPACE_TOOL_NAMES } from '../../src/tools/index.js';
 import { assertBuilt, CLI, REPO } from './support.js';
 import { SESSION_KINDS } from '../support/backends.js';
+import { tempDirs } from '../../src/testing/harness.js';
 
 interface TextResult {
   text: string;
@@ -18,6 +18,7 @@ const backends = SESSION_KINDS;
 
 for (const backend of backends) {
   describe(`sessionfs mcp --backend ${backend}, driven by the SDK's Client over stdio`, () => {
+    const tempDir = tempDirs({ prefix: 'sessionfs-mcp-', until: 'file' });
     let hostDir: string;
     let client: Client;
     let transport: StdioClientTransport;
@@ -34,7 +35,7 @@ for (const backend of backends) {
 
     beforeAll(async () => {
       assertBuilt();
-      hostDir = await realpath(await mkdtemp(join(tmpdir(), 'sessionfs-mcp-')));
+      hostDir = tempDir();
       const project = join(hostDir, 'project');
       await mkdir(join(project, 'src'), { recursive: true });
       await writeFile(join(project, 'src/app.ts'), 'export const answer = 41;\nexport const name = "app";\n');
@@ -53,7 +54,6 @@ for (const backend of backends) {
     afterAll(async () => {
       await client?.close();
       for (const text of [...seen, stderr]) expect(text).not.toContain(hostDir);
-      await rm(hostDir, { recursive: true, force: true });
     });
 
     it('lists the tool suite plus snapshot, restore and diff, with JSON Schemas', async () => {
@@ -147,15 +147,13 @@ for (const backend of backends) {
 }
 
 describe('sessionfs mcp options', () => {
+  const tempDir = tempDirs({ prefix: 'sessionfs-mcp-opts-', until: 'file' });
   let hostDir: string;
   beforeAll(async () => {
     assertBuilt();
-    hostDir = await realpath(await mkdtemp(join(tmpdir(), 'sessionfs-mcp-opts-')));
+    hostDir = tempDir();
     await mkdir(join(hostDir, 'docs'), { recursive: true });
     await writeFile(join(hostDir, 'docs/guide.md'), '# Guide\n');
-  });
-  afterAll(async () => {
-    await rm(hostDir, { recursive: true, force: true });
   });
 
   async function connect(extra: string[]): Promise<Client> {

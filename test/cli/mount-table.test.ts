@@ -1,23 +1,21 @@
-import { mkdtemp, mkdir, readFile, realpath, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { parseCommandLine, UsageError } from '../../src/cli/args.js';
 import { assertBuilt, CLI, REPO, runCli } from './support.js';
+import { tempDirs } from '../../src/testing/harness.js';
 
+const tempDir = tempDirs({ prefix: 'sessionfs-mount-table-', until: 'file' });
 let hostDir: string;
 beforeAll(async () => {
-  hostDir = await realpath(await mkdtemp(join(tmpdir(), 'sessionfs-mount-table-')));
+  hostDir = tempDir();
   await mkdir(join(hostDir, 'repo/src'), { recursive: true });
   await writeFile(join(hostDir, 'repo/src/app.ts'), 'export const a = 1;\n');
   await writeFile(join(hostDir, 'repo/.env'), 'TOKEN=x\n');
   await mkdir(join(hostDir, 'docs'));
   await writeFile(join(hostDir, 'docs/guide.md'), '# guide\n');
-});
-afterAll(async () => {
-  await rm(hostDir, { recursive: true, force: true });
 });
 
 describe('mcp mount table: --mount SRC:/path:ro, --mount-config, --overlay', () => {

@@ -1,24 +1,15 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { assertBuilt, CLI, REPO } from './support.js';
+import { tempDirs } from '../../src/testing/harness.js';
 
 beforeAll(() => assertBuilt());
 
-const dirs: string[] = [];
-afterEach(() => {
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
-
-function scratch(): string {
-  const dir = realpathSync(mkdtempSync(join(tmpdir(), 'sessionfs-cli-protect-')));
-  dirs.push(dir);
-  return dir;
-}
+const scratch = tempDirs({ prefix: 'sessionfs-cli-protect-' });
 
 describe('sessionfs mcp --root on a git checkout', () => {
   it("refuses edit_file and write_file of .git/config with EPERM, so the user's next git status runs nothing planted", async () => {

@@ -1,20 +1,16 @@
-import { mkdir, mkdtemp, readdir, readFile, realpath, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { assertBuilt, CLI, REPO, runCli } from './support.js';
+import { tempDirs } from '../../src/testing/harness.js';
 
-const dirs: string[] = [];
-afterEach(async () => {
-  for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true });
-});
+const tempDir = tempDirs({ prefix: 'sessionfs-trust-' });
 
 /** A host directory holding `root/` (one file) and `lib/` and `docs/` (to mount). */
 async function hostTree(): Promise<string> {
-  const hostDir = await realpath(await mkdtemp(join(tmpdir(), 'sessionfs-trust-')));
-  dirs.push(hostDir);
+  const hostDir = tempDir();
   await mkdir(join(hostDir, 'root'));
   await writeFile(join(hostDir, 'root/own.txt'), 'the root file\n');
   await mkdir(join(hostDir, 'lib/src'), { recursive: true });

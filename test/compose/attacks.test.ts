@@ -2,7 +2,8 @@ import * as fs from 'node:fs';
 import { basename, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { composeDriver, createWorkspace, overlayDriver, type ManagedWorkspace } from '../../src/index.js';
-import { expectError, scratch } from '../host/support.js';
+import { expectError } from '../../src/testing/harness.js';
+import { scratch } from '../host/support.js';
 
 /**
  * Cross-mount attacks: two host directories mounted side by side, the public one read-write (a host
@@ -48,11 +49,11 @@ describe.each(['host', 'overlay'] as const)('composeDriver: attacks across mount
 
   it('never climbs out of a mount through ..', async () => {
     const { ws, hostPaths } = setup('disabled');
-    await expectError(ws.read('../vault/secret.txt'), 'PathEscapeError', hostPaths);
-    await expectError(ws.read('docs/../../secret.txt'), 'PathEscapeError', hostPaths);
+    await expectError(ws.read('../vault/secret.txt'), 'PathEscapeError', 'EACCES', { hostPaths });
+    await expectError(ws.read('docs/../../secret.txt'), 'PathEscapeError', 'EACCES', { hostPaths });
     // `..` is resolved in the composed tree first, so it can only land on a path the table routes.
-    await expectError(ws.read('public/../vault/secret.txt'), 'FileNotFoundError', hostPaths);
-    await expectError(ws.write('x/../vault/planted.txt', 'x'), 'FileNotFoundError', hostPaths);
+    await expectError(ws.read('public/../vault/secret.txt'), 'FileNotFoundError', 'ENOENT', { hostPaths });
+    await expectError(ws.write('x/../vault/planted.txt', 'x'), 'FileNotFoundError', 'ENOENT', { hostPaths });
   });
 
   it('refuses a link in one mount pointing into another mount’s store', async () => {
@@ -60,22 +61,23 @@ describe.each(['host', 'overlay'] as const)('composeDriver: attacks across mount
     fs.symlinkSync(join(closed.root, 'secret.txt'), join(open.root, 'leak'));
     fs.symlinkSync(closed.root, join(open.root, 'leakdir'));
     fs.symlinkSync(join('..', basename(closed.root)), join(open.root, 'relative'));
-    await expectError(ws.read('leak'), 'PathEscapeError', hostPaths);
-    await expectError(ws.write('leak', 'pwned'), 'PathEscapeError', hostPaths);
-    await expectError(ws.list('leakdir'), 'PathEscapeError', hostPaths);
-    await expectError(ws.read('leakdir/secret.txt'), 'PathEscapeError', hostPaths);
-    await expectError(ws.read('relative/secret.txt'), 'PathEscapeError', hostPaths);
+    await expectError(ws.read('leak'), 'PathEscapeError', 'EACCES', { hostPaths });
+    await expectError(ws.write('leak', 'pwned'), 'PathEscapeError', 'EACCES', { hostPaths });
+    await expectError(ws.list('leakdir'), 'PathEscapeError', 'EACCES', { hostPaths });
+    await expectError(ws.read('leakdir/secret.txt'), 'PathEscapeError', 'EACCES', { hostPaths });
+    await expectError(ws.read('relative/secret.txt'), 'PathEscapeError', 'EACCES', { hostPaths });
     // Copying a link within a mount copies the link, which still leads nowhere it may go.
     await ws.copy('leak', 'copied.txt');
-    await expectError(ws.read('copied.txt'), 'PathEscapeError', hostPaths);
+    await expectError(ws.read('copied.txt'), 'PathEscapeError', 'EACCES', { hostPaths });
     await expectError(
       ws.copy('leakdir', 'vault-copy', { recursive: true }).then(() => ws.read('vault-copy/secret.txt')),
       'PathEscapeError',
-      hostPaths,
+      'EACCES',
+      { hostPaths },
     );
     // Across mounts a link cannot be recreated, and is never followed instead: refused before any write.
-    await expectError(ws.copy('leak', 'scratch/leak'), 'InvalidArgumentError', hostPaths);
-    await expectError(ws.rename('leak', 'scratch/leak'), 'InvalidArgumentError', hostPaths);
+    await expectError(ws.copy('leak', 'scratch/leak'), 'InvalidArgumentError', 'EINVAL', { hostPaths });
+    await expectError(ws.rename('leak', 'scratch/leak'), 'InvalidArgumentError', 'EINVAL', { hostPaths });
     expect(await ws.list('scratch')).toEqual([]);
     expect(await ws.grep('top secret')).toEqual([]);
     expect(fs.readFileSync(join(closed.root, 'secret.txt'), 'utf8')).toBe('top secret\n');
@@ -88,17 +90,17 @@ describe.each(['host', 'overlay'] as const)('composeDriver: attacks across mount
     expect((await ws.list('/')).map((e) => e.name)).toEqual(['public.txt', 'scratch']);
     expect((await ws.glob('**', { dot: true })).map((m) => m.path)).toEqual(['public.txt']);
     expect(await ws.grep('secret|shadowed')).toEqual([]);
-    await expectError(ws.read('vault/shadowed.txt'), 'FileNotFoundError', hostPaths);
+    await expectError(ws.read('vault/shadowed.txt'), 'FileNotFoundError', 'ENOENT', { hostPaths });
   });
 
   it('leaves a read-only mount’s store untouched whatever the operation', async () => {
     const { ws, closed, hostPaths } = setup('read-only');
     expect((await ws.read('vault/secret.txt')).content).toBe('top secret');
-    await expectError(ws.write('vault/secret.txt', 'pwned'), 'ReadOnlyError', hostPaths);
-    await expectError(ws.write('vault/../vault/new.txt', 'pwned'), 'ReadOnlyError', hostPaths);
-    await expectError(ws.rename('public.txt', 'vault/secret.txt', { overwrite: true }), 'ReadOnlyError', hostPaths);
-    await expectError(ws.delete('vault/secret.txt'), 'ReadOnlyError', hostPaths);
-    await expectError(ws.delete('vault', { recursive: true }), 'PolicyError', hostPaths);
+    await expectError(ws.write('vault/secret.txt', 'pwned'), 'ReadOnlyError', 'EROFS', { hostPaths });
+    await expectError(ws.write('vault/../vault/new.txt', 'pwned'), 'ReadOnlyError', 'EROFS', { hostPaths });
+    await expectError(ws.rename('public.txt', 'vault/secret.txt', { overwrite: true }), 'ReadOnlyError', 'EROFS', { hostPaths });
+    await expectError(ws.delete('vault/secret.txt'), 'ReadOnlyError', 'EROFS', { hostPaths });
+    await expectError(ws.delete('vault', { recursive: true }), 'PolicyError', 'EPERM', { hostPaths });
     expect(fs.readdirSync(closed.root).filter((name) => !name.startsWith('.'))).toEqual(['secret.txt']);
     expect(fs.readFileSync(join(closed.root, 'secret.txt'), 'utf8')).toBe('top secret\n');
     expect(await ws.exists('public.txt')).toBe(true);

@@ -8,7 +8,8 @@ import { WorkspaceNamespace, type DirectoryNamespace, type ManagedWorkspace } fr
 import { createSession } from '../../src/session/index.js';
 import { type WorkspaceToolName } from '../../src/tools/index.js';
 import { workspaceTools } from '../../src/shell/index.js';
-import { expectError, scratch } from '../host/support.js';
+import { expectError } from '../../src/testing/harness.js';
+import { scratch } from '../host/support.js';
 
 const run = promisify(execFile);
 const tools = new Map(workspaceTools().map((tool) => [tool.name, tool]));
@@ -86,8 +87,8 @@ describe('WorkspaceNamespace', () => {
     // A link planted in alice's root (say, by a host shell) towards bob's files is a wall.
     fs.symlinkSync(join(bob.root, 'secret.txt'), join(alice.root, 'to-bob'));
     fs.symlinkSync(bobHome, join(alice.root, 'bob-home'));
-    await expectError(alice.read('to-bob'), 'PathEscapeError', hostPaths);
-    await expectError(alice.list('bob-home'), 'PathEscapeError', hostPaths);
+    await expectError(alice.read('to-bob'), 'PathEscapeError', 'EACCES', { hostPaths });
+    await expectError(alice.list('bob-home'), 'PathEscapeError', 'EACCES', { hostPaths });
     expect(await alice.grep('bob secret')).toEqual([]);
     await using session = await createSession({ namespace, user: 'alice' });
     for (const [name, args] of [

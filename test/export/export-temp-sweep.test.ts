@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import { hostTag as ownHostTag, ownerToken } from '../../src/backends/host/owned-temp.js';
 import { exportTo } from '../../src/export/export.js';
-import { tempDirs } from './support.js';
+import { tempDirs } from '../../src/testing/harness.js';
 import { createWorkspace } from '../../src/workspace/create-workspace.js';
 import { memoryDriver } from '../../src/backends/memory/index.js';
 

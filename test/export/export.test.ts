@@ -7,7 +7,9 @@ import { ExportConflictError } from '../../src/export/export-plan.js';
 import type { SnapshotableWorkspace } from '../../src/workspace/types.js';
 import { SESSION_BACKENDS } from '../support/backends.js';
 import { op, protocolFiles, run } from './edits.js';
-import { filesOf, materialize, tempDirs } from './support.js';
+import { tempDirs } from '../../src/testing/harness.js';
+import { filesOf } from '../support/host-files.js';
+import { materialize } from './support.js';
 import { createWorkspace } from '../../src/workspace/create-workspace.js';
 import { hostDriver } from '../../src/backends/host/index.js';
 

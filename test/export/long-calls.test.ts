@@ -7,16 +7,8 @@ import { ExportIncompleteError } from '../../src/export/export-plan.js';
 import { pullSnapshot, pushSnapshot } from '../../src/export/remote.js';
 import type { Progress } from '../../src/workspace/progress.js';
 import type { SnapshotableWorkspace } from '../../src/workspace/types.js';
-import { contentsOf } from '../../src/testing/harness.js';
-import { tempDirs } from './support.js';
-import { createWorkspace } from '../../src/workspace/create-workspace.js';
-import { hostDriver } from '../../src/backends/host/index.js';
-import { memoryDriver } from '../../src/backends/memory/index.js';
-
-const BACKENDS: { name: string; create(): SnapshotableWorkspace }[] = [
-  { name: 'memory', create: () => createWorkspace(memoryDriver()) },
-  { name: 'host', create: () => createWorkspace(hostDriver()) },
-];
+import { contentsOf, tempDirs } from '../../src/testing/harness.js';
+import { SESSION_BACKENDS } from '../support/backends.js';
 
 async function project(workspace: SnapshotableWorkspace, files = 30, version = 'one'): Promise<void> {
   for (let i = 0; i < files; i += 1) await workspace.write(`src/d${i % 3}/f${i}.txt`, `${version} ${i}\n`);
@@ -30,11 +22,11 @@ function hostFiles(dir: string): string[] {
     .sort();
 }
 
-describe.each(BACKENDS)('signal and onProgress on the export calls ($name)', (backend) => {
+describe.each(SESSION_BACKENDS)('signal and onProgress on the export calls ($name)', (backend) => {
   const tempDir = tempDirs();
 
   it('exportTo reports planned and written entries, increasing, ending with total === done', async () => {
-    const workspace = backend.create();
+    const workspace = backend.open();
     try {
       await project(workspace);
       const dest = tempDir();
@@ -55,7 +47,7 @@ describe.each(BACKENDS)('signal and onProgress on the export calls ($name)', (ba
   });
 
   it('exportTo with an aborted signal writes nothing (ABORT_ERR)', async () => {
-    const workspace = backend.create();
+    const workspace = backend.open();
     try {
       await project(workspace);
       const dest = tempDir();
@@ -79,7 +71,7 @@ describe.each(BACKENDS)('signal and onProgress on the export calls ($name)', (ba
   });
 
   it('exportTo aborted while writing reports exactly the files it wrote (ExportIncompleteError, ABORT_ERR)', async () => {
-    const workspace = backend.create();
+    const workspace = backend.open();
     try {
       await project(workspace);
       const dest = tempDir();
@@ -105,8 +97,8 @@ describe.each(BACKENDS)('signal and onProgress on the export calls ($name)', (ba
   it('pullSnapshot aborted while writing leaves the workspace as it was; pushSnapshot aborted pushes nothing', async () => {
     const remote = join(tempDir(), 'remote.git');
     await execa('git', ['init', '--quiet', '--bare', remote]);
-    const source = backend.create();
-    const target = backend.create();
+    const source = backend.open();
+    const target = backend.open();
     try {
       await project(source, 30, 'remote');
       const snapshot = await source.snapshot();

@@ -1,10 +1,9 @@
-import { mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
 import { pullSnapshot, pushSnapshot } from '../../src/export/remote.js';
-import { tempDirs } from './support.js';
+import { tempDirs } from '../../src/testing/harness.js';
 import { createWorkspace } from '../../src/workspace/create-workspace.js';
 import { memoryDriver } from '../../src/backends/memory/index.js';
 
@@ -26,7 +25,7 @@ describe('pushSnapshot / pullSnapshot: transports and deadline', () => {
   const saved = { TMPDIR: process.env.TMPDIR, GIT_SSH_COMMAND: process.env.GIT_SSH_COMMAND };
   /** A fresh TMPDIR for the call: what the remote operation leaves in its temp directory shows there. */
   const ownTmp = (): string => {
-    const dir = realpathSync(mkdtempSync(join(tmpdir(), 'sessionfs-remote-test-')));
+    const dir = tempDir('sessionfs-remote-test-');
     process.env.TMPDIR = dir;
     return dir;
   };
@@ -60,7 +59,6 @@ describe('pushSnapshot / pullSnapshot: transports and deadline', () => {
     }
     expect(readdirSync(temp)).toEqual([]);
     await expect(pushSnapshot(workspace, snapshot, { remote: join(temp, 'x'), timeoutMs: 0 })).rejects.toMatchObject({ code: 'EINVAL' });
-    rmSync(temp, { recursive: true, force: true });
     await workspace.dispose();
   });
 
@@ -103,7 +101,6 @@ describe('pushSnapshot / pullSnapshot: transports and deadline', () => {
     expect(started).toHaveLength(2);
     for (const pid of started) await expect.poll(() => running(pid), { timeout: 2000 }).toBe(false);
     expect(readdirSync(temp)).toEqual([]);
-    rmSync(temp, { recursive: true, force: true });
     expect((await workspace.read('a.txt')).content).toBe('a');
     await workspace.dispose();
   });

@@ -5,7 +5,7 @@ import { createSession, type HydratedSession } from '../../src/session/index.js'
 import { ExportConflictError } from '../../src/export/export-plan.js';
 import type { HostMount } from '../../src/sources/schema.js';
 import { SESSION_BACKENDS, hostTrees } from '../support/backends.js';
-import { filesOf } from './support.js';
+import { filesOf } from '../support/host-files.js';
 
 describe.each(SESSION_BACKENDS)('session.writeBack on $name', (backend) => {
   const trees = hostTrees();

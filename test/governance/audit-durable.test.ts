@@ -1,10 +1,10 @@
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { readAuditLog } from '../../src/governance/jsonl-sink.js';
+import { tempDirs } from '../../src/testing/harness.js';
 
 /**
  * The JSONL sink writes once per event-loop turn; these check the moments a process would otherwise lose
@@ -13,14 +13,13 @@ import { readAuditLog } from '../../src/governance/jsonl-sink.js';
  */
 describe('a JSONL audit log is durable at dispose() and on SIGTERM/SIGINT', () => {
   const child = fileURLToPath(new URL('./fixtures/audit-durable-child.mjs', import.meta.url));
-  const dir = fs.mkdtempSync(join(tmpdir(), 'audit-durable-'));
+  const dir = tempDirs({ until: 'file' })('sessionfs-audit-durable-');
   let runs = 0;
 
   beforeAll(() => {
     if (!fs.existsSync(fileURLToPath(new URL('../../dist/src/index.js', import.meta.url))))
       throw new Error('dist/ is missing: run `npm run build` (npm test does) before this test');
   });
-  afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
   async function run(mode: string): Promise<{ file: string; stdout: string; code: number | null; signal: NodeJS.Signals | null }> {
     const file = join(dir, `audit-${(runs += 1)}.jsonl`);

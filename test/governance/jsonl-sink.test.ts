@@ -1,9 +1,8 @@
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { jsonLine, jsonlAuditSink, readAuditLog } from '../../src/governance/jsonl-sink.js';
 import type { AuditEvent } from '../../src/governance/audit-event.js';
 import { memoryAuditSink } from '../../src/governance/memory-sink.js';
@@ -11,16 +10,10 @@ import { createSession, defineTool } from '../../src/session/index.js';
 import { z } from 'zod';
 import { createWorkspace } from '../../src/workspace/create-workspace.js';
 import { memoryDriver } from '../../src/backends/memory/index.js';
+import { tempDirs } from '../../src/testing/harness.js';
 
-const dirs: string[] = [];
-const scratchFile = (): string => {
-  const dir = fs.mkdtempSync(join(tmpdir(), 'sessionfs-audit-'));
-  dirs.push(dir);
-  return join(dir, 'audit.jsonl');
-};
-afterEach(() => {
-  for (const dir of dirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
-});
+const tempDir = tempDirs({ prefix: 'sessionfs-audit-' });
+const scratchFile = (): string => join(tempDir(), 'audit.jsonl');
 
 const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 

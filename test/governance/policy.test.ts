@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { PolicyOperation } from '../../src/governance/policy.js';
-import { expectError } from '../../src/testing/harness.js';
-import { SHARED_FILE_BACKENDS, disposing, contentsOf } from '../support/backends.js';
+import { contentsOf, expectError } from '../../src/testing/harness.js';
+import { SHARED_FILE_BACKENDS, disposing } from '../support/backends.js';
 
 describe.each(SHARED_FILE_BACKENDS)('policy on $name', (backend) => {
   const { create, pair } = disposing(backend);

@@ -1,10 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { hostDriver } from '../../src/backends/host/index.js';
-import { memoryAuditSink, type AuditSink, type WatchEvent, type WorkspacePolicy } from '../../src/governance/index.js';
+import { memoryAuditSink, type WatchEvent } from '../../src/governance/index.js';
 import { contentsOf, expectError } from '../../src/testing/harness.js';
+import { SESSION_BACKENDS } from '../support/backends.js';
 import type { SnapshotableWorkspace } from '../../src/workspace/types.js';
-import { createWorkspace } from '../../src/workspace/create-workspace.js';
-import { memoryDriver } from '../../src/backends/memory/index.js';
 
 const bytes = (text: string): Uint8Array => new TextEncoder().encode(text);
 
@@ -15,12 +13,7 @@ async function stream(ws: SnapshotableWorkspace, path: string, chunks: string[])
   await writer.close();
 }
 
-const backends: { name: string; create: (options: { policy?: WorkspacePolicy; audit?: AuditSink[] }) => SnapshotableWorkspace }[] = [
-  { name: 'memory', create: (options) => createWorkspace(memoryDriver(), options) },
-  { name: 'host', create: (options) => createWorkspace(hostDriver(), options) },
-];
-
-describe.each(backends)('streams under governance on $name', ({ create }) => {
+describe.each(SESSION_BACKENDS)('streams under governance on $name', ({ open: create }) => {
   it('applies the policy as a write would: denied paths, maxFileBytes as bytes arrive, quotas and confirm at the commit', async () => {
     const asked: string[] = [];
     const ws = create({

@@ -6,6 +6,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { GitStore } from '../../src/backends/host/git/store.js';
 import { isTempName } from '../../src/backends/host/index.js';
 import type { WorkspaceSnapshot } from '../../src/workspace/types.js';
+import { filesOf } from '../support/host-files.js';
 import { gitEnv, scratch, hostOf } from './support.js';
 import { createWorkspace } from '../../src/workspace/create-workspace.js';
 import { hostDriver } from '../../src/backends/host/index.js';
@@ -40,20 +41,15 @@ function journalEntries(journal: string): JournalEntry[] {
     });
 }
 
-/** Files under `dir` with their content; temp files of interrupted atomic writes are counted apart. */
-function filesOf(
-  dir: string,
-  rel = '',
-  out: Record<string, string> = {},
-  temps = { count: 0 },
-): { files: Record<string, string>; temps: number } {
-  for (const dirent of fs.readdirSync(join(dir, rel), { withFileTypes: true })) {
-    const path = rel === '' ? dirent.name : `${rel}/${dirent.name}`;
-    if (isTempName(dirent.name)) temps.count += 1;
-    else if (dirent.isDirectory()) filesOf(dir, path, out, temps);
-    else out[path] = fs.readFileSync(join(dir, path), 'utf8');
+/** Files under `dir` with their text; temp files of interrupted atomic writes are counted apart. */
+function rootState(dir: string): { files: Record<string, string>; temps: number } {
+  const files: Record<string, string> = {};
+  let temps = 0;
+  for (const [path, described] of Object.entries(filesOf(dir))) {
+    if (isTempName(basename(path))) temps += 1;
+    else files[path] = Buffer.from(described.replace(/^file \d+ /, ''), 'latin1').toString('utf8');
   }
-  return { files: out, temps: temps.count };
+  return { files, temps };
 }
 
 describe('host workspace killed at random points of write, snapshot, restore and export', () => {
@@ -109,7 +105,7 @@ describe('host workspace killed at random points of write, snapshot, restore and
       // No exported file is torn: each ends with the marker every written content ends with.
       if (fs.existsSync(exportDir)) {
         // (An export's own temp files, `.sessionfs-export-<owner>-<hex>`, are the unfinished ones: renamed into place once whole.)
-        for (const [path, content] of Object.entries(filesOf(exportDir).files))
+        for (const [path, content] of Object.entries(rootState(exportDir).files))
           if (!basename(path).startsWith('.sessionfs-export-')) expect(content.endsWith(':end'), `export ${path}`).toBe(true);
       }
 
@@ -118,12 +114,12 @@ describe('host workspace killed at random points of write, snapshot, restore and
       if (entries.length === 0) continue;
       const last = entries.at(-1)!;
       // What the kill left of interrupted writes, removed by the next workspace that opens the root.
-      leftoverTemps += filesOf(root).temps;
+      leftoverTemps += rootState(root).temps;
       const ws = createWorkspace(hostDriver({ root, gitDir }));
       try {
         sweptTemps += (await hostOf(ws).tempFilesSwept).length;
         await ws.restore(last.record);
-        const { files, temps } = filesOf(root);
+        const { files, temps } = rootState(root);
         expect(files).toEqual(last.files);
         expect(temps).toBe(0);
         expect(await ws.diff(last.record)).toEqual([]);

@@ -1,8 +1,8 @@
 import * as realFs from 'node:fs';
-import { mkdtempSync, readFileSync, readlinkSync, realpathSync, rmSync, symlinkSync, writeFileSync, mkdirSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, readlinkSync, symlinkSync, writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, expect, it, vi } from 'vitest';
+import { expect, it, vi } from 'vitest';
+import { tempDirs } from '../../src/testing/harness.js';
 
 // Some filesystems (older XFS, some network and FUSE ones) list entries without their type (DT_UNKNOWN):
 // node's Dirent then answers false to isFile, isDirectory and isSymbolicLink alike. Such listings are
@@ -29,15 +29,7 @@ vi.mock('node:fs', async (importOriginal) => {
 
 const { copyRoot } = await import('../../src/backends/host/fork.js');
 
-const dirs: string[] = [];
-afterEach(() => {
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
-const scratch = () => {
-  const dir = realpathSync(mkdtempSync(join(tmpdir(), MARK)));
-  dirs.push(dir);
-  return dir;
-};
+const scratch = tempDirs({ prefix: MARK });
 
 it('a host fork copies files, links and directories from a listing that does not give entry types', async () => {
   const source = scratch();

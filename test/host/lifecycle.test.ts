@@ -1,7 +1,8 @@
 import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { expectError, scratch, hostOf } from './support.js';
+import { expectError } from '../../src/testing/harness.js';
+import { scratch, hostOf } from './support.js';
 import { createWorkspace } from '../../src/workspace/create-workspace.js';
 import { hostDriver, hostExec } from '../../src/backends/host/index.js';
 
@@ -44,7 +45,8 @@ describe('host workspace lifetime and change detection', () => {
     const error = await expectError(
       Promise.resolve().then(() => createWorkspace(hostDriver({ root: ws.root, gitDir: join(ws.root, '.snapshots') }))),
       'InvalidArgumentError',
-      [base],
+      'EINVAL',
+      { hostPaths: [base] },
     );
     expect(error.message).toMatch(/outside/);
     expect(fs.existsSync(join(ws.root, '.snapshots'))).toBe(false);
@@ -54,12 +56,14 @@ describe('host workspace lifetime and change detection', () => {
         createWorkspace(hostDriver({ root: join(base, 'alias', 'new', 'root'), gitDir: join(base, 'real', 'new', 'root', 'g') })),
       ),
       'InvalidArgumentError',
-      [base],
+      'EINVAL',
+      { hostPaths: [base] },
     );
     await expectError(
       Promise.resolve().then(() => createWorkspace(hostDriver({ root: ws.root, gitDir: ws.root }))),
       'InvalidArgumentError',
-      [base],
+      'EINVAL',
+      { hostPaths: [base] },
     );
   });
 
@@ -69,9 +73,9 @@ describe('host workspace lifetime and change detection', () => {
     const ws = workspace({ root, readOnly: true });
     const snap = await ws.snapshot();
     expect(await ws.diff(snap)).toEqual([]);
-    await expectError(ws.restore(snap), 'ReadOnlyError');
-    await expectError(hostExec(ws, 'touch', ['b.txt']), 'ReadOnlyError');
-    await expectError(ws.write('a.txt', 'b'), 'ReadOnlyError');
+    await expectError(ws.restore(snap), 'ReadOnlyError', 'EROFS', { hostPaths: [] });
+    await expectError(hostExec(ws, 'touch', ['b.txt']), 'ReadOnlyError', 'EROFS', { hostPaths: [] });
+    await expectError(ws.write('a.txt', 'b'), 'ReadOnlyError', 'EROFS', { hostPaths: [] });
     expect(fs.readdirSync(root)).toEqual(['a.txt']);
   });
 

@@ -1,11 +1,11 @@
 import { hostOf } from './support.js';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { assertBuilt, REPO } from '../cli/support.js';
 import { createWorkspace, hostDriver } from '../../src/index.js';
+import { tempDirs } from '../../src/testing/harness.js';
 
 // Containers of one pod share a host name and often a directory, but not pids: a live writer in another
 // pid namespace has a pid that here is another process, or none. Its temp files must never be swept.
@@ -20,10 +20,10 @@ afterEach(() => {
 });
 
 describe.skipIf(unavailable !== undefined)('temp files of a writer in another pid namespace', () => {
+  const tempDir = tempDirs({ prefix: 'sessionfs-pidns-' });
   it('are kept by a workspace opening the root, while that writer runs', async () => {
     assertBuilt();
-    const root = realpathSync(mkdtempSync(join(tmpdir(), 'sessionfs-pidns-')));
-    cleanup.push(() => rmSync(root, { recursive: true, force: true }));
+    const root = tempDir();
     // The writer: pid 1 of its own namespace (with its own /proc), naming a temp file as an atomic write does.
     const script = `const { ownerToken } = await import(${JSON.stringify(OWNED_TEMP)});
       const fs = await import('node:fs');

@@ -3,7 +3,8 @@ import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { GitStore } from '../../src/backends/host/git/store.js';
-import { expectError, gitEnv, scratch, hostOf } from './support.js';
+import { expectError } from '../../src/testing/harness.js';
+import { gitEnv, scratch, hostOf } from './support.js';
 
 describe('host restore, records and diff', () => {
   const { workspace, dir } = scratch();
@@ -166,8 +167,8 @@ describe('host restore, records and diff', () => {
       { nonsense: true },
     ];
     for (const record of cases) {
-      await expectError(ws.restore(record as never), 'SnapshotRestoreError', [ws.root]);
-      await expectError(ws.diff(record as never), 'SnapshotRestoreError', [ws.root]);
+      await expectError(ws.restore(record as never), 'SnapshotRestoreError', 'ESNAPSHOT', { hostPaths: [ws.root] });
+      await expectError(ws.diff(record as never), 'SnapshotRestoreError', 'ESNAPSHOT', { hostPaths: [ws.root] });
     }
     expect((await ws.read('a.txt')).content).toBe('changed after');
     await ws.restore(mine);

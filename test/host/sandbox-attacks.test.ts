@@ -4,7 +4,8 @@ import fsDefault from 'node:fs';
 import { syncBuiltinESMExports } from 'node:module';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { expectError, expectNoHostPath, scratch, hostOf } from './support.js';
+import { expectError, expectNoHostPath } from '../../src/testing/harness.js';
+import { scratch, hostOf } from './support.js';
 
 /** Review attacks on the host backend: hostile paths, and links planted in the root between calls. */
 describe('host sandbox attacks', () => {
@@ -33,12 +34,12 @@ describe('host sandbox attacks', () => {
     fs.symlinkSync(outside, join(ws.root, 'out'));
     fs.symlinkSync(join(outside, 'sub'), join(ws.root, 'd', 'outsub'));
     for (const target of ['out/f.txt', 'out/sub/f.txt', 'd/outsub/f.txt', 'out/new/dir/f.txt']) {
-      await expectError(ws.rename('f.txt', target), 'PathEscapeError', hostPaths);
-      await expectError(ws.copy('f.txt', target), 'PathEscapeError', hostPaths);
-      await expectError(ws.copy('e', target, { recursive: true }), 'PathEscapeError', hostPaths);
-      await expectError(ws.rename('e', target), 'PathEscapeError', hostPaths);
+      await expectError(ws.rename('f.txt', target), 'PathEscapeError', 'EACCES', { hostPaths });
+      await expectError(ws.copy('f.txt', target), 'PathEscapeError', 'EACCES', { hostPaths });
+      await expectError(ws.copy('e', target, { recursive: true }), 'PathEscapeError', 'EACCES', { hostPaths });
+      await expectError(ws.rename('e', target), 'PathEscapeError', 'EACCES', { hostPaths });
     }
-    await expectError(ws.rename('f.txt', 'out/secret.txt', { overwrite: true }), 'PathEscapeError', hostPaths);
+    await expectError(ws.rename('f.txt', 'out/secret.txt', { overwrite: true }), 'PathEscapeError', 'EACCES', { hostPaths });
     expect(outsideTree(outside)).toEqual(pristine);
   });
 
@@ -85,11 +86,11 @@ describe('host sandbox attacks', () => {
     fs.symlinkSync('back/up', join(ws.root, 'a', 'chain')); // root/up = .. : escapes
     await ws.write('self/self/absself/x.txt', 'x');
     expect(fs.readFileSync(join(ws.root, 'x.txt'), 'utf8')).toBe('x');
-    await expectError(ws.list('up'), 'PathEscapeError', hostPaths);
-    await expectError(ws.write('a/chain/evil.txt', 'x'), 'PathEscapeError', hostPaths);
-    await expectError(ws.mkdir('up/evil'), 'PathEscapeError', hostPaths);
-    await expectError(ws.write('self', 'x'), 'IsADirectoryError', hostPaths);
-    await expectError(ws.delete('a/back/self/a/chain/z'), 'PathEscapeError', hostPaths);
+    await expectError(ws.list('up'), 'PathEscapeError', 'EACCES', { hostPaths });
+    await expectError(ws.write('a/chain/evil.txt', 'x'), 'PathEscapeError', 'EACCES', { hostPaths });
+    await expectError(ws.mkdir('up/evil'), 'PathEscapeError', 'EACCES', { hostPaths });
+    await expectError(ws.write('self', 'x'), 'IsADirectoryError', 'EISDIR', { hostPaths });
+    await expectError(ws.delete('a/back/self/a/chain/z'), 'PathEscapeError', 'EACCES', { hostPaths });
     expect(await ws.exists('up')).toBe(false);
     expect(await ws.exists('a/chain')).toBe(false);
     // Deleting a link to the root removes the link only.
@@ -101,19 +102,19 @@ describe('host sandbox attacks', () => {
     expect(await ws.exists('later')).toBe(true);
     fs.unlinkSync(join(ws.root, 'later'));
     fs.symlinkSync(join(outside, 'created.txt'), join(ws.root, 'later'));
-    await expectError(ws.stat('later'), 'PathEscapeError', hostPaths);
-    await expectError(ws.write('later', 'x'), 'PathEscapeError', hostPaths);
-    await expectError(ws.mkdir('later/d'), 'PathEscapeError', hostPaths);
+    await expectError(ws.stat('later'), 'PathEscapeError', 'EACCES', { hostPaths });
+    await expectError(ws.write('later', 'x'), 'PathEscapeError', 'EACCES', { hostPaths });
+    await expectError(ws.mkdir('later/d'), 'PathEscapeError', 'EACCES', { hostPaths });
     expect(await ws.exists('later')).toBe(false);
     // A link whose target names a missing directory then climbs: never lands on something else.
     fs.symlinkSync(outside, join(ws.root, 'outdir'));
     fs.symlinkSync('missing/../outdir/sub', join(ws.root, 'tricky'));
-    await expectError(ws.write('tricky/f.txt', 'x'), 'PathEscapeError', hostPaths);
-    await expectError(ws.mkdir('tricky/g'), 'PathEscapeError', hostPaths);
-    await expectError(ws.copy('x.txt', 'tricky/f.txt'), 'PathEscapeError', hostPaths);
-    await expectError(ws.rename('x.txt', 'tricky/f.txt'), 'PathEscapeError', hostPaths);
+    await expectError(ws.write('tricky/f.txt', 'x'), 'PathEscapeError', 'EACCES', { hostPaths });
+    await expectError(ws.mkdir('tricky/g'), 'PathEscapeError', 'EACCES', { hostPaths });
+    await expectError(ws.copy('x.txt', 'tricky/f.txt'), 'PathEscapeError', 'EACCES', { hostPaths });
+    await expectError(ws.rename('x.txt', 'tricky/f.txt'), 'PathEscapeError', 'EACCES', { hostPaths });
     fs.symlinkSync('loop', join(ws.root, 'loop'));
-    await expectError(ws.read('loop'), 'PathEscapeError', hostPaths);
+    await expectError(ws.read('loop'), 'PathEscapeError', 'EACCES', { hostPaths });
     expect(await ws.exists('loop')).toBe(false);
     expect(outsideTree(outside)).toEqual(pristine);
   });
@@ -215,8 +216,8 @@ describe('host sandbox attacks', () => {
     fs.mkdirSync(join(ws.root, 'e'));
     fs.writeFileSync(join(ws.root, 'e', '.sessionfs-tmp-0123456789abcdef'), 'a write in flight');
     expect(await ws.list('d')).toEqual([]);
-    await expectError(ws.delete('d'), 'DirectoryNotEmptyError', hostPaths);
-    await expectError(ws.delete('e'), 'DirectoryNotEmptyError', hostPaths);
+    await expectError(ws.delete('d'), 'DirectoryNotEmptyError', 'ENOTEMPTY', { hostPaths });
+    await expectError(ws.delete('e'), 'DirectoryNotEmptyError', 'ENOTEMPTY', { hostPaths });
     expect(fs.readdirSync(join(ws.root, 'd'))).toEqual(['bad\nname']);
     await ws.mkdir('empty');
     await ws.delete('empty');
@@ -228,11 +229,11 @@ describe('host sandbox attacks', () => {
     const { ws, hostPaths } = setup();
     const reserved = '.sessionfs-tmp-0123456789abcdef';
     await ws.write('a.txt', 'a');
-    await expectError(ws.write(reserved, 'x'), 'InvalidPathError', hostPaths);
-    await expectError(ws.write(`sub/${reserved}/x.txt`, 'x'), 'InvalidPathError', hostPaths);
-    await expectError(ws.mkdir(reserved), 'InvalidPathError', hostPaths);
-    await expectError(ws.rename('a.txt', reserved), 'InvalidPathError', hostPaths);
-    await expectError(ws.copy('a.txt', reserved), 'InvalidPathError', hostPaths);
+    await expectError(ws.write(reserved, 'x'), 'InvalidPathError', 'EINVAL', { hostPaths });
+    await expectError(ws.write(`sub/${reserved}/x.txt`, 'x'), 'InvalidPathError', 'EINVAL', { hostPaths });
+    await expectError(ws.mkdir(reserved), 'InvalidPathError', 'EINVAL', { hostPaths });
+    await expectError(ws.rename('a.txt', reserved), 'InvalidPathError', 'EINVAL', { hostPaths });
+    await expectError(ws.copy('a.txt', reserved), 'InvalidPathError', 'EINVAL', { hostPaths });
     expect(fs.readdirSync(ws.root)).toEqual(['a.txt']);
     // Close to the shape is fine.
     await ws.write('.sessionfs-tmp-0123', 'x');
@@ -245,8 +246,8 @@ describe('host sandbox attacks', () => {
     fs.symlinkSync(join(outside, 'nowhere'), join(ws.root, 'dangling-out'));
     fs.symlinkSync(join(outside, 'sub'), join(ws.root, 'dir-out'));
     expect(await ws.stat('dangling-in')).toMatchObject({ isSymlink: true, isFile: false, isDirectory: false });
-    await expectError(ws.stat('dangling-out'), 'PathEscapeError', hostPaths);
-    await expectError(ws.stat('dir-out'), 'PathEscapeError', hostPaths);
+    await expectError(ws.stat('dangling-out'), 'PathEscapeError', 'EACCES', { hostPaths });
+    await expectError(ws.stat('dir-out'), 'PathEscapeError', 'EACCES', { hostPaths });
     for (const p of ['dangling-out', 'dir-out', 'dir-out/inner.txt', 'dangling-out/x']) expect(await ws.exists(p)).toBe(false);
   });
 

@@ -2,7 +2,8 @@ import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { expectError, expectNoHostPath, scratch } from './support.js';
+import { expectError, expectNoHostPath } from '../../src/testing/harness.js';
+import { scratch } from './support.js';
 
 /**
  * Sandbox attacks: every one plants something a hostile tool (or model) could, then checks that no
@@ -24,11 +25,11 @@ describe('host sandbox', () => {
   it('refuses every operation through an escaping file link (absolute target)', async () => {
     const { ws, outside, hostPaths } = setup();
     fs.symlinkSync(join(outside, 'secret.txt'), join(ws.root, 'leak'));
-    await expectError(ws.read('leak'), 'PathEscapeError', hostPaths);
-    await expectError(ws.readBytes('leak'), 'PathEscapeError', hostPaths);
-    await expectError(ws.stat('leak'), 'PathEscapeError', hostPaths);
-    await expectError(ws.write('leak', 'pwned'), 'PathEscapeError', hostPaths);
-    await expectError(ws.write('leak', 'pwned', { mode: 'append' }), 'PathEscapeError', hostPaths);
+    await expectError(ws.read('leak'), 'PathEscapeError', 'EACCES', { hostPaths });
+    await expectError(ws.readBytes('leak'), 'PathEscapeError', 'EACCES', { hostPaths });
+    await expectError(ws.stat('leak'), 'PathEscapeError', 'EACCES', { hostPaths });
+    await expectError(ws.write('leak', 'pwned'), 'PathEscapeError', 'EACCES', { hostPaths });
+    await expectError(ws.write('leak', 'pwned', { mode: 'append' }), 'PathEscapeError', 'EACCES', { hostPaths });
     expect(await ws.exists('leak')).toBe(false);
     expect(await ws.glob('**')).toEqual([]);
     expect(await ws.grep('secret')).toEqual([]);
@@ -39,8 +40,8 @@ describe('host sandbox', () => {
   it('refuses to create a file through a dangling link that points outside', async () => {
     const { ws, outside, hostPaths } = setup();
     fs.symlinkSync(join(outside, 'created-by-attack.txt'), join(ws.root, 'dangling'));
-    await expectError(ws.write('dangling', 'x'), 'PathEscapeError', hostPaths);
-    await expectError(ws.write('dangling', 'x', { mode: 'append' }), 'PathEscapeError', hostPaths);
+    await expectError(ws.write('dangling', 'x'), 'PathEscapeError', 'EACCES', { hostPaths });
+    await expectError(ws.write('dangling', 'x', { mode: 'append' }), 'PathEscapeError', 'EACCES', { hostPaths });
     expect(fs.existsSync(join(outside, 'created-by-attack.txt'))).toBe(false);
     // `create` refuses too: something (a link) stands there.
     await expect(ws.write('dangling', 'x', { mode: 'create' })).rejects.toThrow();
@@ -50,13 +51,13 @@ describe('host sandbox', () => {
   it('refuses a directory link that leaves the root, for reads, writes, mkdir, list, walks and copies', async () => {
     const { ws, outside, hostPaths } = setup();
     fs.symlinkSync(outside, join(ws.root, 'dirlink'));
-    await expectError(ws.read('dirlink/secret.txt'), 'PathEscapeError', hostPaths);
-    await expectError(ws.write('dirlink/new.txt', 'x'), 'PathEscapeError', hostPaths);
-    await expectError(ws.mkdir('dirlink/newdir'), 'PathEscapeError', hostPaths);
-    await expectError(ws.list('dirlink'), 'PathEscapeError', hostPaths);
-    await expectError(ws.copy('dirlink/secret.txt', 'stolen.txt'), 'PathEscapeError', hostPaths);
-    await expectError(ws.rename('dirlink/secret.txt', 'stolen.txt'), 'PathEscapeError', hostPaths);
-    await expectError(ws.glob('**', { path: 'dirlink/sub' }), 'PathEscapeError', hostPaths);
+    await expectError(ws.read('dirlink/secret.txt'), 'PathEscapeError', 'EACCES', { hostPaths });
+    await expectError(ws.write('dirlink/new.txt', 'x'), 'PathEscapeError', 'EACCES', { hostPaths });
+    await expectError(ws.mkdir('dirlink/newdir'), 'PathEscapeError', 'EACCES', { hostPaths });
+    await expectError(ws.list('dirlink'), 'PathEscapeError', 'EACCES', { hostPaths });
+    await expectError(ws.copy('dirlink/secret.txt', 'stolen.txt'), 'PathEscapeError', 'EACCES', { hostPaths });
+    await expectError(ws.rename('dirlink/secret.txt', 'stolen.txt'), 'PathEscapeError', 'EACCES', { hostPaths });
+    await expectError(ws.glob('**', { path: 'dirlink/sub' }), 'PathEscapeError', 'EACCES', { hostPaths });
     expect(await ws.glob('**', { dot: true })).toEqual([]);
     expect(await ws.grep('secret', { path: '/' })).toEqual([]);
     expect(fs.readdirSync(outside).sort()).toEqual(['secret.txt', 'sub']);
@@ -70,10 +71,10 @@ describe('host sandbox', () => {
     const { ws, outside, hostPaths } = setup();
     fs.mkdirSync(join(ws.root, 'a'));
     fs.symlinkSync(outside, join(ws.root, 'a', 'b'));
-    await expectError(ws.read('a/b/sub/inner.txt'), 'PathEscapeError', hostPaths);
-    await expectError(ws.write('a/b/sub/inner.txt', 'pwned'), 'PathEscapeError', hostPaths);
-    await expectError(ws.delete('a/b/sub/inner.txt'), 'PathEscapeError', hostPaths);
-    await expectError(ws.stat('a/b/sub'), 'PathEscapeError', hostPaths);
+    await expectError(ws.read('a/b/sub/inner.txt'), 'PathEscapeError', 'EACCES', { hostPaths });
+    await expectError(ws.write('a/b/sub/inner.txt', 'pwned'), 'PathEscapeError', 'EACCES', { hostPaths });
+    await expectError(ws.delete('a/b/sub/inner.txt'), 'PathEscapeError', 'EACCES', { hostPaths });
+    await expectError(ws.stat('a/b/sub'), 'PathEscapeError', 'EACCES', { hostPaths });
     expect(await ws.exists('a/b/sub/inner.txt')).toBe(false);
     expect(fs.readFileSync(join(outside, 'sub', 'inner.txt'), 'utf8')).toBe('inner secret\n');
   });
@@ -86,10 +87,10 @@ describe('host sandbox', () => {
     fs.symlinkSync('deep/er/rel', join(ws.root, 'chain'));
     fs.symlinkSync('../..', join(ws.root, 'deep', 'er', 'up')); // the root itself: allowed
     fs.symlinkSync('../../..', join(ws.root, 'deep', 'er', 'above')); // one above the root
-    await expectError(ws.read('deep/er/rel'), 'PathEscapeError', hostPaths);
-    await expectError(ws.read('chain'), 'PathEscapeError', hostPaths);
-    await expectError(ws.write('chain', 'pwned'), 'PathEscapeError', hostPaths);
-    await expectError(ws.list('deep/er/above'), 'PathEscapeError', hostPaths);
+    await expectError(ws.read('deep/er/rel'), 'PathEscapeError', 'EACCES', { hostPaths });
+    await expectError(ws.read('chain'), 'PathEscapeError', 'EACCES', { hostPaths });
+    await expectError(ws.write('chain', 'pwned'), 'PathEscapeError', 'EACCES', { hostPaths });
+    await expectError(ws.list('deep/er/above'), 'PathEscapeError', 'EACCES', { hostPaths });
     await ws.write('inside.txt', 'inside');
     expect((await ws.read('deep/er/up/inside.txt')).content).toBe('inside');
     expect(fs.readFileSync(join(outside, 'secret.txt'), 'utf8')).toBe('secret\n');
@@ -111,11 +112,11 @@ describe('host sandbox', () => {
   it('rejects `..` above the root, NUL and backslashes before any I/O; a leading / is the root', async () => {
     const { ws, outside, hostPaths } = setup();
     const relativeOutside = `../${outside.split('/').pop()}/secret.txt`;
-    await expectError(ws.read(relativeOutside), 'PathEscapeError', hostPaths);
-    await expectError(ws.write(`a/../../x.txt`, 'x'), 'PathEscapeError', hostPaths);
+    await expectError(ws.read(relativeOutside), 'PathEscapeError', 'EACCES', { hostPaths });
+    await expectError(ws.write(`a/../../x.txt`, 'x'), 'PathEscapeError', 'EACCES', { hostPaths });
     expect(await ws.exists('../x')).toBe(false);
-    await expectError(ws.write('bad\0name', 'x'), 'InvalidPathError', hostPaths);
-    await expectError(ws.read('a\\..\\..\\etc\\passwd'), 'InvalidPathError', hostPaths);
+    await expectError(ws.write('bad\0name', 'x'), 'InvalidPathError', 'EINVAL', { hostPaths });
+    await expectError(ws.read('a\\..\\..\\etc\\passwd'), 'InvalidPathError', 'EINVAL', { hostPaths });
     await ws.write(`/${outside.slice(1)}/secret.txt`, 'contained');
     expect(fs.readFileSync(join(ws.root, outside.slice(1), 'secret.txt'), 'utf8')).toBe('contained');
     expect(fs.readFileSync(join(outside, 'secret.txt'), 'utf8')).toBe('secret\n');
@@ -201,7 +202,7 @@ describe('host sandbox', () => {
     for (const r of results) if (r.status === 'rejected') expect((r.reason as Error).name).toBe('FileExistsError');
     // An external process holding the name is respected too.
     fs.writeFileSync(join(ws.root, 'taken.txt'), 'theirs');
-    await expectError(ws.write('taken.txt', 'mine', { mode: 'create' }), 'FileExistsError');
+    await expectError(ws.write('taken.txt', 'mine', { mode: 'create' }), 'FileExistsError', 'EEXIST', { hostPaths: [] });
     expect(fs.readFileSync(join(ws.root, 'taken.txt'), 'utf8')).toBe('theirs');
   });
 });

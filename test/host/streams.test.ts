@@ -2,7 +2,8 @@ import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { drain } from '../../src/testing/streams.js';
-import { expectError, scratch } from './support.js';
+import { expectError } from '../../src/testing/harness.js';
+import { scratch } from './support.js';
 
 const hiddenTemps = (dir: string): string[] => fs.readdirSync(dir).filter((name) => name.startsWith('.sessionfs-tmp-'));
 const bytes = (text: string): Uint8Array => new TextEncoder().encode(text);
@@ -24,7 +25,7 @@ describe('host streams', () => {
     await aborted.abort();
     const refused = (await ws.createWriteStream('y.bin', { mode: 'create' })).getWriter();
     fs.writeFileSync(join(ws.root, 'y.bin'), 'theirs');
-    await expectError(refused.close(), 'FileExistsError');
+    await expectError(refused.close(), 'FileExistsError', 'EEXIST', { hostPaths: [] });
     expect(fs.readFileSync(join(ws.root, 'y.bin'), 'utf8')).toBe('theirs');
     const left = (await ws.createWriteStream('left.bin')).getWriter();
     await left.write(bytes('never closed'));
@@ -52,9 +53,9 @@ describe('host streams', () => {
     const ws = workspace();
     fs.symlinkSync(join(outside, 'secret.txt'), join(ws.root, 'escape.txt'));
     fs.symlinkSync(outside, join(ws.root, 'escape-dir'));
-    await expectError(ws.createReadStream('escape.txt'), 'PathEscapeError', [outside]);
-    await expectError(ws.createWriteStream('escape.txt'), 'PathEscapeError', [outside]);
-    await expectError(ws.createWriteStream('escape-dir/new.txt'), 'PathEscapeError', [outside]);
+    await expectError(ws.createReadStream('escape.txt'), 'PathEscapeError', 'EACCES', { hostPaths: [outside] });
+    await expectError(ws.createWriteStream('escape.txt'), 'PathEscapeError', 'EACCES', { hostPaths: [outside] });
+    await expectError(ws.createWriteStream('escape-dir/new.txt'), 'PathEscapeError', 'EACCES', { hostPaths: [outside] });
     expect(fs.readdirSync(outside)).toEqual(['secret.txt']);
     expect(fs.readFileSync(join(outside, 'secret.txt'), 'utf8')).toBe('secret');
     await ws.write('real.txt', 'inside');

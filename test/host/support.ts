@@ -1,8 +1,7 @@
-import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterEach, expect } from 'vitest';
+import { afterEach } from 'vitest';
 import { hostDriver, type HostDriver, type HostDriverOptions } from '../../src/backends/host/index.js';
+import { tempDirs } from '../../src/testing/harness.js';
 import { createWorkspace, type CreateWorkspaceOptions, type ManagedWorkspace } from '../../src/workspace/create-workspace.js';
 import type { SnapshotableWorkspace } from '../../src/workspace/types.js';
 
@@ -27,11 +26,11 @@ export function scratch(): {
   host: (options?: HostTestOptions) => { workspace: ManagedWorkspace; driver: HostDriver };
   dir: (prefix?: string) => string;
 } {
+  // First, so that (hooks run as a stack) the directories go after the workspaces on them are disposed.
+  const tempDir = tempDirs();
   const workspaces: ManagedWorkspace[] = [];
-  const dirs: string[] = [];
   afterEach(async () => {
     for (const ws of workspaces.splice(0)) await ws.dispose();
-    for (const dir of dirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
   });
   return {
     workspace: (options) => {
@@ -44,34 +43,8 @@ export function scratch(): {
       workspaces.push(opened.workspace);
       return opened;
     },
-    dir: (prefix = 'sessionfs-test-') => {
-      const dir = fs.realpathSync(fs.mkdtempSync(join(tmpdir(), prefix)));
-      dirs.push(dir);
-      return dir;
-    },
+    dir: tempDir,
   };
-}
-
-/** Runs `action`, expects a WorkspaceError of this class, and checks it leaks no host path. */
-export async function expectError(action: Promise<unknown>, name: string, hostPaths: string[] = []): Promise<Error & { code: string }> {
-  let caught: unknown;
-  try {
-    await action;
-  } catch (error) {
-    caught = error;
-  }
-  expect(caught, `expected ${name}`).toBeInstanceOf(Error);
-  const error = caught as Error & { code: string; cause?: unknown };
-  expect(error.name).toBe(name);
-  expectNoHostPath(error, hostPaths);
-  return error;
-}
-
-/** Neither the message, the JSON form nor the cause of `error` mentions any of `hostPaths`. */
-export function expectNoHostPath(error: Error & { cause?: unknown }, hostPaths: string[]): void {
-  const text = `${error.message}\n${JSON.stringify(error)}\n${String(error.cause ?? '')}\n${error.cause instanceof Error ? error.cause.message : ''}`;
-  for (const hostPath of hostPaths) expect(text).not.toContain(hostPath);
-  expect(text).not.toMatch(/\/tmp\/|\/home\/|\/private\//);
 }
 
 /** A git environment isolated from the user's, for the tests that use the git binary to inspect results. */

@@ -1,7 +1,6 @@
 import { hostOf } from './support.js';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { isTempName } from '../../src/backends/host/index.js';
@@ -9,6 +8,7 @@ import { createSession, createWorkspace, hostDriver } from '../../src/index.js';
 import { sweepStaleTemp } from '../../src/entries/host.js';
 import { assertBuilt, CLI, REPO } from '../cli/support.js';
 import { hostTag as ownHostTag } from '../../src/backends/host/owned-temp.js';
+import { tempDirs } from '../../src/testing/harness.js';
 
 // Children run the built package (npm test builds first), each with its own TMPDIR, so these tests never
 // see (or sweep) another process's temp directories.
@@ -16,18 +16,11 @@ const INDEX = join(REPO, 'dist/src/index.js');
 const HOST = join(REPO, 'dist/src/entries/host.js');
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-const temps: string[] = [];
+const isolatedTemp = tempDirs({ prefix: 'sessionfs-sweep-test-' });
 const children: ChildProcess[] = [];
 afterEach(() => {
   for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-  for (const dir of temps.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
-
-function isolatedTemp(): string {
-  const dir = realpathSync(mkdtempSync(join(tmpdir(), 'sessionfs-sweep-test-')));
-  temps.push(dir);
-  return dir;
-}
 
 /** Runs `script` (an ES module body with `sessionfs`: the root and `sessionfs/host`) in a child whose TMPDIR is `temp`. */
 function child(temp: string, script: string): { process: ChildProcess; output: Promise<string>; exited: Promise<void> } {

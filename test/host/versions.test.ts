@@ -2,7 +2,8 @@ import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { expectError, scratch } from './support.js';
+import { expectError } from '../../src/testing/harness.js';
+import { scratch } from './support.js';
 import { type ManagedWorkspace } from '../../src/workspace/create-workspace.js';
 
 /** Longer than a filesystem timestamp tick: changes made within one tick are not told apart (see hostFileVersion). */
@@ -44,7 +45,7 @@ describe('host stat().version sees changes made behind the workspace', () => {
     const seen = await versionOf(ws, 'notes.md');
     await sleep(TICK_MS);
     fs.writeFileSync(join(ws.root, 'notes.md'), 'THEM');
-    await expectError(ws.write('notes.md', 'lost', { ifVersion: seen }), 'ConflictError');
+    await expectError(ws.write('notes.md', 'lost', { ifVersion: seen }), 'ConflictError', 'ECONFLICT', { hostPaths: [] });
     expect(fs.readFileSync(join(ws.root, 'notes.md'), 'utf8')).toBe('THEM');
     await ws.write('notes.md', 'merged', { ifVersion: await versionOf(ws, 'notes.md') });
     expect(fs.readFileSync(join(ws.root, 'notes.md'), 'utf8')).toBe('merged');

@@ -1,10 +1,9 @@
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type ManagedWorkspace, createWorkspace, overlayDriver } from '../../src/index.js';
-import { expectError } from '../../src/testing/harness.js';
+import { expectError, tempDirs } from '../../src/testing/harness.js';
 
 /** Every entry of a host directory with its bytes (links as their target text): to prove it never changed. */
 async function fingerprint(dir: string): Promise<string> {
@@ -28,6 +27,7 @@ describe('overlay workspace', () => {
   let base: string;
   let lower: string;
   let outside: string;
+  const tempDir = tempDirs({ prefix: 'sessionfs-overlay-' });
   const opened: ManagedWorkspace[] = [];
   const open = (options: { exclude?: string[]; include?: string[] } = {}): ManagedWorkspace => {
     const workspace = createWorkspace(overlayDriver({ lower, allowedHostRoots: [lower], ...options }));
@@ -36,7 +36,7 @@ describe('overlay workspace', () => {
   };
 
   beforeEach(async () => {
-    base = await fs.realpath(await fs.mkdtemp(join(tmpdir(), 'sessionfs-overlay-')));
+    base = tempDir();
     lower = join(base, 'lower');
     outside = join(base, 'outside');
     await fs.mkdir(join(lower, 'src', 'lib'), { recursive: true });
@@ -50,7 +50,6 @@ describe('overlay workspace', () => {
   });
   afterEach(async () => {
     for (const workspace of opened.splice(0)) await workspace.dispose();
-    await fs.rm(base, { recursive: true, force: true });
   });
 
   it('shows the lower directory and keeps every change in memory: the host directory is never written', async () => {

@@ -7,8 +7,9 @@ import { createSession, defineTool, type HydratedSession } from '../../src/sessi
 import { type WorkspaceToolName } from '../../src/tools/index.js';
 import { workspaceTools } from '../../src/shell/index.js';
 import { ExportConflictError } from '../../src/export/export-plan.js';
-import { contentsOf, hostTrees } from '../support/backends.js';
-import { filesOf } from '../export/support.js';
+import { contentsOf } from '../../src/testing/harness.js';
+import { hostTrees } from '../support/backends.js';
+import { filesOf } from '../support/host-files.js';
 
 const tools = new Map(workspaceTools().map((tool) => [tool.name, tool]));
 const tool = (name: WorkspaceToolName) => tools.get(name)!;

@@ -1,8 +1,7 @@
 import * as fs from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createSession, defineTool, type HydratedSession } from '../../src/session/index.js';
 import { WorkspaceError } from '../../src/workspace/errors.js';
@@ -11,6 +10,7 @@ import { createWorkspace } from '../../src/workspace/create-workspace.js';
 import { hostDriver } from '../../src/backends/host/index.js';
 import { memoryDriver } from '../../src/backends/memory/index.js';
 import { overlayDriver } from '../../src/backends/overlay/index.js';
+import { tempDirs } from '../../src/testing/harness.js';
 
 /**
  * Random sequences of protocol calls, snapshots, restores and failing tool calls, run in lock step on the
@@ -132,10 +132,7 @@ const failing = defineTool({
   },
 });
 
-const scratch: string[] = [];
-afterAll(() => {
-  for (const dir of scratch) fs.rmSync(dir, { recursive: true, force: true });
-});
+const lowerDir = tempDirs({ prefix: 'sessionfs-model-lower-' });
 
 describe('protocol sequences match a reference model on every backend', () => {
   it('after every step, memory, host and overlay hold exactly the model', async () => {
@@ -144,8 +141,7 @@ describe('protocol sequences match a reference model on every backend', () => {
     await fc.assert(
       fc.asyncProperty(fc.array(stepArb, { minLength: 5, maxLength: 30 }), async (sequence) => {
         sequences += 1;
-        const lower = fs.realpathSync(fs.mkdtempSync(join(tmpdir(), 'sessionfs-model-lower-')));
-        scratch.push(lower);
+        const lower = lowerDir();
         // The starting tree: the overlay shows it from its lower directory, the others are given it.
         fs.writeFileSync(join(lower, 'a'), 'lower a');
         fs.mkdirSync(join(lower, 'b'));
@@ -215,8 +211,7 @@ describe('protocol sequences match a reference model on every backend', () => {
   }, 300_000);
 
   it('refuses to move or copy a path onto a directory that holds it, on every backend (found by the property above)', async () => {
-    const lower = fs.realpathSync(fs.mkdtempSync(join(tmpdir(), 'sessionfs-model-lower-')));
-    scratch.push(lower);
+    const lower = lowerDir();
     fs.mkdirSync(join(lower, 'b', 'a'), { recursive: true });
     fs.writeFileSync(join(lower, 'b', 'a', 'f'), 'f');
     const workspaces = [

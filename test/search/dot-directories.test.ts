@@ -1,13 +1,11 @@
-import * as fs from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import picomatch from 'picomatch';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Progress } from '../../src/workspace/progress.js';
 import type { SnapshotableWorkspace } from '../../src/workspace/types.js';
 import { createWorkspace } from '../../src/workspace/create-workspace.js';
 import { hostDriver } from '../../src/backends/host/index.js';
 import { memoryDriver } from '../../src/backends/memory/index.js';
+import { tempDirs } from '../../src/testing/harness.js';
 
 /** A project with dot directories (a `.git` with many entries, `.github`, one nested), searched by glob and grep. */
 const FILES = [
@@ -22,14 +20,10 @@ const FILES = [
   'README.md',
 ];
 
-const roots: string[] = [];
-afterAll(() => {
-  for (const root of roots) fs.rmSync(root, { recursive: true, force: true });
-});
+const tempDir = tempDirs({ prefix: 'sessionfs-dot-dirs-', until: 'file' });
 
 async function backends(): Promise<[string, SnapshotableWorkspace][]> {
-  const root = fs.mkdtempSync(join(tmpdir(), 'sessionfs-dot-dirs-'));
-  roots.push(root);
+  const root = tempDir();
   const host = createWorkspace(hostDriver({ root }));
   const memory = createWorkspace(memoryDriver());
   for (const path of FILES) {

@@ -1,12 +1,12 @@
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
-import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import fc from 'fast-check';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createWorkspace } from '../../src/workspace/create-workspace.js';
 import { hostDriver } from '../../src/backends/host/index.js';
 import { memoryDriver } from '../../src/backends/memory/index.js';
+import { tempDirs } from '../../src/testing/harness.js';
 
 /** Paths and `.gitignore` lines that exercise git's rules: directories, anchors, `**`, negations, case, escapes. */
 const FILE_PATHS = [
@@ -63,10 +63,7 @@ const tree = fc.record({
 });
 
 const git = spawnSync('git', ['--version']);
-const scratch: string[] = [];
-afterAll(() => {
-  for (const dir of scratch) fs.rmSync(dir, { recursive: true, force: true });
-});
+const tempDir = tempDirs({ prefix: 'sessionfs-gitignore-' });
 
 describe.skipIf(git.status !== 0)('respectGitignore agrees with real git', () => {
   if (git.status !== 0) console.log('skipped: git is not on PATH');
@@ -74,8 +71,7 @@ describe.skipIf(git.status !== 0)('respectGitignore agrees with real git', () =>
   it('glob("**", { dot, respectGitignore }) lists what `git ls-files --others --cached --exclude-standard` lists', async () => {
     await fc.assert(
       fc.asyncProperty(tree, async ({ files, gitignores }) => {
-        const root = fs.realpathSync(fs.mkdtempSync(join(tmpdir(), 'sessionfs-gitignore-')));
-        scratch.push(root);
+        const root = tempDir();
         const repo = join(root, 'repo');
         const contents = new Map<string, string>(files.map((path) => [path, `${path}\n`]));
         for (const [dir, lines] of gitignores) {

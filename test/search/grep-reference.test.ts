@@ -1,15 +1,15 @@
 import * as fs from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import iconv from 'iconv-lite';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { decodeText } from '../../src/text/encoding.js';
 import { requiredLiteral, requiredLiterals } from '../../src/workspace/search/literal.js';
 import type { GrepMatch, SnapshotableWorkspace } from '../../src/workspace/types.js';
 import { createWorkspace } from '../../src/workspace/create-workspace.js';
 import { hostDriver } from '../../src/backends/host/index.js';
 import { memoryDriver } from '../../src/backends/memory/index.js';
+import { tempDirs } from '../../src/testing/harness.js';
 
 /**
  * grep against the simplest implementation of its contract: decode each file as the tools do (`decodeText`:
@@ -119,18 +119,14 @@ const tree = fc.uniqueArray(fc.tuple(fc.constantFrom('a.txt', 'b.txt', 'd/a.txt'
 });
 
 describe('grep equals a simple reference implementation', () => {
-  const roots: string[] = [];
-  afterAll(() => {
-    for (const root of roots) fs.rmSync(root, { recursive: true, force: true });
-  });
+  const tempDir = tempDirs();
 
   const backends: Array<[string, () => SnapshotableWorkspace]> = [
     ['memory', () => createWorkspace(memoryDriver())],
     [
       'host',
       () => {
-        const root = fs.realpathSync(fs.mkdtempSync(join(tmpdir(), 'sessionfs-grep-ref-')));
-        roots.push(root);
+        const root = tempDir('sessionfs-grep-ref-');
         return createWorkspace(hostDriver({ root: join(root, 'ws'), gitDir: join(root, 'git') }));
       },
     ],
@@ -185,8 +181,7 @@ describe('grep equals a simple reference implementation', () => {
   }
 
   it('sees through links inside the root and never reads one leading out (host)', async () => {
-    const root = fs.realpathSync(fs.mkdtempSync(join(tmpdir(), 'sessionfs-grep-links-')));
-    roots.push(root);
+    const root = tempDir('sessionfs-grep-links-');
     fs.mkdirSync(join(root, 'ws/real/sub'), { recursive: true });
     fs.writeFileSync(join(root, 'ws/real/in.txt'), 'needle inside\n');
     fs.writeFileSync(join(root, 'ws/real/sub/deep.txt'), 'needle deep\n');

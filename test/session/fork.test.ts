@@ -1,17 +1,19 @@
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createSession } from '../../src/session/index.js';
 import { type WorkspaceToolName } from '../../src/tools/index.js';
 import { workspaceTools } from '../../src/shell/index.js';
 import { NotSupportedError } from '../../src/workspace/errors.js';
+import { tempDirs } from '../../src/testing/harness.js';
+import { SESSION_KINDS } from '../support/backends.js';
 
 const text = (bytes: Uint8Array): string => Buffer.from(bytes).toString('utf8');
 
 describe('session.fork()', () => {
-  for (const backend of ['memory', 'host'] as const) {
+  const tempDir = tempDirs();
+  for (const backend of SESSION_KINDS) {
     it(`gives a new session with the same content, snapshots, history and outputs, independent afterwards (${backend})`, async () => {
       await using parent = await createSession({ backend });
       const tools = new Map(workspaceTools().map((t) => [t.name, t]));
@@ -72,7 +74,7 @@ describe('session.fork()', () => {
   });
 
   it('a fork of a hydrated session writes back against the same hydration baseline', async () => {
-    const project = await mkdtemp(join(tmpdir(), 'fork-project-'));
+    const project = tempDir('sessionfs-fork-project-');
     await writeFile(join(project, 'notes.md'), 'draft\n');
     await using parent = await createSession({
       backend: 'memory',
@@ -90,7 +92,7 @@ describe('session.fork()', () => {
   });
 
   it('a backend that cannot fork refuses with NotSupportedError and creates nothing', async () => {
-    const project = await mkdtemp(join(tmpdir(), 'fork-overlay-'));
+    const project = tempDir('sessionfs-fork-overlay-');
     await writeFile(join(project, 'a.txt'), 'a');
     await using session = await createSession({
       backend: 'overlay',

@@ -5,7 +5,8 @@ import { unguardedWorkspace } from '../../src/session/guard.js';
 import { createSession, defineTool, type HydratedSession } from '../../src/session/index.js';
 import { createWorkspace } from '../../src/workspace/create-workspace.js';
 import type { SnapshotableWorkspace } from '../../src/workspace/types.js';
-import { contentsOf, hostTrees } from '../support/backends.js';
+import { contentsOf } from '../../src/testing/harness.js';
+import { hostTrees } from '../support/backends.js';
 import { memoryDriver } from '../../src/backends/memory/index.js';
 
 /** Edits the workspace, then fails (or not) the way `fail` says. */

@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createSession, defineTool, type HydratedSession } from '../../src/session/index.js';
-import { SESSION_BACKENDS, contentsOf } from '../support/backends.js';
+import { contentsOf } from '../../src/testing/harness.js';
+import { SESSION_BACKENDS } from '../support/backends.js';
 
 /** A promise and the function that resolves it. */
 function gate(): { opened: Promise<void>; open(): void } {

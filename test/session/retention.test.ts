@@ -8,7 +8,8 @@ import { createSession, defineTool, type CreateSessionOptions, type HydratedSess
 import { SnapshotRestoreError } from '../../src/workspace/errors.js';
 import type { WorkspaceSnapshot } from '../../src/workspace/types.js';
 import { gitEnv } from '../host/support.js';
-import { contentsOf, hostTrees } from '../support/backends.js';
+import { contentsOf } from '../../src/testing/harness.js';
+import { hostTrees } from '../support/backends.js';
 import { createWorkspace, type ManagedWorkspace } from '../../src/workspace/create-workspace.js';
 import { composeDriver } from '../../src/compose/index.js';
 import { hostDriver } from '../../src/backends/host/index.js';

@@ -1,12 +1,12 @@
-import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { tmpdir } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createSession, defineTool } from '../../src/session/index.js';
 import { type WorkspaceToolName } from '../../src/tools/index.js';
 import { workspaceTools } from '../../src/shell/index.js';
 import { SESSION_KINDS } from '../support/backends.js';
+import { tempDirs } from '../../src/testing/harness.js';
 
 const tools = new Map(workspaceTools().map((tool) => [tool.name, tool]));
 const tool = (name: WorkspaceToolName) => tools.get(name)!;
@@ -117,27 +117,24 @@ describe('session: calls that escaped the rollback', () => {
 });
 
 describe('session: reset', () => {
+  const tempDir = tempDirs({ prefix: 'sessionfs-review-reset-' });
   it('a read-only session on a given host root starts fresh on reset: a file deleted on the host is gone', async () => {
-    const dir = realpathSync(mkdtempSync(join(tmpdir(), 'sessionfs-review-reset-')));
-    try {
-      mkdirSync(join(dir, 'm'));
-      writeFileSync(join(dir, 'm/a.txt'), 'A');
-      writeFileSync(join(dir, 'm/b.txt'), 'B');
-      await using session = await createSession({
-        backend: 'host',
-        root: join(dir, 'root'),
-        readOnly: true,
-        mounts: [{ hostPath: join(dir, 'm') }],
-        allowedHostRoots: [dir],
-      });
-      expect((await session.filesystem.list('m')).map((entry) => entry.name)).toEqual(['a.txt', 'b.txt']);
-      rmSync(join(dir, 'm/b.txt'));
-      await session.reset();
-      // Reproduced: b.txt stayed (the sealed root was never restored to its baseline).
-      expect((await session.filesystem.list('m')).map((entry) => entry.name)).toEqual(['a.txt']);
-      expect(session.filesystem.readOnly).toBe(true);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    const dir = tempDir();
+    mkdirSync(join(dir, 'm'));
+    writeFileSync(join(dir, 'm/a.txt'), 'A');
+    writeFileSync(join(dir, 'm/b.txt'), 'B');
+    await using session = await createSession({
+      backend: 'host',
+      root: join(dir, 'root'),
+      readOnly: true,
+      mounts: [{ hostPath: join(dir, 'm') }],
+      allowedHostRoots: [dir],
+    });
+    expect((await session.filesystem.list('m')).map((entry) => entry.name)).toEqual(['a.txt', 'b.txt']);
+    rmSync(join(dir, 'm/b.txt'));
+    await session.reset();
+    // Reproduced: b.txt stayed (the sealed root was never restored to its baseline).
+    expect((await session.filesystem.list('m')).map((entry) => entry.name)).toEqual(['a.txt']);
+    expect(session.filesystem.readOnly).toBe(true);
   });
 });

@@ -5,7 +5,8 @@ import { z } from 'zod';
 import { FileNotFoundError } from '../../src/workspace/errors.js';
 import { createSession, defineTool, type CreateSessionOptions, type HydratedSession } from '../../src/session/index.js';
 import type { ToolContext } from '../../src/session/types.js';
-import { SESSION_BACKENDS, contentsOf, hostTrees } from '../support/backends.js';
+import { contentsOf } from '../../src/testing/harness.js';
+import { SESSION_BACKENDS, hostTrees } from '../support/backends.js';
 
 const writeTool = defineTool({
   name: 'write',

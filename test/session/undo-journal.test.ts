@@ -4,7 +4,8 @@ import { z } from 'zod';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSession, defineTool } from '../../src/session/index.js';
 import type { HydratedSession, ToolContext } from '../../src/session/index.js';
-import { SESSION_BACKENDS, contentsOf } from '../support/backends.js';
+import { contentsOf } from '../../src/testing/harness.js';
+import { SESSION_BACKENDS } from '../support/backends.js';
 
 /** A tool that runs `steps` against its filesystem, then fails (or throws, or hangs until aborted). */
 type Step = (fs: ToolContext['filesystem']) => Promise<unknown>;

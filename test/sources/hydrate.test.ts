@@ -4,7 +4,8 @@ import { appendFileSync, chmodSync, mkdirSync, statSync, readdirSync, renameSync
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { HostMountSchema, hydrate, type HydrateProgress } from '../../src/sources/index.js';
-import { SESSION_BACKENDS, caught, contentsOf, hostTrees, workspaceFactory } from '../support/backends.js';
+import { contentsOf, expectNoHostPath } from '../../src/testing/harness.js';
+import { SESSION_BACKENDS, caught, hostTrees, workspaceFactory } from '../support/backends.js';
 import { createWorkspace } from '../../src/workspace/create-workspace.js';
 import { hostDriver } from '../../src/backends/host/index.js';
 
@@ -20,10 +21,6 @@ describe.each(SESSION_BACKENDS)('hydrate on $name', (backend) => {
     mkdirSync(allowed);
     host.tree(project, join(allowed, 'project'));
     return { base, allowed, project: join(allowed, 'project'), secret: join(base, 'secret') };
-  }
-
-  function expectNoHostPath(error: Error, ...paths: string[]): void {
-    for (const path of paths) expect(`${error.message} ${JSON.stringify(error)}`).not.toContain(path);
   }
 
   describe('allow-list', () => {
@@ -42,7 +39,7 @@ describe.each(SESSION_BACKENDS)('hydrate on $name', (backend) => {
       const workspace = await create();
       const error = await caught(() => hydrate(workspace, [{ hostPath: secret }], { allowedHostRoots: [allowed] }));
       expect(error).toMatchObject({ name: 'PathEscapeError', code: 'EACCES', path: 'secret' });
-      expectNoHostPath(error, base);
+      expectNoHostPath(error, [base]);
       expect(await workspace.list('/')).toEqual([]);
     });
 
@@ -53,7 +50,7 @@ describe.each(SESSION_BACKENDS)('hydrate on $name', (backend) => {
         hydrate(workspace, [{ hostPath: `${project}/../../secret`, mountPath: 'x' }], { allowedHostRoots: [allowed] }),
       );
       expect(error).toMatchObject({ name: 'PathEscapeError', code: 'EACCES' });
-      expectNoHostPath(error, base);
+      expectNoHostPath(error, [base]);
       // The same `..` staying inside is fine.
       await hydrate(workspace, [{ hostPath: `${project}/../project`, mountPath: 'ok' }], { allowedHostRoots: [allowed] });
       expect(await contentsOf(workspace)).toEqual({ 'ok/': '', 'ok/a.txt': 'a' });
@@ -116,7 +113,7 @@ describe.each(SESSION_BACKENDS)('hydrate on $name', (backend) => {
       const workspace = await create();
       const error = await caught(() => hydrate(workspace, [{ hostPath: join(allowed, 'nope') }], { allowedHostRoots: [allowed] }));
       expect(error).toMatchObject({ name: 'FileNotFoundError', code: 'ENOENT', path: 'nope' });
-      expectNoHostPath(error, base);
+      expectNoHostPath(error, [base]);
     });
   });
 
@@ -664,7 +661,7 @@ describe.each(SESSION_BACKENDS)('hydrate on $name', (backend) => {
       symlinkSync(outside, join(workspace.root, 'project'));
       const error = await caught(() => hydrate(workspace, [{ hostPath: project }], { allowedHostRoots: [allowed] }));
       expect(error.code).toBe('EACCES');
-      expectNoHostPath(error, base, outside);
+      expectNoHostPath(error, [base, outside]);
       expect(readdirSync(outside)).toEqual(['untouched.txt']);
       // A link inside the root is followed as the protocol follows it.
       rmSync(join(workspace.root, 'project'));

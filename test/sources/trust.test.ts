@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { hydrate } from '../../src/sources/index.js';
 import { createSession } from '../../src/session/index.js';
-import { BACKENDS, SESSION_KINDS, caught, contentsOf, hostTrees, workspaceFactory } from '../support/backends.js';
+import { contentsOf } from '../../src/testing/harness.js';
+import { BACKENDS, SESSION_KINDS, caught, hostTrees, workspaceFactory } from '../support/backends.js';
 import { type ManagedWorkspace } from '../../src/workspace/create-workspace.js';
 
 const host = hostTrees();

@@ -1,15 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { memoryBlobStore } from '../../src/snapshots/blob-store.js';
-import { BlobTreeDriver } from '../../src/store/blob-tree-driver.js';
+import { storeDriver } from '../../src/store/store-driver.js';
 import { createWorkspace } from '../../src/workspace/create-workspace.js';
 import type { BlobStore } from '../../src/workspace/driver.js';
-import { describeWorkspaceCompliance } from '../../src/testing/index.js';
 
-// The lazy blob-backed memory workspace remote sessions run on is held to the whole protocol.
-describeWorkspaceCompliance('blob tree (remote sessions)', {
-  create: async (options) => createWorkspace(new BlobTreeDriver(memoryBlobStore()), options),
-});
-
+// The whole protocol runs on this tree as the matrix's 'store (remote sessions)' (test/protocol/store.compliance.test.ts);
+// here, what only a blob-backed tree promises.
 /** A blob store that counts reads, to see what is fetched lazily. */
 function counting(store: BlobStore): BlobStore & { gets: string[] } {
   const gets: string[] = [];
@@ -17,7 +13,7 @@ function counting(store: BlobStore): BlobStore & { gets: string[] } {
 }
 
 async function seeded(blobs: BlobStore): Promise<string> {
-  const driver = new BlobTreeDriver(blobs);
+  const driver = storeDriver({ blobs });
   const workspace = createWorkspace(driver);
   for (let dir = 0; dir < 20; dir += 1)
     for (let file = 0; file < 10; file += 1) await workspace.write(`/d${dir}/f${file}.txt`, `content ${dir}/${file}\n`);
@@ -30,7 +26,7 @@ describe('blob tree: lazy, O(changes), resumable', () => {
     const store = memoryBlobStore();
     const root = await seeded(store);
     const blobs = counting(store);
-    const workspace = createWorkspace(new BlobTreeDriver(blobs, root));
+    const workspace = createWorkspace(storeDriver({ blobs, root }));
     expect(blobs.gets).toEqual([]);
     expect(await workspace.read('/d7/f3.txt')).toMatchObject({ content: 'content 7/3' });
     // root manifest, d7's manifest, the file: 3 of the 222 blobs.
@@ -41,7 +37,7 @@ describe('blob tree: lazy, O(changes), resumable', () => {
     const store = memoryBlobStore();
     const root = await seeded(store);
     const before = store.size;
-    const driver = new BlobTreeDriver(store, root);
+    const driver = storeDriver({ blobs: store, root });
     await createWorkspace(driver).write('/d3/f1.txt', 'changed\n');
     const capture = await driver.capture();
     expect(capture.root).not.toBe(root);
@@ -51,11 +47,11 @@ describe('blob tree: lazy, O(changes), resumable', () => {
 
   it('a snapshot record restores in another workspace over the same blobs (resume anywhere)', async () => {
     const store = memoryBlobStore();
-    const first = createWorkspace(new BlobTreeDriver(store));
+    const first = createWorkspace(storeDriver({ blobs: store }));
     await first.write('/src/a.ts', 'export const a = 1;\n');
     await first.mkdir('/empty');
     const record = await first.snapshot({ tag: 'handover' });
-    const second = createWorkspace(new BlobTreeDriver(store));
+    const second = createWorkspace(storeDriver({ blobs: store }));
     await second.write('/other.txt', 'x');
     await second.restore(record);
     expect((await second.list('/')).map((entry) => entry.path)).toEqual(['empty', 'src']);
@@ -67,7 +63,7 @@ describe('blob tree: lazy, O(changes), resumable', () => {
     const store = memoryBlobStore();
     const root = await seeded(store);
     const blobs = counting(store);
-    const driver = new BlobTreeDriver(blobs, root);
+    const driver = storeDriver({ blobs, root });
     const workspace = createWorkspace(driver);
     await workspace.copy('/d1', '/copy-of-d1', { recursive: true });
     const reads = blobs.gets.length;
@@ -81,7 +77,7 @@ describe('blob tree: lazy, O(changes), resumable', () => {
   it('a missing blob is a typed snapshot error, not a crash', async () => {
     const store = memoryBlobStore();
     const root = await seeded(store);
-    const workspace = createWorkspace(new BlobTreeDriver(store, root));
+    const workspace = createWorkspace(storeDriver({ blobs: store, root }));
     await workspace.list('/d2');
     for await (const hash of store.list()) await store.delete(hash);
     await expect(workspace.read('/d2/f0.txt')).rejects.toMatchObject({ code: 'ESNAPSHOT' });

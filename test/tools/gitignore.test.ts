@@ -1,24 +1,13 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { SnapshotableWorkspace } from '../../src/workspace/types.js';
 import { toolCaller } from './helpers.js';
-import { createWorkspace } from '../../src/workspace/create-workspace.js';
-import { hostDriver } from '../../src/backends/host/index.js';
-import { memoryDriver } from '../../src/backends/memory/index.js';
+import { disposing, SESSION_BACKENDS } from '../support/backends.js';
 
-const backends = [
-  { name: 'memory', create: (): SnapshotableWorkspace => createWorkspace(memoryDriver()) },
-  { name: 'host', create: (): SnapshotableWorkspace => createWorkspace(hostDriver()) },
-];
-
-for (const backend of backends) {
+for (const backend of SESSION_BACKENDS) {
   describe(`glob and grep tools skip what .gitignore ignores (${backend.name})`, () => {
-    const opened: SnapshotableWorkspace[] = [];
-    afterEach(async () => {
-      for (const ws of opened.splice(0)) await ws.dispose();
-    });
+    const create = disposing(backend).create;
     const project = async (): Promise<SnapshotableWorkspace> => {
-      const ws = backend.create();
-      opened.push(ws);
+      const ws = create();
       await ws.write('.gitignore', 'dist/\nnode_modules/\n');
       await ws.write('src/app.ts', 'export const answer = 42;\n');
       await ws.write('dist/app.js', 'exports.answer = 42;\n');

@@ -1,12 +1,8 @@
-import { afterEach } from 'vitest';
 import type { Session, ToolContext, ToolResult } from '../../src/session/types.js';
 import type { SnapshotableWorkspace } from '../../src/workspace/types.js';
 import { type WorkspaceTool, type WorkspaceToolName } from '../../src/tools/index.js';
 import { workspaceTools } from '../../src/shell/index.js';
 import type { WorkspaceToolsOptions } from '../../src/tools/index.js';
-import { createWorkspace } from '../../src/workspace/create-workspace.js';
-import { hostDriver } from '../../src/backends/host/index.js';
-import { memoryDriver } from '../../src/backends/memory/index.js';
 
 /** Calls a tool's handler the way `session.runTool` does: parameters parsed by the tool's zod schema first. */
 export function toolCaller(filesystem: SnapshotableWorkspace, options: WorkspaceToolsOptions = {}) {
@@ -23,25 +19,6 @@ export function toolCaller(filesystem: SnapshotableWorkspace, options: Workspace
 
 export function codeOf(result: ToolResult): string | undefined {
   return (result.value as { code?: string } | undefined)?.code;
-}
-
-/** The backends every tool test runs on. */
-export const TOOL_BACKENDS = [
-  { name: 'memory', create: (): SnapshotableWorkspace => createWorkspace(memoryDriver()) },
-  { name: 'host', create: (): SnapshotableWorkspace => createWorkspace(hostDriver()) },
-] as const;
-
-/** Inside a `describe`: opens workspaces of one backend, disposed after each test. */
-export function workspacesOf(backend: { create(): SnapshotableWorkspace }): () => SnapshotableWorkspace {
-  const opened: SnapshotableWorkspace[] = [];
-  afterEach(async () => {
-    for (const ws of opened.splice(0)) await ws.dispose();
-  });
-  return () => {
-    const ws = backend.create();
-    opened.push(ws);
-    return ws;
-  };
 }
 
 /** A 2x1 PNG: signature, IHDR, IDAT, IEND (real bytes, not a stand-in). */

@@ -1,28 +1,18 @@
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { SnapshotableWorkspace } from '../../src/workspace/types.js';
-import { codeOf, TOOL_BACKENDS, toolCaller, workspacesOf } from './helpers.js';
+import { tempDirs } from '../../src/testing/harness.js';
+import { disposing, SESSION_BACKENDS } from '../support/backends.js';
+import { gitApply } from '../support/host-files.js';
+import { codeOf, toolCaller } from './helpers.js';
 
 const bytesOf = async (ws: SnapshotableWorkspace, path: string): Promise<Buffer> => Buffer.from((await ws.readBytes(path)).content);
 
-/** Applies `patch` with the real `git apply` to `original` stored at `path` in a scratch directory; returns the result. */
-function gitApply(path: string, original: Uint8Array, patch: string): Buffer {
-  const dir = mkdtempSync(join(tmpdir(), 'sessionfs-git-apply-'));
-  try {
-    writeFileSync(join(dir, path), original);
-    execFileSync('git', ['apply', '-'], { cwd: dir, input: patch, stdio: ['pipe', 'pipe', 'pipe'] });
-    return readFileSync(join(dir, path));
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
-
-for (const backend of TOOL_BACKENDS) {
+for (const backend of SESSION_BACKENDS) {
   describe(`edit_file with edits[] and dry_run on ${backend.name}`, () => {
-    const open = workspacesOf(backend);
+    const open = disposing(backend).create;
+    const tempDir = tempDirs({ prefix: 'sessionfs-git-apply-' });
 
     it('applies the edits in order, each to the result of the ones before', async () => {
       const ws = open();
@@ -142,7 +132,11 @@ for (const backend of TOOL_BACKENDS) {
         expect((await bytesOf(ws, path)).toString()).toBe(content);
         const diff = (dry.value as { diff: string }).diff;
         expect(diff).toMatch(new RegExp(`^--- a/${path}\n\\+\\+\\+ b/${path}\n@@ `));
-        const applied = gitApply(path, Buffer.from(content), diff);
+        // The real `git apply` on the original bytes in a directory of their own gives what the edit must write.
+        const dir = tempDir();
+        writeFileSync(join(dir, path), content);
+        await gitApply(dir, diff);
+        const applied = readFileSync(join(dir, path));
         const real = await call('edit_file', { path, edits: edits[path] });
         expect(real.success).toBe(true);
         expect(applied).toEqual(await bytesOf(ws, path));

@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { workspaceTools } from '../../src/shell/index.js';
-import { codeOf, PNG, TOOL_BACKENDS, toolCaller, WAV, workspacesOf } from './helpers.js';
+import { disposing, SESSION_BACKENDS } from '../support/backends.js';
+import { codeOf, PNG, toolCaller, WAV } from './helpers.js';
 
-for (const backend of TOOL_BACKENDS) {
+for (const backend of SESSION_BACKENDS) {
   describe(`reading tools on ${backend.name}`, () => {
-    const open = workspacesOf(backend);
+    const open = disposing(backend).create;
 
     it('read_file tail returns the last N lines, numbered as in the file', async () => {
       const ws = open();

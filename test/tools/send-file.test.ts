@@ -6,11 +6,12 @@ import { workspaceTools } from '../../src/shell/index.js';
 import { InvalidArgumentError } from '../../src/workspace/errors.js';
 import { z } from 'zod';
 import { PNG } from './helpers.js';
+import { SESSION_KINDS } from '../support/backends.js';
 
 const text = (bytes: Uint8Array): string => Buffer.from(bytes).toString('utf8');
 
 describe('send_file and the session outbox', () => {
-  for (const backend of ['memory', 'host'] as const) {
+  for (const backend of SESSION_KINDS) {
     it(`records what was sent, pinned to its bytes at that moment (${backend})`, async () => {
       await using session = await createSession({ backend });
       const tools = new Map(workspaceTools().map((t) => [t.name, t]));

@@ -1,17 +1,13 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import iconv from 'iconv-lite';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { SnapshotableWorkspace } from '../../src/workspace/types.js';
 import { codeOf, toolCaller } from './helpers.js';
-import { createWorkspace } from '../../src/workspace/create-workspace.js';
 import { hostDriver } from '../../src/backends/host/index.js';
-import { memoryDriver } from '../../src/backends/memory/index.js';
+import { createWorkspace } from '../../src/workspace/create-workspace.js';
+import { disposing, SESSION_BACKENDS } from '../support/backends.js';
 
-const backends = [
-  { name: 'memory', create: (): SnapshotableWorkspace => createWorkspace(memoryDriver()) },
-  { name: 'host', create: (): SnapshotableWorkspace => createWorkspace(hostDriver()) },
-];
 const encode = (text: string, encoding: string, addBOM = false): Uint8Array => new Uint8Array(iconv.encode(text, encoding, { addBOM }));
 /** A member of `target`, methods bound to it (its private fields need the real receiver). */
 const bound = (target: object, key: string | symbol): unknown => {
@@ -20,17 +16,9 @@ const bound = (target: object, key: string | symbol): unknown => {
 };
 const bytesOf = async (ws: SnapshotableWorkspace, path: string): Promise<Buffer> => Buffer.from((await ws.readBytes(path)).content);
 
-for (const backend of backends) {
+for (const backend of SESSION_BACKENDS) {
   describe(`text fidelity in the tools on ${backend.name}`, () => {
-    const opened: SnapshotableWorkspace[] = [];
-    const open = (): SnapshotableWorkspace => {
-      const ws = backend.create();
-      opened.push(ws);
-      return ws;
-    };
-    afterEach(async () => {
-      for (const ws of opened.splice(0)) await ws.dispose();
-    });
+    const open = disposing(backend).create;
 
     it('read_file shows a CRLF file without \\r and says CRLF once; edit_file with LF text keeps CRLF', async () => {
       const ws = open();

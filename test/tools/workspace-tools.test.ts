@@ -7,19 +7,9 @@ import type { SnapshotableWorkspace } from '../../src/workspace/types.js';
 import { WORKSPACE_TOOL_NAMES, workspacePrompt } from '../../src/tools/index.js';
 import { workspaceTools } from '../../src/shell/index.js';
 import type { ToolResult } from '../../src/session/types.js';
+import { SESSION_BACKENDS } from '../support/backends.js';
 import { codeOf, toolCaller } from './helpers.js';
 import { createWorkspace } from '../../src/workspace/create-workspace.js';
-import { memoryDriver } from '../../src/backends/memory/index.js';
-
-interface Backend {
-  name: string;
-  create(options?: { readOnly?: boolean }): Promise<SnapshotableWorkspace> | SnapshotableWorkspace;
-}
-
-const backends: Backend[] = [
-  { name: 'memory', create: (options) => createWorkspace(memoryDriver(), options) },
-  { name: 'host', create: (options) => createWorkspace(hostDriver(), options) },
-];
 
 async function seed(ws: SnapshotableWorkspace): Promise<void> {
   await ws.write('src/main.ts', 'import { greet } from "./greet";\n\nconsole.log(greet("world"));\n');
@@ -29,7 +19,7 @@ async function seed(ws: SnapshotableWorkspace): Promise<void> {
   await ws.writeBytes('logo.bin', new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x80]));
 }
 
-for (const backend of backends) {
+for (const backend of SESSION_BACKENDS) {
   describe(`workspace tools on ${backend.name}`, () => {
     let ws: SnapshotableWorkspace;
     let call: ReturnType<typeof toolCaller>;

@@ -33,7 +33,7 @@ const HOST_OPTIONS: readonly string[] = ['root', 'gitDir', 'exclude', 'changeDet
 /**
  * The host backend's driver over a real directory, sandboxed to it, with snapshots stored as commits in a
  * git repository outside it; `createWorkspace(hostDriver({ root }))` is a host workspace. Keep the driver
- * to read its instrumentation (`gitDir`, `tempFilesSwept`, `lastHashedCount`). See docs/host-backend.md.
+ * to read its instrumentation (`gitDir`, `tempFilesSwept`, `lastHashedCount`). See docs/backends.md, "The host backend".
  */
 export function hostDriver(options: HostDriverOptions = {}): HostDriver {
   return buildDriver(openHost(options), []);

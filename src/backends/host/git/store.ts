@@ -11,8 +11,8 @@ const git = lazyRequire<typeof import('isomorphic-git')>('isomorphic-git');
 /**
  * The git object store behind the host backend's snapshots: a bare repository kept outside the workspace
  * root. Objects are hashed with node:crypto and written as loose objects directly (zlib level 1), which
- * measured far faster than isomorphic-git's add/status path (see docs/host-backend.md); reads go to the
- * loose object first and fall back to isomorphic-git, which also reads packfiles, so a repository that a
+ * measured far faster than isomorphic-git's add/status path (docs/backends.md, "Cost, measured"); reads go
+ * to the loose object first and fall back to isomorphic-git, which also reads packfiles, so a repository that a
  * user ran `git gc` on keeps working.
  *
  * Isolation: no git binary runs, so nothing here reads the user's global or system config, hooks or `GIT_*`
