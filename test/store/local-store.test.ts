@@ -7,7 +7,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WorkspaceNamespace } from '../../src/namespaces/workspace-namespace.js';
 import { localSessionStore } from '../../src/store/local-store.js';
-import { createSession, type RemoteSession } from '../../src/session/index.js';
+import { createSession } from '../../src/session/index.js';
 import { assertBuilt } from '../cli/support.js';
 import { digestOf } from './digest.mjs';
 import { publishFiles, sessionStoreContract } from './session-store-contract.js';

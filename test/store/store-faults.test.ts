@@ -3,7 +3,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPostgres, startS3, type RunningPostgres, type RunningS3 } from '../../bench/_servers.mjs';
 import { memoryBlobStore } from '../../src/snapshots/blob-store.js';
-import { createSession, type RemoteSession } from '../../src/session/index.js';
+import { createSession } from '../../src/session/index.js';
 import { postgresSessionStore } from '../../src/store/postgres-store.js';
 import type { RetryOptions } from '../../src/store/retry.js';
 import { s3BlobStore } from '../../src/store/s3-blob-store.js';
