@@ -70,3 +70,11 @@ describe('references to documents', () => {
     expect(found.design).toEqual([]);
   });
 });
+
+describe('the README', () => {
+  it('stays short: at most 200 lines, the rest in docs/', () => {
+    const lines = readFileSync(join(REPO, 'README.md'), 'utf8').split('\n');
+    if (lines.at(-1) === '') lines.pop();
+    expect(lines.length).toBeLessThanOrEqual(200);
+  });
+});

@@ -66,15 +66,17 @@ describe('strictJsonSchema', () => {
     expect(problems.join('\n')).toMatch(/minLength is not supported/);
   });
 
-  it('every workspace tool and every MCP tool (snapshot, restore, diff) is valid under the strict rules and compiles in ajv', async () => {
+  it('every workspace tool and every MCP tool (snapshot, restore, diff, export_patch) is valid under the strict rules and compiles in ajv', async () => {
     const ajv = new Ajv({ strict: true, allowUnionTypes: true });
     const schemas = [
       ...workspaceTools().map((t) => ({ name: t.name, strict: t.strictJsonSchema })),
       ...(await mcpToolSchemas()).map((t) => ({ name: `mcp:${t.name}`, strict: toStrictJsonSchema(t.inputSchema) })),
     ];
-    // The 16 workspace tools, then the same 16 plus snapshot, restore and diff as the MCP server lists them.
+    // The 16 workspace tools, then the same 16 plus snapshot, restore, diff and export_patch as the MCP server
+    // lists them (write_back is listed only for a session with host folders to write back to).
     expect(schemas.map((s) => s.name)).toContain('send_file');
-    expect(schemas).toHaveLength(16 + 19);
+    expect(schemas.map((s) => s.name)).toContain('mcp:export_patch');
+    expect(schemas).toHaveLength(16 + 20);
     for (const { name, strict } of schemas) {
       expect(strictViolations(strict), name).toEqual([]);
       const validate = ajv.compile(strict);
