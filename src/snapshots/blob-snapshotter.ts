@@ -1,14 +1,13 @@
-import { copyBytes } from '../workspace/bytes.js';
 import { randomUUID } from 'node:crypto';
 import type { BackendDriver, BlobStore, Snapshotter, SnapshotTree } from '../workspace/driver.js';
-import { snapshotTree, type TreeChild, type TreeReader } from './snapshot-tree.js';
+import { snapshotTree, type TreeReader } from './snapshot-tree.js';
 import { SnapshotError, SnapshotRestoreError, WorkspaceError } from '../workspace/errors.js';
 import { compareStrings } from '../workspace/paths.js';
 import { LongCall, type LongCallOptions } from '../workspace/progress.js';
 import { joinPath, pathDepth, relativeTo, splitPath, parentPath } from '../workspace/paths.js';
 import type { DiffEntry, RestoreResult, SnapshotOptions, WorkspaceSnapshot } from '../workspace/types.js';
 import { memoryBlobStore } from './blob-store.js';
-import { diffManifests, encodeManifest, putBlob, readManifest, type ManifestEntry } from './manifest.js';
+import { diffManifests, encodeManifest, manifestReader, putBlob, readManifest, type ManifestEntry } from './manifest.js';
 import { sortDiff } from './record.js';
 
 interface FileNode {
@@ -53,6 +52,7 @@ export class BlobSnapshotter implements Snapshotter {
   constructor(driver: BackendDriver, blobs: BlobStore = memoryBlobStore()) {
     this.#driver = driver;
     this.#blobs = blobs;
+    this.#reader = manifestReader(blobs);
   }
 
   changed(paths: readonly string[]): void {
@@ -107,18 +107,7 @@ export class BlobSnapshotter implements Snapshotter {
   }
 
   /** Manifests read as a snapshot tree; one reader per instance, so two trees compare by hash. */
-  readonly #reader: TreeReader<string> = {
-    child: async (directory, name) => {
-      const found = (await this.#manifest(directory)).find((entry) => entry[0] === name);
-      return found === undefined ? undefined : this.#child(found);
-    },
-    children: async (directory) => (await this.#manifest(directory)).map((entry) => [entry[0], this.#child(entry)]),
-  };
-
-  #child([, kind, hash]: ManifestEntry): TreeChild<string> {
-    if (kind === 'd') return { kind: 'directory', directory: hash };
-    return { kind: 'file', executable: false, identity: hash, bytes: async () => copyBytes(await this.#blob(hash)) };
-  }
+  readonly #reader: TreeReader<string>;
 
   async dispose(): Promise<void> {
     this.#taken.clear();

@@ -1,9 +1,11 @@
 import { createHash } from 'node:crypto';
+import { copyBytes } from '../workspace/bytes.js';
 import type { BlobStore } from '../workspace/driver.js';
 import { SnapshotRestoreError } from '../workspace/errors.js';
 import { compareStrings } from '../workspace/paths.js';
 import { joinPath } from '../workspace/paths.js';
 import type { DiffEntry } from '../workspace/types.js';
+import type { TreeChild, TreeReader } from './snapshot-tree.js';
 
 /**
  * One line of a directory manifest: name, `f` (file) or `d` (directory), content or manifest hash, size in
@@ -59,4 +61,31 @@ export async function diffManifests(
     const rightDir = r?.[1] === 'd' ? r[2] : undefined;
     if (leftDir !== undefined || rightDir !== undefined) await diffManifests(blobs, childPath, leftDir, rightDir, out);
   }
+}
+
+/**
+ * The tree a root manifest names, read from `blobs` as it is walked. Make one reader per blob store and
+ * keep it: two trees read through the same reader compare unchanged directories by hash, without reading them.
+ */
+export function manifestReader(blobs: BlobStore): TreeReader<string> {
+  const child = ([, kind, hash]: ManifestEntry): TreeChild<string> => {
+    if (kind === 'd') return { kind: 'directory', directory: hash };
+    return {
+      kind: 'file',
+      executable: false,
+      identity: hash,
+      bytes: async () => {
+        const bytes = await blobs.get(hash);
+        if (bytes === undefined) throw new SnapshotRestoreError(`the snapshot's blob ${hash} is missing from the blob store`);
+        return copyBytes(bytes);
+      },
+    };
+  };
+  return {
+    child: async (directory, name) => {
+      const found = (await readManifest(blobs, directory)).find((entry) => entry[0] === name);
+      return found === undefined ? undefined : child(found);
+    },
+    children: async (directory) => (await readManifest(blobs, directory)).map((entry) => [entry[0], child(entry)]),
+  };
 }

@@ -7,11 +7,13 @@ import type {
   DriverStat,
   DriverWalkEntry,
   Snapshotter,
+  SnapshotTree,
 } from '../workspace/driver.js';
 import { SnapshotError, SnapshotRestoreError } from '../workspace/errors.js';
 import { guessMimeType } from '../workspace/mime.js';
 import { joinPath, splitPath } from '../workspace/paths.js';
-import { diffManifests, encodeManifest, readManifest, sha256, type ManifestEntry } from '../snapshots/manifest.js';
+import { diffManifests, encodeManifest, manifestReader, readManifest, sha256, type ManifestEntry } from '../snapshots/manifest.js';
+import { snapshotTree, type TreeReader } from '../snapshots/snapshot-tree.js';
 import { sortDiff } from '../snapshots/record.js';
 import type { DiffEntry, RestoreResult, SnapshotOptions, WorkspaceSnapshot, WriteMode } from '../workspace/types.js';
 
@@ -323,9 +325,18 @@ export class BlobTreeDriver implements BackendDriver {
 /** Snapshots of a `BlobTreeDriver`: records carry the root manifest hash, valid wherever the blobs are. */
 class BlobTreeSnapshotter implements Snapshotter {
   readonly #driver: BlobTreeDriver;
+  /** One reader for every tree this workspace opens, so `patch` and diffs skip unchanged directories by hash. */
+  readonly #reader: TreeReader<string>;
 
   constructor(driver: BlobTreeDriver) {
     this.#driver = driver;
+    this.#reader = manifestReader(driver.blobs);
+  }
+
+  /** A snapshot's tree, or the live state's (captured into the blob store first): what `patch` reads. */
+  async open(snapshot?: WorkspaceSnapshot): Promise<SnapshotTree> {
+    const root = snapshot === undefined ? (await this.#driver.capture()).root : this.#rootOf(snapshot);
+    return snapshotTree(root, this.#reader);
   }
 
   async snapshot(options: SnapshotOptions): Promise<WorkspaceSnapshot> {

@@ -3,6 +3,9 @@ import { memoryBlobStore } from '../../src/snapshots/blob-store.js';
 import { storeDriver } from '../../src/store/store-driver.js';
 import { createWorkspace } from '../../src/workspace/create-workspace.js';
 import type { BlobStore } from '../../src/workspace/driver.js';
+import { tempDirs } from '../../src/testing/harness.js';
+import { writeTree } from '../support/backends.js';
+import { filesOf, gitApply } from '../support/host-files.js';
 
 // The whole protocol runs on this tree as the matrix's 'store (remote sessions)' (test/protocol/store.compliance.test.ts);
 // here, what only a blob-backed tree promises.
@@ -81,5 +84,34 @@ describe('blob tree: lazy, O(changes), resumable', () => {
     await workspace.list('/d2');
     for await (const hash of store.list()) await store.delete(hash);
     await expect(workspace.read('/d2/f0.txt')).rejects.toMatchObject({ code: 'ESNAPSHOT' });
+  });
+});
+
+describe('blob tree: patches', () => {
+  const dirs = tempDirs();
+
+  it('patch() between two snapshots and against the live state is what git applies to give the later tree', async () => {
+    const workspace = createWorkspace(storeDriver({ blobs: memoryBlobStore() }));
+    await workspace.write('src/a.ts', 'export const a = 1;\n');
+    await workspace.write('keep.txt', 'same\n');
+    await workspace.write('gone.txt', 'bye\n');
+    const before = await workspace.snapshot();
+    await workspace.write('src/a.ts', 'export const a = 2;\n');
+    await workspace.delete('gone.txt');
+    await workspace.write('new/b.txt', 'hello\n');
+    const after = await workspace.snapshot();
+    const patch = await workspace.patch(before, after);
+    expect(await workspace.patch(before)).toBe(patch);
+    expect(patch).not.toContain('keep.txt');
+
+    const dir = dirs();
+    writeTree(dir, { 'src/a.ts': 'export const a = 1;\n', 'keep.txt': 'same\n', 'gone.txt': 'bye\n' });
+    await gitApply(dir, patch);
+    expect(filesOf(dir)).toEqual({
+      'src/a.ts': 'file 100644 export const a = 2;\n',
+      'keep.txt': 'file 100644 same\n',
+      'new/b.txt': 'file 100644 hello\n',
+    });
+    await workspace.dispose();
   });
 });
