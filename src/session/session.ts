@@ -14,7 +14,7 @@ import { outsideView, SessionQueue } from './queue.js';
 import { dropOldest } from './retention.js';
 import { releaseSnapshots } from '../workspace/snapshot-queue.js';
 import { scrubHostPaths } from './scrub.js';
-import { READ_METHODS } from './guard.js';
+import { READ_METHODS } from './call-view.js';
 import { callScope, runToolCall } from './tool-call.js';
 import type { HydratedSession, RunToolOptions, ToolCallRecord, ToolCallResult, ToolDefinition, SessionOutput } from './types.js';
 import { ForkedWorkspace, workspaceSource, type WorkspaceSource } from './workspace-source.js';

@@ -6,7 +6,7 @@ import { isWorkspaceError, WORKSPACE_ERROR_CODES, type WorkspaceErrorCode } from
 import type { SnapshotableWorkspace, WorkspaceSnapshot } from '../workspace/types.js';
 import { prepareArguments } from './arguments.js';
 import { unguardedWorkspace } from './forwarding-view.js';
-import { guardWorkspace } from './guard.js';
+import { guardWorkspace } from './call-view.js';
 import { UndoJournal } from './undo-journal.js';
 import type { Session, ToolCallRecord, ToolCallResult, ToolContext, ToolDefinition, ToolResult } from './types.js';
 

@@ -1,5 +1,5 @@
 import { tmpdir } from 'node:os';
-import { unguardedWorkspace } from '../session/guard.js';
+import { unguardedWorkspace } from '../session/call-view.js';
 import { scrubHostPaths } from '../session/scrub.js';
 import type { ToolContext, ToolResult } from '../session/types.js';
 import { failure, type ToolFailure } from '../tools/failure.js';

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { unguardedWorkspace } from '../session/guard.js';
+import { unguardedWorkspace } from '../session/call-view.js';
 import type { ToolContext, ToolResult } from '../session/types.js';
 import { ConflictError } from '../workspace/errors.js';
 import type { Workspace, WriteOptions, WriteResult } from '../workspace/types.js';

@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { GitStore } from '../../src/backends/host/git/store.js';
-import { SnapshotState, statKey, type LeafNode } from '../../src/backends/host/state.js';
+import { StatCache, statKey, type LeafNode } from '../../src/backends/host/stat-cache.js';
 import { gitEnv, scratch, hostOf } from './support.js';
 
 /** One test per case of "what a snapshot holds": each takes a snapshot, disturbs the case, restores, checks it. */
@@ -92,7 +92,7 @@ describe('host snapshots are exact', () => {
     const root = dir();
     const store = new GitStore(dir());
     GitStore.initSync(store.gitDir);
-    const state = new SnapshotState(root, store, undefined);
+    const state = new StatCache(root, store, undefined);
     const file = join(root, 'tick.txt');
     fs.writeFileSync(file, 'v1');
     await state.scan();

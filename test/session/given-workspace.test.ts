@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { kvDriver, type KvStore } from '../../examples/kv-backend.js';
-import { unguardedWorkspace } from '../../src/session/guard.js';
+import { unguardedWorkspace } from '../../src/session/call-view.js';
 import { createSession, defineTool, type HydratedSession } from '../../src/session/index.js';
 import { createWorkspace } from '../../src/workspace/create-workspace.js';
 import type { SnapshotableWorkspace } from '../../src/workspace/types.js';

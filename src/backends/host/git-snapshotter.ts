@@ -13,7 +13,7 @@ import type { ChangeTracker } from './changes.js';
 import { TreeApplier } from './restore.js';
 import { Sandbox } from '../../host-files/sandbox.js';
 import { sweepStaleTempFilesIn } from './temp-files-sweep.js';
-import { SnapshotState } from './state.js';
+import { StatCache } from './stat-cache.js';
 
 export type ChangeDetection = 'scan' | 'tracked';
 
@@ -33,7 +33,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 /**
  * Host snapshots: commits in a git repository outside the root, under `refs/sessionfs/<id>`. A record
  * belongs to any host workspace on the same git dir whose repository holds the ref as a snapshot commit.
- * The stat cache (`SnapshotState`) makes a snapshot cost what changed: `scan` compares every entry's stat
+ * The stat cache (`StatCache`) makes a snapshot cost what changed: `scan` compares every entry's stat
  * data, `tracked` looks only at the paths the driver touched (plus `markChanged`).
  */
 export class HostGitSnapshotter implements Snapshotter {
@@ -41,7 +41,7 @@ export class HostGitSnapshotter implements Snapshotter {
   readonly #gitDir: string;
   readonly #changeDetection: ChangeDetection;
   readonly #store: GitStore;
-  readonly #state: SnapshotState;
+  readonly #state: StatCache;
   readonly #changes: ChangeTracker;
   /** A fork's ancestors' git dirs: their records restore here when this repository holds their ref (copied at the fork). */
   readonly #inherited: readonly string[];
@@ -73,7 +73,7 @@ export class HostGitSnapshotter implements Snapshotter {
     this.#changes = changes;
     this.#store = new GitStore(gitDir);
     this.#gate = new GitDirGate(gitDir);
-    this.#state = new SnapshotState(root, this.#store, excluded);
+    this.#state = new StatCache(root, this.#store, excluded);
   }
 
   /** Files hashed by the last snapshot, restore or live diff (instrumentation for tests and the bench). */

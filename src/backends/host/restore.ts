@@ -5,7 +5,7 @@ import type { SkippedPath } from '../../workspace/types.js';
 import { replaceFileSync, replaceSymlinkSync } from './atomic.js';
 import { isTempName, isVisibleName } from '../../host-files/names.js';
 import { pinChild, pinDirectory, Sandbox, type PinnedDir } from '../../host-files/sandbox.js';
-import { newDir, statKey, type DirNode, type SnapshotState } from './state.js';
+import { newDir, statKey, type DirNode, type StatCache } from './stat-cache.js';
 
 /**
  * Makes the root hold exactly a snapshot tree, given a stat cache that mirrors the live state (just
@@ -27,7 +27,7 @@ export class TreeApplier {
   readonly visited: string[] = [];
   readonly #sandbox: Sandbox;
   readonly #store: GitStore;
-  readonly #state: SnapshotState;
+  readonly #state: StatCache;
   /** Told of each entry written or removed (progress). */
   readonly #changed: (rel: string) => void;
   /** Paths never touched, as excluded ones, but present in snapshots (protected content: see `restoreExcept`). */
@@ -36,7 +36,7 @@ export class TreeApplier {
   constructor(
     rootAbs: string,
     store: GitStore,
-    state: SnapshotState,
+    state: StatCache,
     changed: (rel: string) => void = () => undefined,
     leavesAlone?: (rel: string, exists: boolean) => boolean,
   ) {

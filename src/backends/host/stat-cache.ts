@@ -72,7 +72,7 @@ export function isRacy(st: StatKey, scanStartMs: number): boolean {
 
 const O_NOFOLLOW = fs.constants.O_NOFOLLOW;
 
-export class SnapshotState {
+export class StatCache {
   /** A first scan of a big root hashes every file (seconds): reads are answered between its slices. */
   readonly #slices = new TimeSlices();
   /** Undefined until the first full scan. */
