@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Big trees (issue 35): every figure side by side in one run with the tool it is measured against, on the
 // whole of this project's node_modules (~31k files, bench/_corpus.mjs) and on a generated 100k-file tree.
-//   grep      memory and host grep vs ripgrep (`rg -n --hidden --no-ignore`), same matches checked
+//   grep      memory and host grep vs ripgrep (`rg -n --no-ignore`), same matches checked
 //             (goal <= 1.5x rg at 31k and 100k)
 //   hydrate   memory hydration of the 31k tree vs `cp -r` of it, and the heap it keeps vs the bytes hydrated
 //             (goal <= 1x cp -r, heap <= 1.5x bytes)
@@ -14,7 +14,7 @@
 // Usage: node bench/big-trees.mjs [sections, comma-separated; default all]   (after `npm run build`)
 // Env: ROUNDS (default 3), FILES_BIG (default 100000), FILES_CORPUS (default 31400). TMPDIR=/dev/shm puts the
 // trees on tmpfs (a shared disk's noise out of the figures).
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -27,6 +27,7 @@ import { bundleCli } from '../scripts/bundle-cli.mjs';
 import { copyCorpus } from './_corpus.mjs';
 import { hasNativeGit, nativeGitEnv } from './_native-git.mjs';
 import { median, round, time } from './_timing.mjs';
+import { ripgrepCount } from './_ripgrep.mjs';
 
 const SECTIONS = (process.argv[2] ?? 'grep,hydrate,snapshot,mcp,memory').split(',');
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
@@ -73,19 +74,6 @@ function makeSourceTree(root, count) {
   return { files: count, bytes };
 }
 
-/** Matching lines as ripgrep prints them, counted. */
-function ripgrep(cwd, pattern) {
-  const result = spawnSync('rg', ['-n', '--no-ignore', '--no-config', '--', pattern, '.'], {
-    cwd,
-    maxBuffer: 1 << 30,
-    encoding: 'buffer',
-  });
-  if (result.status !== 0 && result.status !== 1) throw new Error(`rg failed: ${result.stderr}`);
-  let lines = 0;
-  for (const byte of result.stdout) if (byte === 10) lines += 1;
-  return lines;
-}
-
 const trees = {};
 /** The 31k corpus (all of node_modules) and the generated 100k tree, made once and shared by the sections. */
 function tree(name) {
@@ -105,7 +93,7 @@ async function grepSection() {
     const memory = createWorkspace(memoryDriver());
     await hydrate(memory, [{ hostPath: root, mountPath: 'tree' }], { allowedHostRoots: [scratch] });
     for (const pattern of GREP_PATTERNS) {
-      const rg = await time(() => ripgrep(root, pattern), ROUNDS);
+      const rg = await time(() => ripgrepCount(root, pattern), ROUNDS);
       const onHost = await time(async () => (await host.grep(pattern, everything)).length, ROUNDS);
       const inMemory = await time(async () => (await memory.grep(pattern, { ...everything, path: 'tree' })).length, ROUNDS);
       rows.push({

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // grep and glob on a real tree (a copy of this project's node_modules, default 10,000 files), on both
-// backends, side by side in one run with ripgrep (`rg -n --hidden --no-ignore`, a process: what an agent
+// backends, side by side in one run with ripgrep (`rg -n --no-ignore`, a process: what an agent
 // harness would shell out to) and tinyglobby (what a Node program would call). Checks that the counts
 // agree and prints one JSON document; `ratio` is sessionfs ms / ripgrep (or tinyglobby) ms.
 // Goals: host grep <= 3x rg, memory grep <= 2x rg, host glob <= 1.5x tinyglobby, memory glob <= 1x.
@@ -13,6 +13,7 @@ import { glob as tinyglob } from 'tinyglobby';
 import { hydrate, createWorkspace, hostDriver, memoryDriver } from '../dist/src/index.js';
 import { copyCorpus } from './_corpus.mjs';
 import { round, time } from './_timing.mjs';
+import { ripgrepCount } from './_ripgrep.mjs';
 
 const FILES = Number(process.argv[2] ?? 10_000);
 const ROUNDS = Number(process.env.ROUNDS ?? 5);
@@ -28,19 +29,6 @@ const rgVersion = spawnSync('rg', ['--version'], { encoding: 'utf8' });
 const hasRg = rgVersion.status === 0;
 if (!hasRg) console.error('# ripgrep (rg) is not on PATH: grep is timed without it (apt-get install ripgrep)');
 
-/** Matching lines, as ripgrep prints them (one per line with -n), counted. */
-function ripgrep(pattern) {
-  const result = spawnSync('rg', ['-n', '--hidden', '--no-ignore', '--no-config', '--', pattern, '.'], {
-    cwd: corpus,
-    maxBuffer: 1 << 30,
-    encoding: 'buffer',
-  });
-  if (result.status !== 0 && result.status !== 1) throw new Error(`rg failed: ${result.stderr}`);
-  let lines = 0;
-  for (const byte of result.stdout) if (byte === 10) lines += 1;
-  return lines;
-}
-
 const tree = copyCorpus(corpus, FILES);
 const host = createWorkspace(hostDriver({ root: corpus }));
 const memory = createWorkspace(memoryDriver());
@@ -50,7 +38,7 @@ const everything = { maxMatches: Number.MAX_SAFE_INTEGER, timeoutMs: 600_000 };
 
 const grep = [];
 for (const pattern of GREP_PATTERNS) {
-  const rg = hasRg ? await timed(() => ripgrep(pattern)) : undefined;
+  const rg = hasRg ? await timed(() => ripgrepCount(corpus, pattern)) : undefined;
   const onHost = await timed(async () => (await host.grep(pattern, everything)).length);
   const inMemory = await timed(async () => (await memory.grep(pattern, { ...everything, path: memoryBase })).length);
   grep.push({
