@@ -180,7 +180,7 @@ export class WorkspaceFs implements IFileSystem {
 
   async #stat(syscall: string, path: string): Promise<StatResult> {
     if (NULL_DEVICES.has(resolveShellPath('/', path))) {
-      return { path, isFile: true, isDirectory: false, isSymlink: false, sizeBytes: 0 };
+      return { path, isFile: true, isDirectory: false, isSymlink: false, executable: false, sizeBytes: 0 };
     }
     try {
       return await this.#run(syscall, path, (at) => this.#workspace.stat(at));

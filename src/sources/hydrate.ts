@@ -193,6 +193,7 @@ async function writeBatch(workspace: Workspace, entries: WriteFilesEntry[]): Pro
   let bytes = 0;
   for (const entry of entries) {
     if (entry.kind === 'directory') await workspace.mkdir(entry.path, { parents: true, existOk: true });
+    else if (entry.kind === 'symlink') await workspace.symlink(entry.target, entry.path);
     else {
       await workspace.writeBytes(entry.path, entry.content, { mode: 'overwrite', createParents: true });
       files += 1;

@@ -6,7 +6,8 @@ import {
   LimitExceededError,
   NameTooLongError,
   NotADirectoryError,
-  PathEscapeError,
+  NotSupportedError,
+  linkLoopError,
   QuotaExceededError,
   ReadOnlyError,
   WorkspaceError,
@@ -36,7 +37,7 @@ export function fromDriverError(error: unknown, path: NormalizedPath): Workspace
     case 'EROFS':
       return new ReadOnlyError(shown);
     case 'ELOOP':
-      return new PathEscapeError(shown, `too many levels of symbolic links: ${shown}`);
+      return linkLoopError(shown);
     case 'EACCES':
     case 'EPERM':
       return new WorkspaceError('EACCES', `permission denied by the backend: ${shown}`, shown);
@@ -45,6 +46,9 @@ export function fromDriverError(error: unknown, path: NormalizedPath): Workspace
     case 'EFBIG':
     case 'ENOSPC':
       return new LimitExceededError(`the backend is out of space or over a size limit (${code}): ${shown}`, shown);
+    case 'ENOTSUP':
+    case 'EOPNOTSUPP':
+      return new NotSupportedError(`the backend does not support this here: ${shown}`, shown);
     case 'EDQUOT':
       return new QuotaExceededError(`the backend's quota is exhausted: ${shown}`, shown);
     default:

@@ -34,6 +34,8 @@ export async function writeEntries(
         if (pins.directory(entry.path, entry.path) === undefined) await slow.mkdir(entry.path);
         continue;
       }
+      if (entry.kind === 'symlink')
+        throw Object.assign(new Error('symlink entries are not written in bulk yet'), { code: 'ENOTSUP', path: entry.path });
       const directory = pins.directory(parentPath(entry.path), entry.path);
       if (directory === undefined || !createFile(directory, entry.path, entry.content, entry.executable, changes))
         await slow.writeFile(entry.path, entry.content);
