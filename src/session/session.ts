@@ -16,8 +16,10 @@ import { releaseSnapshots } from '../workspace/snapshot-queue.js';
 import { scrubHostPaths } from './scrub.js';
 import { READ_METHODS } from './call-view.js';
 import { callScope, runToolCall } from './tool-call.js';
-import type { HydratedSession, RunToolOptions, ToolCallRecord, ToolCallResult, ToolDefinition, SessionOutput } from './types.js';
+import type { HydratedSession, MergeSource, RunToolOptions, ToolCallRecord, ToolCallResult, ToolDefinition, SessionOutput } from './types.js';
 import { ForkedWorkspace, workspaceSource, type WorkspaceSource } from './workspace-source.js';
+import { recordFork } from '../history/lineage.js';
+import type { MergeOptions, MergeResult } from '../history/merge.js';
 
 /**
  * A session on a workspace: the chosen backend's (or the ready one given, from any backend, or a directory
@@ -265,8 +267,16 @@ class WorkspaceSession implements HydratedSession {
       child.#hydration = this.#hydration;
       child.#hydrated = this.#hydrated;
       child.#hostDirs = hostDirectories(settings, workspace);
+      if (baseline !== undefined) recordFork(this, child, baseline);
       return child;
     });
+  }
+
+  async merge(other: MergeSource, options?: MergeOptions): Promise<MergeResult> {
+    this.#assertUsable('merge');
+    // Loaded when first used, as `fork`'s.
+    const { mergeSession } = await import('./merge.js');
+    return mergeSession(this, other, options);
   }
 
   rollbackTo(snapshot: WorkspaceSnapshot): Promise<void> {
