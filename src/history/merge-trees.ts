@@ -7,7 +7,8 @@ import { mergeText, type ConflictRegion } from './merge-text.js';
 export type { ConflictRegion } from './merge-text.js';
 
 /** What one side holds at a conflicting path (bytes are read with the workspace, not carried here). */
-export type MergeSide = { kind: 'file'; executable: boolean; sizeBytes: number } | { kind: 'symlink'; target: string } | { kind: 'directory' };
+export type MergeSide =
+  { kind: 'file'; executable: boolean; sizeBytes: number } | { kind: 'symlink'; target: string } | { kind: 'directory' };
 
 /**
  * A path the merge cannot decide, as data:
@@ -31,7 +32,8 @@ export interface MergeConflict {
 
 /** One step that brings `ours` to the merged tree. */
 export type MergeChange =
-  | { path: string; kind: 'write'; content: Uint8Array; executable: boolean }
+  /** `modeChanged`: ours' file there has the other executable bit. */
+  | { path: string; kind: 'write'; content: Uint8Array; executable: boolean; modeChanged?: true }
   | { path: string; kind: 'symlink'; target: string }
   | { path: string; kind: 'delete' }
   | { path: string; kind: 'mkdir' }
@@ -156,7 +158,13 @@ async function mergeBoth(
   // Two files: bytes, then the executable bit, each merged on its own.
   const baseBytes = added ? undefined : await b.bytes();
   const [oursBytes, theirsBytes] = await Promise.all([o.bytes(), t.bytes()]);
-  const executable = added ? (o.executable === t.executable ? o.executable : undefined) : o.executable !== b.executable ? o.executable : t.executable;
+  const executable = added
+    ? o.executable === t.executable
+      ? o.executable
+      : undefined
+    : o.executable !== b.executable
+      ? o.executable
+      : t.executable;
   let content: Uint8Array | undefined;
   if (sameBytes(oursBytes, theirsBytes)) content = oursBytes;
   else if (baseBytes !== undefined && sameBytes(oursBytes, baseBytes)) content = theirsBytes;
@@ -166,16 +174,21 @@ async function mergeBoth(
   if (text.kind === 'binary') return conflict(kind, { binary: true });
   if (text.kind === 'conflict') {
     await conflict(kind, { regions: text.regions });
-    merge.markers.push({ path, kind: 'write', content: text.markers, executable: executable ?? o.executable });
+    merge.markers.push(write(path, text.markers, executable ?? o.executable, o));
     return;
   }
   if (executable === undefined) {
     await conflict('mode');
-    merge.markers.push({ path, kind: 'write', content: text.content, executable: o.executable });
+    merge.markers.push(write(path, text.content, o.executable, o));
     return;
   }
-  if (!sameBytes(text.content, oursBytes) || executable !== o.executable)
-    merge.changes.push({ path, kind: 'write', content: text.content, executable });
+  if (!sameBytes(text.content, oursBytes) || executable !== o.executable) merge.changes.push(write(path, text.content, executable, o));
+}
+
+function write(path: string, content: Uint8Array, executable: boolean, current: Leaf): MergeChange {
+  const change: MergeChange = { path, kind: 'write', content, executable };
+  if (current.kind === 'file' && current.executable !== executable) change.modeChanged = true;
+  return change;
 }
 
 /** The steps that replace what ours holds at `path` (`current`) with theirs (`next`). */
@@ -185,7 +198,7 @@ async function take(path: string, next: Leaf, current: Leaf): Promise<MergeChang
   if (current.kind === 'symlink' || (current.kind === 'file' && next.kind !== 'file')) steps.push({ path, kind: 'delete' });
   if (current.kind === 'directory' && next.kind !== 'directory') steps.push({ path, kind: 'rmdir' });
   if (next.kind === 'directory' && current.kind !== 'directory') steps.push({ path, kind: 'mkdir' });
-  if (next.kind === 'file') steps.push({ path, kind: 'write', content: await next.bytes(), executable: next.executable });
+  if (next.kind === 'file') steps.push(write(path, await next.bytes(), next.executable, current));
   if (next.kind === 'symlink') steps.push({ path, kind: 'symlink', target: new TextDecoder().decode(await next.bytes()) });
   return steps;
 }

@@ -65,6 +65,11 @@ export async function applyMerge(workspace: SnapshotableWorkspace, changes: read
     else if ((await workspace.exists(change.path)) && (await workspace.list(change.path)).length === 0) await workspace.delete(change.path);
   }
   for (const change of of('mkdir').sort((a, b) => deepestFirst(b, a))) await workspace.mkdir(change.path, { parents: true, existOk: true });
+  // A write sets the executable bit of a file it creates: where ours' file has the other bit, and the
+  // workspace cannot set it (`setExecutable`), the file is replaced.
+  const setExecutable = (workspace as { setExecutable?: (path: string, executable: boolean) => Promise<void> }).setExecutable;
+  const modes = of('write').filter((change) => change.modeChanged === true);
+  if (typeof setExecutable !== 'function') for (const { path } of modes) await workspace.delete(path);
   const files: WriteFilesEntry[] = of('write').map(({ path, content, executable }) => ({ kind: 'file', path, content, executable }));
   if (files.length > 0 && workspace.writeFiles !== undefined) {
     const { skipped } = await workspace.writeFiles(files);
@@ -72,9 +77,11 @@ export async function applyMerge(workspace: SnapshotableWorkspace, changes: read
     // A name the backend reserves cannot hold their file: the merge would be partial.
     if (first !== undefined) throw new NotSupportedError(`the merge cannot write ${first.path}: ${first.reason}`);
   } else for (const file of files) if (file.kind === 'file') await workspace.writeBytes(file.path, file.content);
+  if (typeof setExecutable === 'function') for (const { path, executable } of modes) await setExecutable.call(workspace, path, executable);
   for (const { path, target } of of('symlink')) {
     const symlink = (workspace as { symlink?: (target: string, path: string) => Promise<void> }).symlink;
-    if (typeof symlink !== 'function') throw new NotSupportedError(`the ${workspace.backend} backend cannot create links (merging ${path})`);
+    if (typeof symlink !== 'function')
+      throw new NotSupportedError(`the ${workspace.backend} backend cannot create links (merging ${path})`);
     await symlink.call(workspace, target, path);
   }
 }

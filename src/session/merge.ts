@@ -81,7 +81,11 @@ async function run(view: SnapshotableWorkspace, prepared: PreparedMerge, conflic
 function mergeToolResult(result: MergeResult, name: string): ToolResult<MergeResult> {
   const conflicts = result.conflicts.map((conflict) => `${conflict.path} (${conflict.kind})`).join(', ');
   if (result.conflicts.length > 0 && !result.applied) {
-    return { success: false, message: `merging ${name}: ${result.conflicts.length} conflicts, nothing changed: ${conflicts}`, value: result };
+    return {
+      success: false,
+      message: `merging ${name}: ${result.conflicts.length} conflicts, nothing changed: ${conflicts}`,
+      value: result,
+    };
   }
   const merged = result.merged.length === 0 ? 'nothing to merge' : `merged ${result.merged.length} paths: ${result.merged.join(', ')}`;
   const marked = result.conflicts.length === 0 ? '' : `; ${result.conflicts.length} conflicts left to resolve: ${conflicts}`;
@@ -113,7 +117,10 @@ export async function mergeSession(ours: Session, other: MergeSource, rawOptions
       }
     },
   });
-  const call = await ours.runTool(tool, { from: prepared.name, ...(options.conflicts === undefined ? {} : { conflicts: options.conflicts }) });
+  const call = await ours.runTool(tool, {
+    from: prepared.name,
+    ...(options.conflicts === undefined ? {} : { conflicts: options.conflicts }),
+  });
   if (outcome !== undefined && 'error' in outcome) throw outcome.error;
   if (outcome === undefined) throw new InvalidArgumentError(call.message);
   return outcome.result;
@@ -140,7 +147,10 @@ export function mergeTool(options: { sessions: MergeRegistry }) {
       "Conflicts are listed and nothing changes, unless conflicts is 'markers' (conflicting files get git-style markers to resolve).",
     parameters: z.object({
       from: z.string().describe('The name of the session to merge from'),
-      conflicts: z.enum(['report', 'markers']).optional().describe("'report' (default) changes nothing on a conflict; 'markers' writes them"),
+      conflicts: z
+        .enum(['report', 'markers'])
+        .optional()
+        .describe("'report' (default) changes nothing on a conflict; 'markers' writes them"),
     }),
     annotations: { destructiveHint: true },
     handler: async ({ from, conflicts }, context): Promise<ToolResult<MergeResult>> => {

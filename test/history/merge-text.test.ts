@@ -17,7 +17,9 @@ function gitMergeFile(base: Uint8Array, ours: Uint8Array, theirs: Uint8Array): {
   try {
     const files = { ours, base, theirs };
     for (const [name, bytes] of Object.entries(files)) writeFileSync(join(dir, name), bytes);
-    const run = spawnSync('git', ['merge-file', '--diff3', '-L', 'ours', '-L', 'base', '-L', 'theirs', 'ours', 'base', 'theirs'], { cwd: dir });
+    const run = spawnSync('git', ['merge-file', '--diff3', '-L', 'ours', '-L', 'base', '-L', 'theirs', 'ours', 'base', 'theirs'], {
+      cwd: dir,
+    });
     expect(run.status, String(run.stderr)).toBeGreaterThanOrEqual(0);
     return { content: new Uint8Array(readFileSync(join(dir, 'ours'))), conflicts: run.status !== 0 };
   } finally {
@@ -69,7 +71,11 @@ describe('mergeText (line-wise three-way merge, as git merge-file)', () => {
     const mixed = 'a\r\nb\nc\r\nd\n';
     agreeWithGit(utf8(mixed), utf8(mixed.replace('a', 'A')), utf8(mixed.replace('d', 'D')));
     // Markers in a CRLF file end their lines with CRLF, as git's do.
-    const conflict = agreeWithGit(utf8(lines(3, {}, '\r\n')), utf8(lines(3, { 2: 'ours' }, '\r\n')), utf8(lines(3, { 2: 'theirs' }, '\r\n')));
+    const conflict = agreeWithGit(
+      utf8(lines(3, {}, '\r\n')),
+      utf8(lines(3, { 2: 'ours' }, '\r\n')),
+      utf8(lines(3, { 2: 'theirs' }, '\r\n')),
+    );
     expect(conflict.kind).toBe('conflict');
   });
 
