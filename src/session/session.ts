@@ -16,10 +16,11 @@ import { releaseSnapshots } from '../workspace/snapshot-queue.js';
 import { scrubHostPaths } from './scrub.js';
 import { READ_METHODS } from './call-view.js';
 import { callScope, runToolCall } from './tool-call.js';
-import type { HydratedSession, MergeSource, RunToolOptions, ToolCallRecord, ToolCallResult, ToolDefinition, SessionOutput } from './types.js';
+import type { HydratedSession, RunToolOptions, ToolCallRecord, ToolCallResult, ToolDefinition, SessionOutput } from './types.js';
 import { ForkedWorkspace, workspaceSource, type WorkspaceSource } from './workspace-source.js';
 import { recordFork } from '../history/lineage.js';
 import type { MergeOptions, MergeResult } from '../history/merge.js';
+import type { MergeSource } from './types.js';
 
 /**
  * A session on a workspace: the chosen backend's (or the ready one given, from any backend, or a directory

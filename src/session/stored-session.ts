@@ -164,7 +164,10 @@ class StoredSession implements RemoteSession {
     return result;
   }
 
-  async merge(other: Parameters<HydratedSession['merge']>[0], options?: Parameters<HydratedSession['merge']>[1]): ReturnType<HydratedSession['merge']> {
+  async merge(
+    other: Parameters<HydratedSession['merge']>[0],
+    options?: Parameters<HydratedSession['merge']>[1],
+  ): ReturnType<HydratedSession['merge']> {
     const result = await this.#inner.merge(other, options);
     if (result.applied && !this.#readOnly) await this.publish();
     return result;
