@@ -45,16 +45,17 @@ export async function mergeInto(
   const merge = await mergeTrees(base, await workspace.snapshotTree(), theirs);
   if (merge.conflicts.length > 0 && conflicts === 'report') return { applied: false, merged: [], conflicts: merge.conflicts };
   const changes = conflicts === 'markers' ? [...merge.changes, ...merge.markers] : merge.changes;
-  await applyMerge(workspace, changes);
-  const merged = [...new Set(changes.map((change) => change.path))].sort(compareStrings);
-  return { applied: changes.length > 0, merged, conflicts: merge.conflicts };
+  const merged = await applyMerge(workspace, changes);
+  return { applied: merged.length > 0, merged, conflicts: merge.conflicts };
 }
 
 /**
  * Runs merge steps in the order that keeps each possible: removals deepest first (a directory after what
- * was in it), then directories shallowest first, then files in one bulk write, then links.
+ * was in it), then directories shallowest first, then files in one bulk write, then links. Returns the
+ * paths it changed, sorted.
  */
-export async function applyMerge(workspace: SnapshotableWorkspace, changes: readonly MergeChange[]): Promise<void> {
+export async function applyMerge(workspace: SnapshotableWorkspace, changes: readonly MergeChange[]): Promise<string[]> {
+  const kept = new Set<string>();
   const of = <K extends MergeChange['kind']>(kind: K) =>
     changes.filter((change): change is Extract<MergeChange, { kind: K }> => change.kind === kind);
   const deepestFirst = (a: MergeChange, b: MergeChange) => splitPath(b.path).length - splitPath(a.path).length;
@@ -63,6 +64,7 @@ export async function applyMerge(workspace: SnapshotableWorkspace, changes: read
     if (change.kind === 'delete') await workspace.delete(change.path);
     // A directory ours added something to (that theirs never saw) stays.
     else if ((await workspace.exists(change.path)) && (await workspace.list(change.path)).length === 0) await workspace.delete(change.path);
+    else kept.add(change.path);
   }
   for (const change of of('mkdir').sort((a, b) => deepestFirst(b, a))) await workspace.mkdir(change.path, { parents: true, existOk: true });
   // A write sets the executable bit of a file it creates: where ours' file has the other bit, and the
@@ -84,4 +86,5 @@ export async function applyMerge(workspace: SnapshotableWorkspace, changes: read
       throw new NotSupportedError(`the ${workspace.backend} backend cannot create links (merging ${path})`);
     await symlink.call(workspace, target, path);
   }
+  return [...new Set(changes.map((change) => change.path))].filter((path) => !kept.has(path)).sort(compareStrings);
 }

@@ -158,7 +158,7 @@ describe('mergeTrees', () => {
     const { ours, theirs, apply } = await forked({ 'dir/a.txt': 'a\n', 'dir/b.txt': 'b\n', 'top.txt': 't\n' });
     await theirs.delete('dir', { recursive: true });
     await ours.write('dir/new.txt', 'ours\n');
-    expect(await apply()).toEqual({ applied: true, merged: ['dir', 'dir/a.txt', 'dir/b.txt'], conflicts: [] });
+    expect(await apply()).toEqual({ applied: true, merged: ['dir/a.txt', 'dir/b.txt'], conflicts: [] });
     expect(await contentsOf(ours)).toEqual({ 'dir/': '', 'dir/new.txt': 'ours\n', 'top.txt': 't\n' });
   });
 
