@@ -51,6 +51,7 @@ export {
   type RetentionOptions,
 } from './session/index.js';
 export type * from './session/types.js';
+export type { ConflictRegion, MergeConflict, MergeConflictMode, MergeOptions, MergeResult, MergeSide } from './history/merge.js';
 export { workspaceTools } from './shell/index.js';
 export {
   workspacePrompt,

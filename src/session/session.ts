@@ -18,6 +18,9 @@ import { READ_METHODS } from './call-view.js';
 import { callScope, runToolCall } from './tool-call.js';
 import type { HydratedSession, RunToolOptions, ToolCallRecord, ToolCallResult, ToolDefinition, SessionOutput } from './types.js';
 import { ForkedWorkspace, workspaceSource, type WorkspaceSource } from './workspace-source.js';
+import { recordFork } from '../history/lineage.js';
+import type { MergeOptions, MergeResult } from '../history/merge.js';
+import type { MergeSource } from './types.js';
 
 /**
  * A session on a workspace: the chosen backend's (or the ready one given, from any backend, or a directory
@@ -265,8 +268,16 @@ class WorkspaceSession implements HydratedSession {
       child.#hydration = this.#hydration;
       child.#hydrated = this.#hydrated;
       child.#hostDirs = hostDirectories(settings, workspace);
+      if (baseline !== undefined) recordFork(this, child, baseline);
       return child;
     });
+  }
+
+  async merge(other: MergeSource, options?: MergeOptions): Promise<MergeResult> {
+    this.#assertUsable('merge');
+    // Loaded when first used, as `fork`'s.
+    const { mergeSession } = await import('./merge.js');
+    return mergeSession(this, other, options);
   }
 
   rollbackTo(snapshot: WorkspaceSnapshot): Promise<void> {

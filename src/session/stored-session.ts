@@ -164,6 +164,15 @@ class StoredSession implements RemoteSession {
     return result;
   }
 
+  async merge(
+    other: Parameters<HydratedSession['merge']>[0],
+    options?: Parameters<HydratedSession['merge']>[1],
+  ): ReturnType<HydratedSession['merge']> {
+    const result = await this.#inner.merge(other, options);
+    if (result.applied && !this.#readOnly) await this.publish();
+    return result;
+  }
+
   rollbackTo(snapshot: WorkspaceSnapshot): Promise<void> {
     return this.#inner.rollbackTo(snapshot);
   }
