@@ -47,6 +47,7 @@ export {
   defineTool,
   type CreateSessionOptions,
   type StoreSessionOptions,
+  type StoreSeedOptions,
   type SessionNamespace,
   type RetentionOptions,
 } from './session/index.js';
