@@ -113,7 +113,7 @@ export interface Session extends AsyncDisposable {
   ): Promise<ToolCallResult<T>>;
   /** Restores `snapshot` (undoing every call after it). */
   rollbackTo(snapshot: WorkspaceSnapshot): Promise<void>;
-  /** A fresh workspace with the mounts replayed; history and snapshots start over. */
+  /** A fresh workspace with the sources hydrated again; history and snapshots start over. */
   reset(): Promise<void>;
   dispose(): Promise<void>;
 }
@@ -123,9 +123,9 @@ export type MergeSource = Session | SnapshotableWorkspace;
 
 /** A `Session` as `createSession` returns it: also tells what the last hydration copied and skipped. */
 export interface HydratedSession extends Session {
-  /** The last hydration's result (creation or `reset()`); `undefined` without mounts. */
+  /** The last hydration's result (creation or `reset()`); `undefined` without sources. */
   readonly hydration: HydrateResult | undefined;
-  /** Writes the changes since hydration back to the mounts' host paths; see docs/export.md. */
+  /** Writes the changes since hydration back to the sources' host paths; see docs/export.md. */
   writeBack(options?: WriteBackOptions): Promise<ExportResult>;
   /**
    * A new session (new id) on a fork of this session's workspace: the same content, snapshots, history,
