@@ -21,6 +21,8 @@ const LAYERS = [
   ['sources and composition', '^src/(sources|compose)/'],
   ['export', '^src/export/'],
   ['store', '^src/store/'],
+  // Operations, undo, blame and merge over snapshot trees: what sessions build their history on.
+  ['history', '^src/history/'],
   ['session', '^src/session/'],
   // Per-user workspaces and sessions: a store namespace hands out sessions through createSession.
   ['namespaces', '^src/namespaces/'],

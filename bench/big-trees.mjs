@@ -91,7 +91,7 @@ async function grepSection() {
     const { root, files, megabytes } = tree(name);
     const host = createWorkspace(hostDriver({ root, gitDir: `${root}.git` }));
     const memory = createWorkspace(memoryDriver());
-    await hydrate(memory, [{ hostPath: root, mountPath: 'tree' }], { allowedHostRoots: [scratch] });
+    await hydrate(memory, [{ hostPath: root, path: 'tree' }], { allowedHostRoots: [scratch] });
     for (const pattern of GREP_PATTERNS) {
       const rg = await time(() => ripgrepCount(root, pattern), ROUNDS);
       const onHost = await time(async () => (await host.grep(pattern, everything)).length, ROUNDS);
@@ -137,7 +137,7 @@ async function hydrateSection() {
     const before = heapNow();
     const workspace = createWorkspace(memoryDriver());
     start = performance.now();
-    await hydrate(workspace, [{ hostPath: root, mountPath: 'tree' }], { allowedHostRoots: [scratch] });
+    await hydrate(workspace, [{ hostPath: root, path: 'tree' }], { allowedHostRoots: [scratch] });
     const ms = performance.now() - start;
     const kept = heapNow() - before;
     if (i >= 0) {
@@ -245,7 +245,7 @@ async function mcpSection() {
   for (let r = 0; r < ROUNDS; r += 1) {
     for (const backend of ['memory', 'overlay']) {
       const client = new Client({ name: 'bench', version: '1' });
-      const options = { backend, mounts: [{ hostPath: root, mountPath: 'tree' }], allow: [scratch] };
+      const options = { backend, mounts: [{ hostPath: root, path: 'tree' }], allow: [scratch] };
       const start = performance.now();
       const transport = new StdioClientTransport({
         command: process.execPath,

@@ -73,7 +73,7 @@ function timeCp(target) {
 async function timeHydrate(create) {
   const workspace = create();
   const start = performance.now();
-  const result = await hydrate(workspace, [{ hostPath: source, mountPath: 'source' }], { allowedHostRoots: [scratch] });
+  const result = await hydrate(workspace, [{ hostPath: source, path: 'source' }], { allowedHostRoots: [scratch] });
   const ms = performance.now() - start;
   return { workspace, ms, result };
 }

@@ -75,14 +75,14 @@ function server(name) {
       };
     case 'memory':
       return {
-        ...serve({ backend: 'memory', mounts: [{ hostPath: tree, mountPath: 'tree' }], allow: [scratch], ...limits }),
+        ...serve({ backend: 'memory', mounts: [{ hostPath: tree, path: 'tree' }], allow: [scratch], ...limits }),
         path: (p) => `tree/${p}`,
       };
     case 'host':
       return { ...serve({ backend: 'host', root: tree, ...limits }), path: (p) => p };
     case 'overlay':
       return {
-        ...serve({ backend: 'overlay', mounts: [{ hostPath: tree, mountPath: 'tree' }], allow: [scratch], ...limits }),
+        ...serve({ backend: 'overlay', mounts: [{ hostPath: tree, path: 'tree' }], allow: [scratch], ...limits }),
         path: (p) => `tree/${p}`,
       };
   }

@@ -2,7 +2,7 @@
 // The overlay backend on a real tree (a copy of this project's node_modules, default all of it, ~30k files),
 // side by side in one run with what a user would pick instead:
 // - open to first tool call: createSession({ backend: 'overlay' }) + one read_file, against hydrating the
-//   same mount into memory (createSession({ backend: 'memory', mounts })) + the same call. Goal >= 100x.
+//   same source into memory (createSession({ backend: 'memory', sources })) + the same call. Goal >= 100x.
 // - grep through the overlay against the host backend on the same directory. Goal <= 1.5x.
 // - snapshot after one write over a generated 100,000-file lower directory against the same over 1,000
 //   files (O(1): the ratio stays near 1), with a diff of that write.
@@ -29,7 +29,7 @@ try {
   // The file the first tool call reads (the corpus is cut wherever `files` says).
   const firstFile = 'FIRST.md';
   fs.writeFileSync(join(corpus, firstFile), '# the first file an agent reads\n');
-  const mounts = [{ hostPath: corpus, mountPath: '/' }];
+  const sources = [{ hostPath: corpus, path: '/' }];
 
   /** ms from createSession to the end of the first tool call; the session is disposed after. */
   async function firstCall(backend) {
@@ -37,7 +37,7 @@ try {
     const rounds = backend === 'memory' ? Math.max(1, Math.min(ROUNDS, 3)) : ROUNDS;
     for (let i = -1; i < rounds; i += 1) {
       const start = performance.now();
-      const session = await createSession({ backend, mounts, allowedHostRoots: [scratch] });
+      const session = await createSession({ backend, sources, allowedHostRoots: [scratch] });
       const result = await session.runTool(readFile, { path: firstFile });
       if (!result.success) throw new Error(`read_file failed on ${backend}: ${result.message}`);
       const ms = performance.now() - start;

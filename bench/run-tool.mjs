@@ -56,7 +56,7 @@ async function perCall(run) {
 async function measure(backend, changeDetection) {
   const session = await createSession({
     backend,
-    mounts: [{ hostPath: source }],
+    sources: [{ hostPath: source }],
     allowedHostRoots: [scratch],
     ...(changeDetection === undefined ? {} : { changeDetection }),
   });

@@ -32,7 +32,7 @@ if (!hasRg) console.error('# ripgrep (rg) is not on PATH: grep is timed without 
 const tree = copyCorpus(corpus, FILES);
 const host = createWorkspace(hostDriver({ root: corpus }));
 const memory = createWorkspace(memoryDriver());
-await hydrate(memory, [{ hostPath: corpus, mountPath: 'corpus' }], { allowedHostRoots: [scratch] });
+await hydrate(memory, [{ hostPath: corpus, path: 'corpus' }], { allowedHostRoots: [scratch] });
 const memoryBase = 'corpus';
 const everything = { maxMatches: Number.MAX_SAFE_INTEGER, timeoutMs: 600_000 };
 

@@ -41,10 +41,10 @@ function realBash(command, cwd) {
 
 const timed = (task) => time(task, ROUNDS);
 
-async function sessions(mountFrom) {
-  const mounts = [{ hostPath: mountFrom, mountPath: '/' }];
-  const memory = await createSession({ backend: 'memory', mounts, allowedHostRoots: [scratch] });
-  const host = await createSession({ backend: 'host', mounts, allowedHostRoots: [scratch], changeDetection: 'tracked' });
+async function sessions(hydrateFrom) {
+  const sources = [{ hostPath: hydrateFrom, path: '/' }];
+  const memory = await createSession({ backend: 'memory', sources, allowedHostRoots: [scratch] });
+  const host = await createSession({ backend: 'host', sources, allowedHostRoots: [scratch], changeDetection: 'tracked' });
   return { memory, host };
 }
 

@@ -70,7 +70,7 @@ async function onBackend(name, session) {
 const results = {};
 {
   const memory = createWorkspace(memoryDriver());
-  await hydrate(memory, [{ hostPath: join(scratch, 'tree'), mountPath: 'tree' }], { allowedHostRoots: [scratch] });
+  await hydrate(memory, [{ hostPath: join(scratch, 'tree'), path: 'tree' }], { allowedHostRoots: [scratch] });
   await memory.write('.gitignore', 'node_modules/\n');
   const session = await createSession({ workspace: memory });
   results.memory = await onBackend('memory', session);

@@ -41,16 +41,18 @@ export { memoryDriver, type MemoryDriver } from './backends/memory/index.js';
 export { hostDriver, type ChangeDetection, type HostDriver, type HostDriverOptions } from './backends/host/index.js';
 export { overlayDriver, type OverlayDriver, type OverlayDriverOptions } from './backends/overlay/index.js';
 export { composeDriver, type ComposeDriver, type ComposeDriverOptions, type MountAccess, type MountSpec } from './compose/index.js';
-export { hydrate, type HostMount, type HydrateOptions, type HydrateProgress, type HydrateResult } from './sources/index.js';
+export { hydrate, type HostSource, type HydrateOptions, type HydrateProgress, type HydrateResult } from './sources/index.js';
 export {
   createSession,
   defineTool,
   type CreateSessionOptions,
   type StoreSessionOptions,
+  type StoreSeedOptions,
   type SessionNamespace,
   type RetentionOptions,
 } from './session/index.js';
 export type * from './session/types.js';
+export type { ConflictRegion, MergeConflict, MergeConflictMode, MergeOptions, MergeResult, MergeSide } from './history/merge.js';
 export { workspaceTools } from './shell/index.js';
 export {
   workspacePrompt,

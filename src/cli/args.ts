@@ -24,7 +24,7 @@ Options:
   --mount <src>[:/path][:ro]
                        Host directory or file to show in the workspace: at /path (default its base name);
                        :ro (a directory) refuses the model's writes (EROFS) and is never written back. Repeatable.
-  --mount-config <file>  JSON mount table: [{ hostPath, mountPath?, include?, exclude?, maxBytes?, readOnly? }]
+  --mount-config <file>  JSON mount table: [{ hostPath, path?, include?, exclude?, maxBytes?, readOnly? }]
                        or { "mounts": [...], "allow": [...] } (paths relative to the file). Added after --mount.
   --overlay            Show the mounts lazily (read in place, never written; changes kept in memory) instead
                        of copying them in: the first tool call comes at once however big they are.

@@ -46,10 +46,8 @@ export async function runDemo(out: Print = (line = '') => process.stdout.write(`
     print();
     print('1. Mount a host project');
     print(`   A small project (${Object.keys(PROJECT).length} files) was generated in a temporary host directory, the only one allowed.`);
-    print(
-      "   createSession({ backend: 'memory', mounts: [{ hostPath: <tmp>/acme-greeter, mountPath: 'app' }], allowedHostRoots: [<tmp>] })",
-    );
-    session = await createSession({ backend: 'memory', mounts: [{ hostPath: projectDir, mountPath: 'app' }], allowedHostRoots: [hostDir] });
+    print("   createSession({ backend: 'memory', sources: [{ hostPath: <tmp>/acme-greeter, path: 'app' }], allowedHostRoots: [<tmp>] })");
+    session = await createSession({ backend: 'memory', sources: [{ hostPath: projectDir, path: 'app' }], allowedHostRoots: [hostDir] });
     const hydrated = session.hydration;
     print(
       `   -> session ${session.id.slice(0, 8)}: ${hydrated?.files ?? 0} files (${hydrated?.bytes ?? 0} bytes) hydrated under /app, in memory. The host copy is never touched.`,

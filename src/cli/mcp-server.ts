@@ -30,10 +30,10 @@ import type { WriteBackOptions } from '../export/write-back.js';
 export interface McpServerOptions {
   /** Options of the tool suite (limits, read-before-write). */
   tools?: WorkspaceToolsOptions;
-  /** Host paths (mount sources, allowed roots) that must never appear in what the model sees. */
+  /** Host paths (host sources, allowed roots) that must never appear in what the model sees. */
   redact?: readonly string[];
   /**
-   * The host directories the server was started with (mount sources, `--root`, allowed roots): the MCP
+   * The host directories the server was started with (host sources, `--root`, allowed roots): the MCP
    * client's roots are judged against them (docs/mcp-and-cli.md, "Roots"). Without any, every client root is refused.
    */
   hostAreas?: readonly HostArea[];
@@ -282,7 +282,7 @@ export async function buildMcpServer(
   return { server, lane: { call: callTool, received } };
 }
 
-/** The session's own `writeBack` when it was hydrated from mounts (a `HydratedSession`). */
+/** The session's own `writeBack` when it was hydrated from host sources (a `HydratedSession`). */
 function sessionWriteBack(session: Session): ((options: WriteBackOptions) => Promise<ExportResult>) | undefined {
   const hydrated = session as Session & { hydration?: unknown; writeBack?: (options: WriteBackOptions) => Promise<ExportResult> };
   if (hydrated.hydration === undefined || typeof hydrated.writeBack !== 'function') return undefined;

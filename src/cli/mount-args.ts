@@ -1,12 +1,15 @@
 import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
-import { HostMountSchema } from '../sources/schema.js';
+import { HostSourceSchema } from '../sources/schema.js';
 
-/** One mount of the command line: a host directory (or file), where it shows, and what applies to it. */
+/**
+ * One `--mount` of the command line: a host source (a host directory or file, where it shows, and what
+ * applies to it), hydrated into the workspace, or mounted beside `--root` in a mount table.
+ */
 export interface MountArgument {
   hostPath: string;
   /** Where it shows in the workspace; default its base name. */
-  mountPath?: string;
+  path?: string;
   include?: string[];
   exclude?: string[];
   maxBytes?: number;
@@ -32,19 +35,19 @@ export function parseMountValue(value: string): MountArgument {
     readOnly = access[1] === 'ro';
     rest = rest.slice(0, -3);
   }
-  let mountPath: string | undefined;
+  let path: string | undefined;
   const at = rest.lastIndexOf(':/');
   if (at > 0) {
-    mountPath = rest.slice(at + 1);
+    path = rest.slice(at + 1);
     rest = rest.slice(0, at);
   }
   if (rest.trim() === '') throw new MountSyntaxError(`--mount needs a non-empty host path, got ${JSON.stringify(value)}`);
-  return { hostPath: rest, ...(mountPath === undefined ? {} : { mountPath }), ...(readOnly === true ? { readOnly } : {}) };
+  return { hostPath: rest, ...(path === undefined ? {} : { path }), ...(readOnly === true ? { readOnly } : {}) };
 }
 
 /**
  * A `--mount-config` file: JSON, either a list of mounts or `{ "mounts": [...], "allow": [...] }`. A mount
- * is `{ hostPath, mountPath?, include?, exclude?, maxBytes?, readOnly? }` (unknown keys refused); relative
+ * is a host source, `{ hostPath, path?, include?, exclude?, maxBytes?, readOnly? }` (unknown keys refused); relative
  * host paths (and `allow` roots) are relative to the file's directory.
  */
 export function readMountConfig(file: string): { mounts: MountArgument[]; allow: string[] } {
@@ -69,7 +72,7 @@ export function readMountConfig(file: string): { mounts: MountArgument[]; allow:
   const base = dirname(resolve(file));
   const at = (path: string): string => (isAbsolute(path) ? path : resolve(base, path));
   const mounts = config.mounts.map((entry, index) => {
-    const parsed = HostMountSchema.omit({ followSymlinks: true }).safeParse(entry);
+    const parsed = HostSourceSchema.omit({ followSymlinks: true }).safeParse(entry);
     if (!parsed.success)
       throw new MountSyntaxError(
         `mounts[${index}] in --mount-config ${JSON.stringify(file)}: ${parsed.error.issues.map((issue) => `${issue.path.join('.') || 'mount'}: ${issue.message}`).join('; ')}`,

@@ -6,7 +6,7 @@ import type { WorkspaceLimits } from '../workspace/limits.js';
 import type { SnapshotableWorkspace, WorkspaceSnapshot } from '../workspace/types.js';
 import type { WriteBackOptions } from '../export/write-back.js';
 import type { ExportResult } from '../export/export-plan.js';
-import { defaultMountPath } from '../sources/mount-path.js';
+import { defaultSourcePath } from '../sources/source-path.js';
 import { displayPath, normalizePath, type NormalizedPath } from '../workspace/paths.js';
 import { UsageError, type MountArgument } from './args.js';
 
@@ -47,7 +47,7 @@ export async function openServeSession(options: ServeSessionOptions): Promise<Se
   const session = await createSession({
     backend: options.backend,
     ...(options.root === undefined ? {} : { root: options.root }),
-    mounts: options.mounts.map((mount) => ({ ...mount })),
+    sources: options.mounts.map((mount) => ({ ...mount })),
     allowedHostRoots: [...options.allow],
     readOnly: options.readOnly,
     rollback: rollbackFor(options),
@@ -115,7 +115,7 @@ async function composedSession(options: ServeSessionOptions): Promise<ServeSessi
       } else workspace = await fresh();
       made.push(workspace);
       if (mount.readOnly === true && options.backend !== 'overlay') {
-        await hydrate(workspace, [{ ...mount, mountPath: '/' }], hydrateOptions);
+        await hydrate(workspace, [{ ...mount, path: '/' }], hydrateOptions);
         progress.next();
       }
       table.push({ path: displayPath(path), workspace, access: mount.readOnly === true ? 'read-only' : 'read-write' });
@@ -152,9 +152,9 @@ async function composedSession(options: ServeSessionOptions): Promise<ServeSessi
       session,
       hostDirs,
       async writeBack(writeOptions) {
-        const { writeBackMounts } = await import('../export/write-back.js');
+        const { writeBackToSources } = await import('../export/write-back.js');
         // Through session.filesystem: it waits for the calls before it, as the session's own writeBack does.
-        const done = await writeBackMounts(session.filesystem, writable, options.allow, baseline, writeOptions);
+        const done = await writeBackToSources(session.filesystem, writable, options.allow, baseline, writeOptions);
         if (done.baseline !== undefined) baseline = done.baseline;
         return done.result;
       },
@@ -173,14 +173,14 @@ async function composedSession(options: ServeSessionOptions): Promise<ServeSessi
 /** Checks the mounts against what a mount table can hold; a usage error names the flag and the value given. */
 async function planMounts(options: ServeSessionOptions): Promise<PlannedMount[]> {
   const given = (mount: MountArgument): string =>
-    JSON.stringify(`${mount.hostPath}${mount.mountPath === undefined ? '' : `:${mount.mountPath}`}${mount.readOnly === true ? ':ro' : ''}`);
+    JSON.stringify(`${mount.hostPath}${mount.path === undefined ? '' : `:${mount.path}`}${mount.readOnly === true ? ':ro' : ''}`);
   if (options.shell === 'host')
     throw new UsageError(
       `--shell-host runs real programs in the root directory, and with ${options.root === undefined ? 'a :ro --mount' : '--root and --mount'} the mounts are not in it: drop one of them`,
     );
   const planned: PlannedMount[] = [];
   for (const mount of options.mounts) {
-    const path = normalizePath(mount.mountPath ?? defaultMountPath(mount.hostPath));
+    const path = normalizePath(mount.path ?? defaultSourcePath(mount.hostPath));
     // A path that cannot be read is taken for a directory: copying or showing it then says what is wrong.
     const directory = await stat(mount.hostPath).then(
       (found) => found.isDirectory(),

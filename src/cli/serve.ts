@@ -86,7 +86,7 @@ export async function serveMcp(options: ServeOptions): Promise<boolean> {
         ...(options.root === undefined ? [] : [{ hostPath: options.root, workspacePath: '' }]),
         ...options.mounts.map((mount) => ({
           hostPath: mount.hostPath,
-          workspacePath: mount.mountPath ?? basename(resolve(mount.hostPath)),
+          workspacePath: mount.path ?? basename(resolve(mount.hostPath)),
         })),
         ...options.allow.map((hostPath) => ({ hostPath })),
       ],

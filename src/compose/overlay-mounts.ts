@@ -1,7 +1,7 @@
 import { memoryDriver } from '../backends/memory/index.js';
 import { overlayDriver } from '../backends/overlay/index.js';
-import { defaultMountPath } from '../sources/mount-path.js';
-import type { HostMount } from '../sources/schema.js';
+import { defaultSourcePath } from '../sources/source-path.js';
+import type { HostSource } from '../sources/schema.js';
 import { createWorkspace, type CreateWorkspaceOptions, type ManagedWorkspace } from '../workspace/create-workspace.js';
 import { InvalidArgumentError } from '../workspace/errors.js';
 import { displayPath, normalizePath } from '../workspace/paths.js';
@@ -9,15 +9,16 @@ import { composeDriver } from './factory.js';
 import type { MountSpec } from './mount-table.js';
 
 /**
- * What `createSession({ backend: 'overlay', mounts })` works on: each mount an overlay workspace over its
- * host directory at its mount path (its `include`/`exclude` hiding lower paths), nothing copied. One mount
- * at `/` is that overlay itself; otherwise the mounts are composed over an in-memory root. Every mount is
- * read-write in the workspace (a `readOnly` mount is one `writeBack` never writes, as when hydrated).
- * `maxBytes` has nothing to bound (nothing is copied); links are shown as links and followed inside the
- * mount's own directory only, whatever `followSymlinks` says. A mount of a single file is refused.
+ * What `createSession({ backend: 'overlay', sources })` works on: each host source an overlay workspace
+ * over its host directory, mounted at the source's path (its `include`/`exclude` hiding lower paths),
+ * nothing copied. One source at `/` is that overlay itself; otherwise the overlays are mounted over an
+ * in-memory root. Every mount is read-write in the workspace (a `readOnly` source is one `writeBack` never
+ * writes, as when hydrated). `maxBytes` has nothing to bound (nothing is copied); links are shown as links
+ * and followed inside the source's own directory only, whatever `followSymlinks` says. A single-file
+ * source is refused.
  */
 export function overlayMounts(
-  mounts: readonly HostMount[],
+  sources: readonly HostSource[],
   allowedHostRoots: readonly string[],
   given: Pick<CreateWorkspaceOptions, 'limits' | 'protect' | 'audit'> = {},
 ): ManagedWorkspace {
@@ -25,19 +26,19 @@ export function overlayMounts(
   const opened: ManagedWorkspace[] = [];
   // The audit records what the session's workspace does: the outer one, never each mount as well.
   const { audit: _outerOnly, ...options } = given;
-  const single = mounts.length === 1 && normalizePath(mounts[0]?.mountPath ?? defaultMountPath(mounts[0]?.hostPath ?? '')) === '';
+  const single = sources.length === 1 && normalizePath(sources[0]?.path ?? defaultSourcePath(sources[0]?.hostPath ?? '')) === '';
   try {
-    for (const mount of mounts) {
-      const path = normalizePath(mount.mountPath ?? defaultMountPath(mount.hostPath));
+    for (const source of sources) {
+      const path = normalizePath(source.path ?? defaultSourcePath(source.hostPath));
       if (overlays.some((other) => normalizePath(other.path) === path))
-        throw new InvalidArgumentError(`two overlay mounts at ${displayPath(path)}: an overlay shows one directory per path`);
+        throw new InvalidArgumentError(`two sources at ${displayPath(path)}: an overlay shows one directory per path`);
       const driver = overlayDriver({
-        lower: mount.hostPath,
+        lower: source.hostPath,
         allowedHostRoots,
-        ...(mount.include === undefined ? {} : { include: mount.include }),
-        ...(mount.exclude === undefined ? {} : { exclude: mount.exclude }),
-        // Version-control internals stay hidden unless the mount asks for them (then read-only: the protect rule).
-        ...(mount.includeGit === undefined ? {} : { includeGit: mount.includeGit }),
+        ...(source.include === undefined ? {} : { include: source.include }),
+        ...(source.exclude === undefined ? {} : { exclude: source.exclude }),
+        // Version-control internals stay hidden unless the source asks for them (then read-only: the protect rule).
+        ...(source.includeGit === undefined ? {} : { includeGit: source.includeGit }),
       });
       const workspace = createWorkspace(driver, single ? given : options);
       opened.push(workspace);

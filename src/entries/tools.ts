@@ -1,5 +1,5 @@
 // `sessionfs/tools`: the tool suite's names, options and failure helpers (workspaceTools, workspacePrompt
-// and defineTool are in the root).
+// and defineTool are in the root), and the orchestrator's `merge` tool.
 export {
   DEFAULT_TOOLS_OPTIONS,
   failure,
@@ -13,3 +13,4 @@ export {
   type WorkspaceToolName,
   type WorkspaceToolsOptions,
 } from '../tools/index.js';
+export { mergeTool, type MergeRegistry } from '../session/merge.js';

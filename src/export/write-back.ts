@@ -2,8 +2,8 @@ import * as fs from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
 import picomatch from 'picomatch';
 import { AllowedRoots } from '../host-files/allow-list.js';
-import { defaultMountPath } from '../sources/hydrate.js';
-import type { HostMount } from '../sources/schema.js';
+import { defaultSourcePath } from '../sources/source-path.js';
+import type { HostSource } from '../sources/schema.js';
 import { FileNotFoundError, PathEscapeError, SnapshotRestoreError } from '../workspace/errors.js';
 import { displayPath, isSameOrInside, normalizePath, relativeTo } from '../workspace/paths.js';
 import { LongCall, type LongCallOptions } from '../workspace/progress.js';
@@ -22,24 +22,24 @@ export interface WriteBackOptions extends LongCallOptions {
 
 /**
  * Writes the changes a hydrated workspace made since `baseline` (the state right after hydration) back to
- * each writable mount's host path, with `exportTo`'s conflict rules against the baseline. All mounts are
+ * each writable source's host path, with `exportTo`'s conflict rules against the baseline. All sources are
  * planned before anything is written, so `fail` writes nothing anywhere. Returns the result and the
  * snapshot that becomes the new baseline (undefined when it must not: a dry run, or conflicts skipped,
  * which must be found again next time).
  */
-export async function writeBackMounts(
+export async function writeBackToSources(
   workspace: SnapshotableWorkspace,
-  mounts: readonly HostMount[],
+  sources: readonly HostSource[],
   allowedHostRoots: readonly string[],
   baseline: WorkspaceSnapshot | undefined,
   options: WriteBackOptions | undefined,
 ): Promise<{ result: ExportResult; baseline: WorkspaceSnapshot | undefined }> {
   const { dryRun, policy } = exportSettings(options);
-  if (baseline === undefined) throw new SnapshotRestoreError('nothing to write back: the session was not hydrated from mounts');
-  const writable = mounts.filter((mount) => mount.readOnly !== true);
+  if (baseline === undefined) throw new SnapshotRestoreError('nothing to write back: the session was not hydrated from host sources');
+  const writable = sources.filter((source) => source.readOnly !== true);
   const allowed = writable.length === 0 ? undefined : await AllowedRoots.resolve(allowedHostRoots, 'write-back');
   const targets: ExportTarget[] = [];
-  for (const mount of writable) targets.push(await mountTarget(mount, allowed as AllowedRoots));
+  for (const source of writable) targets.push(await sourceTarget(source, allowed as AllowedRoots));
   return LongCall.start(options, 'writeBack').run(async (call) => {
     const read = { signal: call.forward.signal };
     const from = await workspace.snapshotTree(baseline, read);
@@ -51,29 +51,29 @@ export async function writeBackMounts(
   });
 }
 
-/** Where a mount's workspace paths go on the host: its (real) host path, `include`/`exclude` applied. */
-async function mountTarget(mount: HostMount, allowed: AllowedRoots): Promise<ExportTarget> {
-  const mountPath = normalizePath(mount.mountPath ?? defaultMountPath(mount.hostPath));
-  const shown = displayPath(mountPath);
+/** Where a source's workspace paths go on the host: its (real) host path, `include`/`exclude` applied. */
+async function sourceTarget(source: HostSource, allowed: AllowedRoots): Promise<ExportTarget> {
+  const sourcePath = normalizePath(source.path ?? defaultSourcePath(source.hostPath));
+  const shown = displayPath(sourcePath);
   let real: string;
   try {
-    real = await fs.realpath(mount.hostPath);
+    real = await fs.realpath(source.hostPath);
   } catch {
-    throw new FileNotFoundError(shown, `the host path of the mount at ${shown} no longer exists`);
+    throw new FileNotFoundError(shown, `the host path of the source at ${shown} no longer exists`);
   }
   if (!allowed.contains(real))
-    throw new PathEscapeError(shown, `the host path of the mount at ${shown} lies outside the allowed host roots`);
+    throw new PathEscapeError(shown, `the host path of the source at ${shown} lies outside the allowed host roots`);
   if (!(await fs.stat(real)).isDirectory()) {
     const name = basename(real);
-    return { destination: new Destination(dirname(real)), place: (path) => (path === mountPath ? name : undefined) };
+    return { destination: new Destination(dirname(real)), place: (path) => (path === sourcePath ? name : undefined) };
   }
-  const isIncluded = mount.include === undefined ? () => true : picomatch(mount.include, { dot: true });
-  const isExcluded = mount.exclude === undefined || mount.exclude.length === 0 ? () => false : picomatch(mount.exclude, { dot: true });
+  const isIncluded = source.include === undefined ? () => true : picomatch(source.include, { dot: true });
+  const isExcluded = source.exclude === undefined || source.exclude.length === 0 ? () => false : picomatch(source.exclude, { dot: true });
   return {
     destination: new Destination(real),
     place(path) {
-      if (path === mountPath || !isSameOrInside(path, mountPath)) return undefined;
-      const relative = relativeTo(path, mountPath);
+      if (path === sourcePath || !isSameOrInside(path, sourcePath)) return undefined;
+      const relative = relativeTo(path, sourcePath);
       // Hydration never went into an excluded directory, so nothing below one goes back either.
       const names = relative.split('/');
       for (let depth = 1; depth <= names.length; depth += 1) if (isExcluded(names.slice(0, depth).join('/'))) return undefined;

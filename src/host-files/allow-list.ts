@@ -5,7 +5,7 @@ import { InvalidArgumentError, PathEscapeError } from '../workspace/errors.js';
 
 /**
  * The allow-list: host directories, resolved to their real paths (symlinks and `..` resolved by the
- * kernel), that mounts may read from. A root that does not exist allows nothing.
+ * kernel), that host sources may read from. A root that does not exist allows nothing.
  */
 export class AllowedRoots {
   private constructor(readonly roots: readonly string[]) {}
@@ -53,7 +53,7 @@ function checkedRoots(input: unknown, purpose: string): string[] {
   if (input === undefined || input === null || (Array.isArray(input) && input.length === 0)) {
     throw new PathEscapeError(
       undefined,
-      `${purpose} refused: no allowedHostRoots were given, so no host path may be ${purpose === 'hydration' ? 'mounted' : 'used'}`,
+      `${purpose} refused: no allowedHostRoots were given, so no host path may be ${purpose === 'hydration' ? 'copied in' : 'used'}`,
     );
   }
   if (!Array.isArray(input) || !input.every((root) => typeof root === 'string' && root !== '' && !root.includes('\0'))) {

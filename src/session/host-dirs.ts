@@ -6,7 +6,7 @@ import type { SessionSettings } from './options.js';
 
 /**
  * Host directories whose paths must never reach a model: the workspace's root and snapshot store when they
- * are host directories (any backend may have them: read structurally), the mounts, the allowed roots, and
+ * are host directories (any backend may have them: read structurally), the sources, the allowed roots, and
  * the places a stray error message is likely to name.
  */
 export function hostDirectories(settings: SessionSettings, workspace: SnapshotableWorkspace): string[] {
@@ -21,15 +21,15 @@ export function hostDirectories(settings: SessionSettings, workspace: Snapshotab
       // missing: its given form is enough
     }
   };
-  if (settings.source.kind === 'backend') {
-    add(settings.source.settings.root);
-    add(settings.source.settings.gitDir);
+  if (settings.origin.kind === 'backend') {
+    add(settings.origin.settings.root);
+    add(settings.origin.settings.gitDir);
   }
-  if (settings.source.kind === 'namespace') add(settings.source.namespace.dir);
+  if (settings.origin.kind === 'namespace') add(settings.origin.namespace.dir);
   add(workspace.root);
   add((workspace as { gitDir?: unknown }).gitDir);
   for (const root of settings.allowedHostRoots) add(root);
-  for (const mount of settings.mounts) add(mount.hostPath);
+  for (const source of settings.sources) add(source.hostPath);
   add(tmpdir());
   add(homedir());
   add(process.cwd());

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { HostMountSchema, type HostMount, type HydrateProgress } from '../sources/schema.js';
+import { parseSources, type HostSource, type HydrateProgress } from '../sources/schema.js';
 import type { AuditSink } from '../governance/audit.js';
 import { validatePolicy, type WorkspacePolicy } from '../governance/policy.js';
 import { validateProtect } from '../governance/protect.js';
@@ -23,14 +23,15 @@ export type SessionNamespace =
  * one on every `reset()`, and disposes it) or `workspace` (a ready workspace from any backend:
  * `createWorkspace(driver)`). The caller keeps a given workspace: the session never
  * disposes it, and it holds the session's last state afterwards. `reset()` restores it to how it was when
- * the session was created (a snapshot taken then) and replays the mounts; a read-only session seals it,
+ * the session was created (a snapshot taken then) and replays the sources; a read-only session seals it,
  * so such a session cannot be reset. The options marked "created workspace" configure what `backend`
  * creates and are refused with `workspace`.
  */
 export interface CreateSessionOptions {
   /**
-   * `'memory'`, `'host'`, or `'overlay'`: the mounts are shown lazily (an overlay workspace per mount, never
-   * written, writes kept in memory) instead of being copied in; opening costs nothing however big they are.
+   * `'memory'`, `'host'`, or `'overlay'`: the sources are shown lazily (an overlay workspace per source,
+   * mounted at its path, never written, writes kept in memory) instead of being copied in; opening costs
+   * nothing however big they are.
    */
   backend?: BackendKind;
   /** A ready workspace, from any backend. */
@@ -45,9 +46,9 @@ export interface CreateSessionOptions {
   user?: string;
   /** Default a random UUID. */
   id?: string;
-  /** Host folders copied into the workspace at creation and again on `reset()`. */
-  mounts?: HostMount[];
-  /** Required when there are mounts. */
+  /** Host folders copied into the workspace at creation and again on `reset()` (hydration). */
+  sources?: HostSource[];
+  /** Required when there are sources. */
   allowedHostRoots?: string[];
   /** Hydrate, then seal: every mutation raises `ReadOnlyError`, and calls take no snapshot. */
   readOnly?: boolean;
@@ -105,11 +106,11 @@ export interface BackendSettings {
 export interface SessionSettings {
   id: string;
   /** Where the workspace comes from: a built-in backend to create, or the caller's own. */
-  source:
+  origin:
     | { kind: 'backend'; settings: BackendSettings }
     | { kind: 'given'; workspace: SnapshotableWorkspace }
     | { kind: 'namespace'; namespace: Extract<SessionNamespace, { kind: 'directory' }>; user: string };
-  mounts: HostMount[];
+  sources: HostSource[];
   allowedHostRoots: string[];
   readOnly: boolean;
   rollback: 'snapshot' | 'journal';
@@ -127,7 +128,7 @@ const KNOWN_OPTIONS: readonly string[] = [
   'namespace',
   'user',
   'id',
-  'mounts',
+  'sources',
   'allowedHostRoots',
   'readOnly',
   'rollback',
@@ -146,21 +147,16 @@ export function validateSessionOptions(options: CreateSessionOptions): SessionSe
     throw new InvalidArgumentError(`createSession does not take ${unknown.join(', ')} (its options: ${KNOWN_OPTIONS.join(', ')})`);
   if (options.id !== undefined && (typeof options.id !== 'string' || options.id === ''))
     throw new InvalidArgumentError('id must be a non-empty string');
-  const mounts = HostMountSchema.array().optional().safeParse(options.mounts);
-  if (!mounts.success) {
-    throw new InvalidArgumentError(
-      `invalid mounts: ${mounts.error.issues.map((issue) => `${issue.path.join('.') || 'mounts'}: ${issue.message}`).join('; ')}`,
-    );
-  }
+  parseSources(options.sources);
   return {
     id: options.id ?? randomUUID(),
-    source:
+    origin:
       options.namespace !== undefined || options.user !== undefined
-        ? namespaceSource(options)
+        ? namespaceOrigin(options)
         : options.workspace === undefined
           ? { kind: 'backend', settings: backendSettings(options) }
-          : givenSource(options, options.workspace),
-    mounts: options.mounts === undefined ? [] : [...options.mounts],
+          : givenOrigin(options, options.workspace),
+    sources: options.sources === undefined ? [] : [...options.sources],
     allowedHostRoots: options.allowedHostRoots === undefined ? [] : [...options.allowedHostRoots],
     readOnly: options.readOnly === true,
     rollback: rollbackOf(options.rollback),
@@ -168,6 +164,17 @@ export function validateSessionOptions(options: CreateSessionOptions): SessionSe
     signal: options.signal,
     retention: validateRetention(options.retention),
   };
+}
+
+/** Options earlier versions took under another name: refused naming the new one, never ignored. */
+const RENAMED_OPTIONS: Readonly<Record<string, string>> = {
+  mounts: "`mounts` is now `sources` (host folders hydrated into the workspace; a source's `mountPath` is now `path`)",
+};
+
+/** Refuses an option renamed since an earlier version, naming what replaces it. Shared by every session kind. */
+export function refuseRenamed(options: object): void {
+  const renamed = Object.keys(options).filter((key) => RENAMED_OPTIONS[key] !== undefined);
+  if (renamed.length > 0) throw new InvalidArgumentError(`createSession: ${renamed.map((key) => RENAMED_OPTIONS[key]).join('; ')}`);
 }
 
 function rollbackOf(rollback: unknown): 'snapshot' | 'journal' {
@@ -194,7 +201,7 @@ export function storeNamespaceRequest(
   return { namespace, user: options.user };
 }
 
-function namespaceSource(options: CreateSessionOptions): SessionSettings['source'] {
+function namespaceOrigin(options: CreateSessionOptions): SessionSettings['origin'] {
   const { namespace, user } = options;
   if (namespace === null || typeof namespace !== 'object' || namespace.kind !== 'directory' || typeof namespace.open !== 'function')
     throw new InvalidArgumentError('user needs namespace: a WorkspaceNamespace');
@@ -210,7 +217,7 @@ function namespaceSource(options: CreateSessionOptions): SessionSettings['source
   return { kind: 'namespace', namespace, user };
 }
 
-function givenSource(options: CreateSessionOptions, workspace: SnapshotableWorkspace): SessionSettings['source'] {
+function givenOrigin(options: CreateSessionOptions, workspace: SnapshotableWorkspace): SessionSettings['origin'] {
   if (options.backend !== undefined) throw new InvalidArgumentError('pass either backend or workspace, not both');
   for (const key of BACKEND_ONLY) {
     if (options[key] !== undefined)
@@ -238,8 +245,8 @@ function backendSettings(options: CreateSessionOptions): BackendSettings {
         throw new InvalidArgumentError(`${key} is a host-backend option; the ${String(backend)} backend does not take it`);
     }
   }
-  if (backend === 'overlay' && (options.mounts === undefined || options.mounts.length === 0))
-    throw new InvalidArgumentError('the overlay backend shows host directories: give at least one mount');
+  if (backend === 'overlay' && (options.sources === undefined || options.sources.length === 0))
+    throw new InvalidArgumentError('the overlay backend shows host directories: give at least one source');
   if (backend === 'overlay' && options.policy !== undefined)
     throw new InvalidArgumentError('the overlay backend does not take policy: use backend memory or host, or a given workspace');
   if (options.policy !== undefined) validatePolicy(options.policy);

@@ -106,7 +106,7 @@ function keyedPlan(rootOption: string | undefined, hostDirs: readonly string[]):
   const forms = (root === undefined ? dirs : [root, ...dirs]).map((dir) =>
     dir.startsWith('/') && dir.length > 2 && dir.slice(1).includes('/') ? dir.slice(1) : dir,
   );
-  // A message holding a form holds every shorter form inside it: only those are searched (a mount's form
+  // A message holding a form holds every shorter form inside it: only those are searched (a source's form
   // holds the working directory's when it lies below it; the full text of a read is searched for each).
   const needles = [...new Set(forms)].filter((form, _i, all) => !all.some((other) => other !== form && form.includes(other)));
   plan = { root, dirs, bare, barePattern, needles };

@@ -17,16 +17,19 @@ import { scrubHostPaths } from './scrub.js';
 import { READ_METHODS } from './call-view.js';
 import { callScope, runToolCall } from './tool-call.js';
 import type { HydratedSession, RunToolOptions, ToolCallRecord, ToolCallResult, ToolDefinition, SessionOutput } from './types.js';
-import { ForkedWorkspace, workspaceSource, type WorkspaceSource } from './workspace-source.js';
+import { ForkedWorkspace, workspaceOrigin, type WorkspaceOrigin } from './workspace-origin.js';
+import { recordFork } from '../history/lineage.js';
+import type { MergeOptions, MergeResult } from '../history/merge.js';
+import type { MergeSource } from './types.js';
 
 /**
  * A session on a workspace: the chosen backend's (or the ready one given, from any backend, or a directory
- * namespace's), hydrated from the allow-listed mounts (then sealed when `readOnly`), with `runTool` rolling
+ * namespace's), hydrated from the allow-listed host sources (then sealed when `readOnly`), with `runTool` rolling
  * back every failed call. `createSession` (create-session.ts) is the public way in.
  */
 export async function openWorkspaceSession(options: CreateSessionOptions): Promise<HydratedSession> {
   const settings = validateSessionOptions(options);
-  const session = new WorkspaceSession(settings, workspaceSource(settings));
+  const session = new WorkspaceSession(settings, workspaceOrigin(settings));
   await session.start();
   return session;
 }
@@ -35,12 +38,12 @@ export async function openWorkspaceSession(options: CreateSessionOptions): Promi
 class WorkspaceSession implements HydratedSession {
   readonly id: string;
   readonly #settings: SessionSettings;
-  readonly #source: WorkspaceSource;
+  readonly #origin: WorkspaceOrigin;
   #workspace: SnapshotableWorkspace | undefined;
   #snapshots: WorkspaceSnapshot[] = [];
   #history: ToolCallRecord[] = [];
   #hydration: HydrateResult | undefined;
-  /** With mounts: the state write-back compares the host with (after hydration, then after each write-back). */
+  /** With sources: the state write-back compares the host with (after hydration, then after each write-back). */
   #hydrated: WorkspaceSnapshot | undefined;
   readonly #queue = new SessionQueue();
   /** The workspace as code outside a call sees it (its operations wait for the calls asked for before them). */
@@ -49,10 +52,10 @@ class WorkspaceSession implements HydratedSession {
   #hostDirs: string[] = [];
   readonly #outbox: Outbox;
 
-  constructor(settings: SessionSettings, source: WorkspaceSource, outbox = new Outbox()) {
+  constructor(settings: SessionSettings, origin: WorkspaceOrigin, outbox = new Outbox()) {
     this.id = settings.id;
     this.#settings = settings;
-    this.#source = source;
+    this.#origin = origin;
     this.#outbox = outbox;
     registerOutbox(this, outbox);
   }
@@ -62,7 +65,7 @@ class WorkspaceSession implements HydratedSession {
     if (scope?.session === this) return scope.view;
     const workspace = this.#current();
     if (this.#outside?.workspace !== workspace) {
-      // A change waits until the source recorded the starting state (a given host root's baseline).
+      // A change waits until the origin recorded the starting state (a given host root's baseline).
       const before = (property: PropertyKey) => (READ_METHODS.has(property) ? undefined : this.#ready());
       this.#outside = { workspace, view: outsideView(workspace, this.#queue, before) };
     }
@@ -105,35 +108,35 @@ class WorkspaceSession implements HydratedSession {
     this.#workspace = await this.#populate(this.#settings.signal);
   }
 
-  /** The source's workspace, hydrated from the mounts (and sealed when read-only). Let go again on failure. */
+  /** The origin's workspace, hydrated from the sources (and sealed when read-only). Let go again on failure. */
   async #populate(signal: AbortSignal | undefined): Promise<SnapshotableWorkspace> {
     const settings = this.#settings;
-    const workspace = await this.#source.open();
+    const workspace = await this.#origin.open();
     claimAuditLog(workspace, this.id);
     try {
       this.#hostDirs = hostDirectories(settings, workspace);
       this.#hydration = undefined;
-      if (settings.mounts.length > 0 && !this.#source.showsMounts) {
+      if (settings.sources.length > 0 && !this.#origin.showsSources) {
         await this.#ready();
-        this.#hydration = await hydrate(workspace, settings.mounts, {
+        this.#hydration = await hydrate(workspace, settings.sources, {
           allowedHostRoots: settings.allowedHostRoots,
           ...(settings.onProgress === undefined ? {} : { onProgress: settings.onProgress }),
           ...(signal === undefined ? {} : { signal }),
         });
       }
-      this.#hydrated = settings.mounts.length > 0 ? await workspace.snapshot({ tag: `session ${this.id} hydrated` }) : undefined;
+      this.#hydrated = settings.sources.length > 0 ? await workspace.snapshot({ tag: `session ${this.id} hydrated` }) : undefined;
       this.#noteHostDir(this.#hydrated?.gitDir);
       if (settings.readOnly) workspace.seal();
       return workspace;
     } catch (error) {
-      await this.#source.close(workspace, 'failed').catch(() => undefined);
+      await this.#origin.close(workspace, 'failed').catch(() => undefined);
       throw error;
     }
   }
 
-  /** Resolves once the workspace may change (see `WorkspaceSource.ready`). */
+  /** Resolves once the workspace may change (see `WorkspaceOrigin.ready`). */
   #ready(): Promise<void> {
-    return this.#source.ready?.() ?? Promise.resolve();
+    return this.#origin.ready?.() ?? Promise.resolve();
   }
 
   /** Runs `task` after every earlier call, reset, rollback or dispose on this session has finished. */
@@ -231,8 +234,8 @@ class WorkspaceSession implements HydratedSession {
       await this.#ready();
       const settings = this.#settings;
       // Loaded when first used, as `fork`'s: a session that never writes back or forks starts without them.
-      const { writeBackMounts } = await import('../export/write-back.js');
-      const done = await writeBackMounts(this.filesystem, settings.mounts, settings.allowedHostRoots, this.#hydrated, options);
+      const { writeBackToSources } = await import('../export/write-back.js');
+      const done = await writeBackToSources(this.filesystem, settings.sources, settings.allowedHostRoots, this.#hydrated, options);
       if (done.baseline !== undefined) this.#hydrated = done.baseline;
       return done.result;
     });
@@ -265,8 +268,16 @@ class WorkspaceSession implements HydratedSession {
       child.#hydration = this.#hydration;
       child.#hydrated = this.#hydrated;
       child.#hostDirs = hostDirectories(settings, workspace);
+      if (baseline !== undefined) recordFork(this, child, baseline);
       return child;
     });
+  }
+
+  async merge(other: MergeSource, options?: MergeOptions): Promise<MergeResult> {
+    this.#assertUsable('merge');
+    // Loaded when first used, as `fork`'s.
+    const { mergeSession } = await import('./merge.js');
+    return mergeSession(this, other, options);
   }
 
   rollbackTo(snapshot: WorkspaceSnapshot): Promise<void> {
@@ -292,7 +303,7 @@ class WorkspaceSession implements HydratedSession {
       this.#assertNotDisposed();
       const old = this.#workspace;
       if (old !== undefined) {
-        await this.#source.close(old, 'reset');
+        await this.#origin.close(old, 'reset');
         this.#workspace = undefined;
       }
       this.#snapshots = [];
@@ -314,7 +325,7 @@ class WorkspaceSession implements HydratedSession {
       this.#workspace = undefined;
       if (workspace === undefined) return;
       try {
-        await this.#source.close(workspace, 'dispose');
+        await this.#origin.close(workspace, 'dispose');
       } finally {
         // A workspace the session does not dispose (one it was given) still holds the session's tool calls.
         flushAuditLog(workspace);

@@ -2,15 +2,22 @@ import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
 import { BlobTreeDriver } from '../store/blob-tree-driver.js';
 import type { SessionHead, SessionStore } from '../store/session-store.js';
+import { validatePolicy, type WorkspacePolicy } from '../governance/policy.js';
+import { validateProtect } from '../governance/protect.js';
+import type { HydrateResult } from '../sources/schema.js';
 import { ConflictError, InvalidArgumentError, NotSupportedError } from '../workspace/errors.js';
 import { createWorkspace } from '../workspace/create-workspace.js';
 import { resolveLimits, type WorkspaceLimits } from '../workspace/limits.js';
 import type { SnapshotableWorkspace, WorkspaceSnapshot } from '../workspace/types.js';
 import { openWorkspaceSession } from './session.js';
+import { plant, seedOf, type Seed, type StoreSeedOptions } from './stored-seed.js';
 import type { HydratedSession, RemoteSession, RunToolOptions, ToolCallResult, ToolDefinition } from './types.js';
 
-/** `createSession({ store, sessionId, … })`: a session whose head lives in a `SessionStore`. */
-export interface StoreSessionOptions {
+/**
+ * `createSession({ store, sessionId, … })`: a session whose head lives in a `SessionStore`; a new one may be
+ * seeded from host folders (`sources`, see `StoreSeedOptions`).
+ */
+export interface StoreSessionOptions extends StoreSeedOptions {
   /** Where the session's head (and lease) and contents live: e.g. `postgresSessionStore`. */
   store: SessionStore;
   sessionId: string;
@@ -21,14 +28,34 @@ export interface StoreSessionOptions {
   /** Open the head read-only, without a lease: nothing is ever published. */
   readOnly?: boolean;
   limits?: Partial<WorkspaceLimits>;
+  /** What this opening's workspace may touch, checked before every change (not stored with the session); seeding skips what it denies. */
+  policy?: WorkspacePolicy;
+  /** What the host provides read-only in this opening's workspace; default `.git`, `.hg`, `.svn`, `.jj`. See docs/security-model.md. */
+  protect?: readonly string[];
 }
 
-const STORE_OPTIONS: readonly string[] = ['store', 'sessionId', 'leaseMs', 'fork', 'readOnly', 'limits'];
+const STORE_OPTIONS: readonly string[] = [
+  'store',
+  'sessionId',
+  'leaseMs',
+  'fork',
+  'readOnly',
+  'limits',
+  'policy',
+  'protect',
+  'sources',
+  'allowedHostRoots',
+  'seed',
+  'onProgress',
+  'signal',
+];
 
 /**
  * Opens (or creates) a session from a store. Opening is O(1): the workspace is built on the head's root
  * manifest and reads blobs lazily on first access. While another owner holds an unexpired lease it throws
- * `ConflictError` naming the expiry; `fork` opens a copy instead, `readOnly` a view.
+ * `ConflictError` naming the expiry; `fork` opens a copy instead, `readOnly` a view. With `sources`, a new
+ * session is seeded (hydrated, then published as its first head); if seeding fails, the session it
+ * created is deleted again, so nothing is left stored.
  */
 export async function openStoredSession(options: StoreSessionOptions): Promise<RemoteSession> {
   if (options === null || typeof options !== 'object') throw new InvalidArgumentError('createSession needs an options object');
@@ -42,12 +69,17 @@ export async function openStoredSession(options: StoreSessionOptions): Promise<R
     throw new InvalidArgumentError('sessionId must be a non-empty string of at most 1024 characters');
   const leaseMs = options.leaseMs ?? 30_000;
   if (!Number.isInteger(leaseMs) || leaseMs < 1000) throw new InvalidArgumentError('leaseMs must be an integer of at least 1000');
-  resolveLimits(options.limits); // bad limits are refused before anything is taken
+  // Bad limits, policy, protect or sources are refused before anything is taken.
+  resolveLimits(options.limits);
+  if (options.policy !== undefined) validatePolicy(options.policy);
+  validateProtect(options.protect);
+  const seed = seedOf(options);
   const owner = randomUUID();
   if (options.readOnly === true) {
     const head = (await store.head(sessionId)) ?? { sessionId, parentId: undefined, root: undefined, version: 0 };
-    return openHead(options, head, owner, leaseMs);
+    return openHead(options, head, owner, leaseMs, undefined);
   }
+  const existed = seed === undefined || (await store.head(sessionId)) !== undefined;
   const head = await store.acquire(
     options.fork === true ? randomUUID() : sessionId,
     owner,
@@ -55,21 +87,44 @@ export async function openStoredSession(options: StoreSessionOptions): Promise<R
     options.fork === true ? sessionId : undefined,
   );
   try {
-    return await openHead(options, head, owner, leaseMs);
+    return await openHead(options, head, owner, leaseMs, seed);
   } catch (error) {
+    // A seed that failed leaves no session behind (deleted while the lease still fences others off).
+    if (!existed) await store.deleteSession(head.sessionId).catch(() => undefined);
     // Nothing taken is left held: the next open of this session must not wait out the lease.
     await store.release(head.sessionId, owner).catch(() => undefined);
     throw error;
   }
 }
 
-/** The session over a head just read or acquired. */
-async function openHead(options: StoreSessionOptions, head: SessionHead, owner: string, leaseMs: number): Promise<RemoteSession> {
+/** The session over a head just read or acquired; seeded first when `seed` says so (then published at once). */
+async function openHead(
+  options: StoreSessionOptions,
+  head: SessionHead,
+  owner: string,
+  leaseMs: number,
+  seed: Seed | undefined,
+): Promise<RemoteSession> {
   const driver = new BlobTreeDriver(options.store.blobs, head.root, { trackUnpublished: true });
-  const workspace = createWorkspace(driver, { readOnly: options.readOnly === true, limits: options.limits });
+  const workspace = createWorkspace(driver, {
+    readOnly: options.readOnly === true,
+    limits: options.limits,
+    ...(options.policy === undefined ? {} : { policy: options.policy }),
+    ...(options.protect === undefined ? {} : { protect: options.protect }),
+  });
   try {
+    const hydration = seed === undefined ? undefined : await plant(seed, head, workspace);
     const inner = await openWorkspaceSession({ id: head.sessionId, workspace });
-    return new StoredSession(inner, driver, options.store, head, owner, leaseMs, options.readOnly === true);
+    const session = new StoredSession(inner, driver, options.store, head, owner, leaseMs, options.readOnly === true, hydration);
+    if (hydration !== undefined) {
+      try {
+        await session.publish();
+      } catch (error) {
+        await session.abandon();
+        throw error;
+      }
+    }
+    return session;
   } catch (error) {
     await workspace.dispose().catch(() => undefined);
     throw error;
@@ -84,6 +139,7 @@ class StoredSession implements RemoteSession {
   readonly #leaseMs: number;
   readonly #readOnly: boolean;
   readonly #head: SessionHead;
+  readonly #hydration: HydrateResult | undefined;
   readonly #renewal: NodeJS.Timeout | undefined;
   #leaseLost = false;
   #publishing: Promise<number> | undefined;
@@ -97,6 +153,7 @@ class StoredSession implements RemoteSession {
     owner: string,
     leaseMs: number,
     readOnly: boolean,
+    hydration: HydrateResult | undefined,
   ) {
     this.#inner = inner;
     this.#driver = driver;
@@ -105,6 +162,7 @@ class StoredSession implements RemoteSession {
     this.#owner = owner;
     this.#leaseMs = leaseMs;
     this.#readOnly = readOnly;
+    this.#hydration = hydration;
     if (!readOnly) {
       this.#renewal = setInterval(() => void this.#renew(), Math.floor(leaseMs / 3));
       this.#renewal.unref();
@@ -138,8 +196,9 @@ class StoredSession implements RemoteSession {
     return this.#inner.readOutput(id);
   }
 
+  /** What seeding this session copied and skipped, when this opening seeded it; undefined otherwise. */
   get hydration(): HydratedSession['hydration'] {
-    return this.#inner.hydration;
+    return this.#hydration;
   }
 
   /** A stored session forks through the store, which keeps its lease and parent: `createSession({ store, sessionId, fork: true })`. */
@@ -149,7 +208,10 @@ class StoredSession implements RemoteSession {
     );
   }
 
-  /** A remote session has no host mounts, so this rejects like any session without them; use `exportTo`. */
+  /**
+   * A stored session keeps no hydration baseline (a seeded one neither: its seed is its first head), so this
+   * rejects like any session without sources; use `exportTo`.
+   */
   writeBack(options?: Parameters<HydratedSession['writeBack']>[0]): ReturnType<HydratedSession['writeBack']> {
     return this.#inner.writeBack(options);
   }
@@ -161,6 +223,15 @@ class StoredSession implements RemoteSession {
   ): Promise<ToolCallResult<T>> {
     const result = await this.#inner.runTool(tool, rawParams, options);
     if (result.success && !this.#readOnly) await this.publish();
+    return result;
+  }
+
+  async merge(
+    other: Parameters<HydratedSession['merge']>[0],
+    options?: Parameters<HydratedSession['merge']>[1],
+  ): ReturnType<HydratedSession['merge']> {
+    const result = await this.#inner.merge(other, options);
+    if (result.applied && !this.#readOnly) await this.publish();
     return result;
   }
 
@@ -216,6 +287,13 @@ class StoredSession implements RemoteSession {
 
   async [Symbol.asyncDispose](): Promise<void> {
     await this.dispose();
+  }
+
+  /** Lets go of an open that failed: nothing published, the lease left to the caller to release. */
+  async abandon(): Promise<void> {
+    this.#disposed = true;
+    if (this.#renewal !== undefined) clearInterval(this.#renewal);
+    await this.#inner.dispose();
   }
 
   async #renew(): Promise<void> {

@@ -4,6 +4,7 @@ import type { SnapshotableWorkspace, WorkspaceSnapshot } from '../workspace/type
 import type { ExportResult } from '../export/export-plan.js';
 import type { WriteBackOptions } from '../export/write-back.js';
 import type { HydrateResult } from '../sources/schema.js';
+import type { MergeOptions, MergeResult } from '../history/merge.js';
 
 /** A file a session sent to its user (the `send_file` tool), as `session.outputs` lists it. */
 export interface SessionOutput {
@@ -112,16 +113,19 @@ export interface Session extends AsyncDisposable {
   ): Promise<ToolCallResult<T>>;
   /** Restores `snapshot` (undoing every call after it). */
   rollbackTo(snapshot: WorkspaceSnapshot): Promise<void>;
-  /** A fresh workspace with the mounts replayed; history and snapshots start over. */
+  /** A fresh workspace with the sources hydrated again; history and snapshots start over. */
   reset(): Promise<void>;
   dispose(): Promise<void>;
 }
 
+/** What `session.merge` merges from: a session, or a workspace. */
+export type MergeSource = Session | SnapshotableWorkspace;
+
 /** A `Session` as `createSession` returns it: also tells what the last hydration copied and skipped. */
 export interface HydratedSession extends Session {
-  /** The last hydration's result (creation or `reset()`); `undefined` without mounts. */
+  /** The last hydration's result (creation or `reset()`); `undefined` without sources. */
   readonly hydration: HydrateResult | undefined;
-  /** Writes the changes since hydration back to the mounts' host paths; see docs/export.md. */
+  /** Writes the changes since hydration back to the sources' host paths; see docs/export.md. */
   writeBack(options?: WriteBackOptions): Promise<ExportResult>;
   /**
    * A new session (new id) on a fork of this session's workspace: the same content, snapshots, history,
@@ -129,6 +133,13 @@ export interface HydratedSession extends Session {
    * backend cannot fork (overlay, composition). See docs/export.md.
    */
   fork(): Promise<HydratedSession>;
+  /**
+   * Merges what `other` (a session or a workspace) changed since `base` (default: the fork point between
+   * the two) into this session, three-way and line-wise, as one call: clean changes are applied together
+   * or not at all; conflicts come back as data and change nothing unless `conflicts: 'markers'`. A refused
+   * write throws its error, with nothing changed. See docs/merge.md.
+   */
+  merge(other: MergeSource, options?: MergeOptions): Promise<MergeResult>;
 }
 
 /** A session whose head lives in a `SessionStore` (`createSession({ store, sessionId })`): resumable on any machine, one writer at a time. */

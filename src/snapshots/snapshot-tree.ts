@@ -3,7 +3,6 @@ import type { DiffEntry } from '../workspace/types.js';
 import { compareStrings } from '../workspace/paths.js';
 import { joinPath, splitPath } from '../workspace/paths.js';
 
-/** What a stored tree says about one name in a directory `D`. */
 /**
  * What a stored tree says about one name in a directory `D`. `identity` is equal (`===`) for two leaves
  * when their kind, bytes and mode are certainly the same (a node, an oid), so comparing two trees of one
@@ -23,6 +22,12 @@ export interface TreeReader<D> {
    * found without listing the rest, as a persistent map's diff does. Without it both are listed whole.
    */
   changedChildren?(a: D, b: D): Iterable<[string, TreeChild<D> | undefined, TreeChild<D> | undefined]>;
+  /**
+   * Optional: readers with the same `identityScope` give equal identities (and equal directories) only to
+   * equal contents, across stores (git object ids are: two host workspaces' stores), so two of their trees
+   * are compared by identity too, each read through its own reader.
+   */
+  readonly identityScope?: string;
 }
 
 /**
@@ -110,8 +115,8 @@ export async function changedPaths(from: SnapshotTree, to: SnapshotTree, options
   const directories = options.directories === true;
   const left = (from as Partial<StoredTree<unknown>>)[STORED];
   const right = (to as Partial<StoredTree<unknown>>)[STORED];
-  if (left !== undefined && right !== undefined && left.reader === right.reader) {
-    await compare(left.reader, '', left.root, right.root, directories, out);
+  if (left !== undefined && right !== undefined && comparable(left.reader, right.reader)) {
+    await compare([left.reader, right.reader], '', left.root, right.root, directories, out);
   } else {
     const before = new Map<string, SnapshotEntry>();
     for await (const entry of from.entries()) before.set(entry.path, entry);
@@ -139,8 +144,12 @@ export async function changedPaths(from: SnapshotTree, to: SnapshotTree, options
 /** A changed path; with `directories`, directories added or removed as such are reported too, marked. */
 export type TreeChange = DiffEntry & { directory?: true };
 
+function comparable(a: TreeReader<unknown>, b: TreeReader<unknown>): boolean {
+  return a === b || (a.identityScope !== undefined && a.identityScope === b.identityScope);
+}
+
 async function compare<D>(
-  reader: TreeReader<D>,
+  readers: [TreeReader<D>, TreeReader<D>],
   base: string,
   a: D | undefined,
   b: D | undefined,
@@ -148,13 +157,13 @@ async function compare<D>(
   out: TreeChange[],
 ): Promise<void> {
   if (a === b) return;
-  for (const [name, x, y] of await childPairs(reader, a, b)) {
+  for (const [name, x, y] of await childPairs(readers, a, b)) {
     const path = joinPath(base, name);
     const xDir = x?.kind === 'directory' ? x.directory : undefined;
     const yDir = y?.kind === 'directory' ? y.directory : undefined;
     if (directories && (xDir === undefined) !== (yDir === undefined))
       out.push({ path, status: xDir === undefined ? 'added' : 'deleted', directory: true });
-    if (xDir !== undefined || yDir !== undefined) await compare(reader, path, xDir, yDir, directories, out);
+    if (xDir !== undefined || yDir !== undefined) await compare(readers, path, xDir, yDir, directories, out);
     const xLeaf = x !== undefined && x.kind !== 'directory' ? x : undefined;
     const yLeaf = y !== undefined && y.kind !== 'directory' ? y : undefined;
     if (xLeaf !== undefined && yLeaf !== undefined) {
@@ -166,13 +175,14 @@ async function compare<D>(
 
 /** Each name of either directory with its child on both sides (only those that may differ, when the reader can tell). */
 async function childPairs<D>(
-  reader: TreeReader<D>,
+  [leftReader, rightReader]: [TreeReader<D>, TreeReader<D>],
   a: D | undefined,
   b: D | undefined,
 ): Promise<Iterable<[string, TreeChild<D> | undefined, TreeChild<D> | undefined]>> {
-  if (a !== undefined && b !== undefined && reader.changedChildren !== undefined) return reader.changedChildren(a, b);
-  const left = new Map(a === undefined ? [] : await reader.children(a));
-  const right = new Map(b === undefined ? [] : await reader.children(b));
+  if (a !== undefined && b !== undefined && leftReader === rightReader && leftReader.changedChildren !== undefined)
+    return leftReader.changedChildren(a, b);
+  const left = new Map(a === undefined ? [] : await leftReader.children(a));
+  const right = new Map(b === undefined ? [] : await rightReader.children(b));
   return [...new Set([...left.keys(), ...right.keys()])].map((name) => [name, left.get(name), right.get(name)]);
 }
 

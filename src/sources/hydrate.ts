@@ -12,10 +12,10 @@ import type { SkippedPath, SnapshotableWorkspace, Workspace, WriteFilesEntry, Wr
 import { AllowedRoots } from '../host-files/allow-list.js';
 import { compare, Planner, SKIP, type PlannedFile } from './plan.js';
 import { CreatedPaths } from './rollback.js';
-import { HostMountSchema, type HostMount, type HydrateOptions, type HydrateResult } from './schema.js';
+import { parseSources, type HostSource, type HydrateOptions, type HydrateResult } from './schema.js';
 import { Pacer, readSource, SourceOpener } from './source.js';
 
-export { defaultMountPath } from './mount-path.js';
+export { defaultSourcePath } from './source-path.js';
 
 /** A batch handed to the workspace's bulk write: this many files, or this many bytes, whichever comes first. */
 const BATCH_FILES = 256;
@@ -24,9 +24,9 @@ const BATCH_BYTES = 8 * 1024 * 1024;
 /**
  * Hydration copies allow-listed host folders into a workspace, all or nothing:
  *
- * 1. **Plan** (`plan.ts`). Every mount is resolved and checked against the allow-list, then walked (names
+ * 1. **Plan** (`plan.ts`). Every source is resolved and checked against the allow-list, then walked (names
  *    sorted, so the result is deterministic) into one map of workspace path → file or directory. Later
- *    mounts replace earlier files; directories merge; a file/directory clash fails here. `maxBytes` is
+ *    sources replace earlier files; directories merge; a file/directory clash fails here. `maxBytes` is
  *    checked as the walk goes, so an over-budget hydration fails before a single byte is written.
  * 2. **Copy.** A snapshot is taken, then files are read (`source.ts`) and handed to the workspace in
  *    batches, in path order, through the protocol's bulk write (`writeFiles`: every path checked by the
@@ -40,15 +40,15 @@ const BATCH_BYTES = 8 * 1024 * 1024;
  * skipped and reported. A file is opened with `O_NOFOLLOW`, and on Linux through a descriptor of its
  * directory whose real path was checked against the allow-list, so a file or a parent swapped for a link
  * after the walk is not read through (see `SourceOpener`).
- * No error or skipped entry names a host path: mounts are identified by index and workspace path.
+ * No error or skipped entry names a host path: sources are identified by index and workspace path.
  */
 export async function hydrate(
   workspace: SnapshotableWorkspace,
-  mounts: readonly HostMount[],
+  sources: readonly HostSource[],
   options: HydrateOptions,
 ): Promise<HydrateResult> {
   try {
-    return await copyMounts(workspace, mounts, options);
+    return await copySources(workspace, sources, options);
   } catch (error) {
     // The signal's own DOMException, wherever it surfaced, becomes the typed error every long call throws.
     if (options?.signal?.aborted === true && error instanceof Error && error.name === 'AbortError' && !isWorkspaceError(error))
@@ -57,20 +57,20 @@ export async function hydrate(
   }
 }
 
-async function copyMounts(workspace: SnapshotableWorkspace, mounts: readonly HostMount[], options: HydrateOptions): Promise<HydrateResult> {
+async function copySources(
+  workspace: SnapshotableWorkspace,
+  sources: readonly HostSource[],
+  options: HydrateOptions,
+): Promise<HydrateResult> {
   if (workspace.readOnly) throw new ReadOnlyError(undefined, 'the workspace is read-only: cannot hydrate it');
-  const parsed = HostMountSchema.array().safeParse(mounts);
-  if (!parsed.success) {
-    throw new InvalidArgumentError(
-      `invalid mounts: ${parsed.error.issues.map((issue) => `${issue.path.join('.') || 'mounts'}: ${issue.message}`).join('; ')}`,
-    );
-  }
+  if (!Array.isArray(sources)) throw new InvalidArgumentError('sources must be an array of host sources');
+  const parsed = parseSources(sources);
   const allowed = await AllowedRoots.resolve((options as Partial<HydrateOptions> | undefined)?.allowedHostRoots);
   const signal = options.signal;
   signal?.throwIfAborted();
 
   const plan = new Planner(workspace, allowed, signal);
-  for (const [index, mount] of parsed.data.entries()) await plan.addMount(index, mount);
+  for (const [index, source] of parsed.entries()) await plan.addSource(index, source);
   const trust = trustOf(workspace);
   const hostRoots = [...plan.hostRoots].filter((root) => plan.entries.has(root));
   if (hostRoots.length > 0 && trust === undefined)
@@ -146,22 +146,22 @@ async function copyPlanned(
   };
   const opener = new SourceOpener(allowed);
   try {
-    const mountBytes = new Map<number, number>();
+    const sourceBytes = new Map<number, number>();
     const pacer = new Pacer();
     for (const [path, file] of files) {
       signal?.throwIfAborted();
       await pacer.maybeYield();
-      const outcome = readSource(file.source, opener, workspace.limits.maxWriteBytes);
+      const outcome = readSource(file.real, opener, workspace.limits.maxWriteBytes);
       if ('skip' in outcome) {
         skipped.push({ path: displayPath(path), reason: outcome.skip });
         continue;
       }
-      const total = (mountBytes.get(file.mount) ?? 0) + outcome.bytes.byteLength;
-      mountBytes.set(file.mount, total);
-      const budget = plan.budgets[file.mount];
+      const total = (sourceBytes.get(file.sourceIndex) ?? 0) + outcome.bytes.byteLength;
+      sourceBytes.set(file.sourceIndex, total);
+      const budget = plan.budgets[file.sourceIndex];
       if (budget !== undefined && total > budget) {
         throw new LimitExceededError(
-          `hydration refused: ${plan.describe(file.mount)} grew past its maxBytes of ${budget} bytes while it was being copied; nothing was written`,
+          `hydration refused: ${plan.describe(file.sourceIndex)} grew past its maxBytes of ${budget} bytes while it was being copied; nothing was written`,
         );
       }
       batch.push({ kind: 'file', path, content: outcome.bytes, executable: outcome.executable });

@@ -1,2 +1,2 @@
-export { hydrate, defaultMountPath } from './hydrate.js';
-export { HostMountSchema, type HostMount, type HydrateOptions, type HydrateProgress, type HydrateResult } from './schema.js';
+export { hydrate, defaultSourcePath } from './hydrate.js';
+export { HostSourceSchema, type HostSource, type HydrateOptions, type HydrateProgress, type HydrateResult } from './schema.js';

@@ -23,30 +23,31 @@ import {
 } from '../workspace/paths.js';
 import type { SkippedPath, Workspace } from '../workspace/types.js';
 import type { AllowedRoots } from '../host-files/allow-list.js';
-import { defaultMountPath } from './mount-path.js';
-import type { HostMountSchema } from './schema.js';
+import { defaultSourcePath } from './source-path.js';
+import type { HostSourceSchema } from './schema.js';
 import { Pacer, SPECIAL, UNREADABLE } from './source.js';
 import { isVersionControl } from '../workspace/version-control.js';
 
-// Hydration, step 1: every mount resolved, checked against the allow-list and walked into one plan.
+// Hydration, step 1: every source resolved, checked against the allow-list and walked into one plan.
 
 export interface PlannedFile {
   kind: 'file';
   /** The real host path to open (for a followed link, its resolved target). */
-  source: string;
-  mount: number;
+  real: string;
+  /** Which source it comes from (its index). */
+  sourceIndex: number;
 }
 
 interface PlannedDirectory {
   kind: 'directory';
-  mount: number;
+  sourceIndex: number;
 }
 
 type Planned = PlannedFile | PlannedDirectory;
 
-interface MountContext {
+interface SourceContext {
   index: number;
-  mountPath: NormalizedPath;
+  path: NormalizedPath;
   followSymlinks: boolean;
   includeGit: boolean;
   isIncluded: ((relative: string) => boolean) | undefined;
@@ -56,7 +57,7 @@ interface MountContext {
   bytes: number;
 }
 
-export type ParsedMount = ReturnType<typeof HostMountSchema.parse>;
+export type ParsedSource = ReturnType<typeof HostSourceSchema.parse>;
 
 export const SKIP = {
   symlink: 'symlink (not followed: set followSymlinks to follow links inside the allowed roots)',
@@ -67,8 +68,8 @@ export const SKIP = {
   limits: 'path over the workspace limits (depth or segment length)',
   special: SPECIAL,
   unreadable: UNREADABLE,
-  versionControl: "version-control directory (a mount's includeGit: 'read-only' brings it in read-only)",
-  gitFile: 'a version-control pointer file (a .git file names a repository outside the mount)',
+  versionControl: "version-control directory (a source's includeGit: 'read-only' brings it in read-only)",
+  gitFile: 'a version-control pointer file (a .git file names a repository outside the source)',
   denied: 'denied by the workspace policy',
 } as const;
 
@@ -78,7 +79,7 @@ export class Planner {
   readonly budgets: (number | undefined)[] = [];
   /** Version-control directories brought in with `includeGit: 'read-only'`: protected once written. */
   readonly hostRoots = new Set<NormalizedPath>();
-  readonly #mountPaths: NormalizedPath[] = [];
+  readonly #sourcePaths: NormalizedPath[] = [];
 
   constructor(
     private readonly workspace: Workspace,
@@ -87,75 +88,75 @@ export class Planner {
   ) {}
 
   describe(index: number): string {
-    return `mount ${index} (at ${displayPath(this.#mountPaths[index] ?? '')})`;
+    return `source ${index} (at ${displayPath(this.#sourcePaths[index] ?? '')})`;
   }
 
-  async addMount(index: number, mount: ParsedMount): Promise<void> {
-    const mountPath = normalizePath(mount.mountPath ?? defaultMountPath(mount.hostPath));
-    this.#mountPaths[index] = mountPath;
-    this.budgets[index] = mount.maxBytes;
-    if (mountPath !== '') assertCreatable(mountPath, this.workspace.limits);
+  async addSource(index: number, source: ParsedSource): Promise<void> {
+    const path = normalizePath(source.path ?? defaultSourcePath(source.hostPath));
+    this.#sourcePaths[index] = path;
+    this.budgets[index] = source.maxBytes;
+    if (path !== '') assertCreatable(path, this.workspace.limits);
     const label = this.describe(index);
-    const followSymlinks = mount.followSymlinks === true;
+    const followSymlinks = source.followSymlinks === true;
 
     let link: boolean;
     try {
-      link = lstatSync(mount.hostPath).isSymbolicLink();
+      link = lstatSync(source.hostPath).isSymbolicLink();
     } catch {
-      throw new FileNotFoundError(displayPath(mountPath), `${label}: the host path does not exist or cannot be read`);
+      throw new FileNotFoundError(displayPath(path), `${label}: the host path does not exist or cannot be read`);
     }
     if (link && !followSymlinks) {
       // The link itself lies somewhere; nothing is read through it.
-      this.skipped.push({ path: displayPath(mountPath), reason: `host path is a ${SKIP.symlink}` });
+      this.skipped.push({ path: displayPath(path), reason: `host path is a ${SKIP.symlink}` });
       return;
     }
     let real: string;
     try {
-      real = realpathSync.native(mount.hostPath);
+      real = realpathSync.native(source.hostPath);
     } catch {
-      throw new FileNotFoundError(displayPath(mountPath), `${label}: the host path ${link ? 'is a broken symlink' : 'cannot be resolved'}`);
+      throw new FileNotFoundError(displayPath(path), `${label}: the host path ${link ? 'is a broken symlink' : 'cannot be resolved'}`);
     }
     if (!this.allowed.contains(real)) {
-      throw new PathEscapeError(displayPath(mountPath), `${label}: the host path lies outside the allowed host roots`);
+      throw new PathEscapeError(displayPath(path), `${label}: the host path lies outside the allowed host roots`);
     }
     const info = statOrUndefined(real);
-    const context: MountContext = {
+    const context: SourceContext = {
       index,
-      mountPath,
+      path,
       followSymlinks,
-      includeGit: mount.includeGit === 'read-only',
-      isIncluded: mount.include === undefined ? undefined : picomatch(mount.include, { dot: true }),
-      isExcluded: mount.exclude === undefined || mount.exclude.length === 0 ? () => false : picomatch(mount.exclude, { dot: true }),
-      maxBytes: mount.maxBytes,
+      includeGit: source.includeGit === 'read-only',
+      isIncluded: source.include === undefined ? undefined : picomatch(source.include, { dot: true }),
+      isExcluded: source.exclude === undefined || source.exclude.length === 0 ? () => false : picomatch(source.exclude, { dot: true }),
+      maxBytes: source.maxBytes,
       bytes: 0,
     };
     if (info?.isFile()) {
-      if (mountPath === '') throw new InvalidArgumentError(`${label}: a single-file mount needs a mountPath other than the root`);
+      if (path === '') throw new InvalidArgumentError(`${label}: a single-file source needs a path other than the root`);
       const name = basename(real);
       if (context.isExcluded(name) || (context.isIncluded !== undefined && !context.isIncluded(name))) return;
-      this.#budget(context, info.size, mountPath);
-      this.#add(mountPath, { kind: 'file', source: real, mount: index });
+      this.#budget(context, info.size, path);
+      this.#add(path, { kind: 'file', real, sourceIndex: index });
       return;
     }
     if (!info?.isDirectory()) {
-      throw new InvalidArgumentError(`${label}: the host path is not a regular file or directory`, displayPath(mountPath));
+      throw new InvalidArgumentError(`${label}: the host path is not a regular file or directory`, displayPath(path));
     }
     if (isVersionControl(basename(real))) {
       if (!context.includeGit) {
-        this.skipped.push({ path: displayPath(mountPath), reason: SKIP.versionControl });
+        this.skipped.push({ path: displayPath(path), reason: SKIP.versionControl });
         return;
       }
-      this.hostRoots.add(mountPath);
+      this.hostRoots.add(path);
     }
-    if (mountPath !== '') this.#add(mountPath, { kind: 'directory', mount: index });
+    if (path !== '') this.#add(path, { kind: 'directory', sourceIndex: index });
     await this.#walk(context, real, '', new Set([real]), new Pacer());
   }
 
-  /** Walks one real directory; `relative` is its path relative to the mount source. */
-  async #walk(context: MountContext, realDirectory: string, relative: string, ancestors: Set<string>, pacer: Pacer): Promise<void> {
+  /** Walks one real directory; `relative` is its path relative to the source. */
+  async #walk(context: SourceContext, realDirectory: string, relative: string, ancestors: Set<string>, pacer: Pacer): Promise<void> {
     this.signal?.throwIfAborted();
     await pacer.maybeYield();
-    const workspaceDirectory = relative === '' ? context.mountPath : joinPath(context.mountPath, relative);
+    const workspaceDirectory = relative === '' ? context.path : joinPath(context.path, relative);
     let children: Dirent[];
     try {
       children = readdirSync(realDirectory, { withFileTypes: true });
@@ -172,22 +173,22 @@ export class Planner {
         this.skipped.push({ path: item.path, reason: item.reason });
         continue;
       }
-      const workspacePath = joinPath(context.mountPath, item.relative);
+      const workspacePath = joinPath(context.path, item.relative);
       if (item.kind === 'file') {
         this.#budget(context, item.size, workspacePath);
-        this.#add(workspacePath, { kind: 'file', source: item.source, mount: context.index });
+        this.#add(workspacePath, { kind: 'file', real: item.real, sourceIndex: context.index });
         continue;
       }
       if (context.isIncluded === undefined || context.isIncluded(item.relative)) {
-        this.#add(workspacePath, { kind: 'directory', mount: context.index });
+        this.#add(workspacePath, { kind: 'directory', sourceIndex: context.index });
       }
-      const nested = new Set(ancestors).add(item.source);
-      await this.#walk(context, item.source, item.relative, nested, pacer);
+      const nested = new Set(ancestors).add(item.real);
+      await this.#walk(context, item.real, item.relative, nested, pacer);
     }
   }
 
   #classify(
-    context: MountContext,
+    context: SourceContext,
     realDirectory: string,
     relative: string,
     child: Dirent,
@@ -195,34 +196,34 @@ export class Planner {
   ):
     | undefined
     | { kind: 'skip'; path: string; reason: string }
-    | { kind: 'file'; relative: string; source: string; size: number }
-    | { kind: 'directory'; relative: string; source: string } {
+    | { kind: 'file'; relative: string; real: string; size: number }
+    | { kind: 'directory'; relative: string; real: string } {
     const name = child.name;
-    const workspaceDirectory = relative === '' ? context.mountPath : joinPath(context.mountPath, relative);
+    const workspaceDirectory = relative === '' ? context.path : joinPath(context.path, relative);
     if (!isExpressibleName(name)) return { kind: 'skip', path: joinPath(workspaceDirectory, printable(name)), reason: SKIP.invalidName };
     const childRelative = relative === '' ? name : `${relative}/${name}`;
     if (context.isExcluded(childRelative)) return undefined;
     const workspacePath = joinPath(workspaceDirectory, name);
     const hostPath = join(realDirectory, name);
 
-    let source = hostPath;
+    let real = hostPath;
     let isDirectory = child.isDirectory();
     let isFile = child.isFile();
     let size: number | undefined;
     if (child.isSymbolicLink()) {
       if (!context.followSymlinks) return { kind: 'skip', path: workspacePath, reason: SKIP.symlink };
       try {
-        source = realpathSync.native(hostPath);
+        real = realpathSync.native(hostPath);
       } catch {
         return { kind: 'skip', path: workspacePath, reason: SKIP.brokenSymlink };
       }
-      if (!this.allowed.contains(source)) return { kind: 'skip', path: workspacePath, reason: SKIP.outside };
-      const target = statOrUndefined(source);
+      if (!this.allowed.contains(real)) return { kind: 'skip', path: workspacePath, reason: SKIP.outside };
+      const target = statOrUndefined(real);
       if (target === undefined) return { kind: 'skip', path: workspacePath, reason: SKIP.brokenSymlink };
       isDirectory = target.isDirectory();
       isFile = target.isFile();
       size = target.size;
-      if (isDirectory && ancestors.has(source)) return { kind: 'skip', path: workspacePath, reason: SKIP.cycle };
+      if (isDirectory && ancestors.has(real)) return { kind: 'skip', path: workspacePath, reason: SKIP.cycle };
     } else if (!isFile && !isDirectory) {
       return { kind: 'skip', path: workspacePath, reason: SKIP.special };
     }
@@ -233,7 +234,7 @@ export class Planner {
     }
     if (isDirectory) {
       if (!fitsLimits(workspacePath, this.workspace.limits)) return { kind: 'skip', path: workspacePath, reason: SKIP.limits };
-      return { kind: 'directory', relative: childRelative, source };
+      return { kind: 'directory', relative: childRelative, real };
     }
     if (!isFile) return { kind: 'skip', path: workspacePath, reason: SKIP.special };
     if (context.isIncluded !== undefined && !context.isIncluded(childRelative)) return undefined;
@@ -246,10 +247,10 @@ export class Planner {
         return { kind: 'skip', path: workspacePath, reason: SKIP.unreadable };
       }
     }
-    return { kind: 'file', relative: childRelative, source, size: size ?? 0 };
+    return { kind: 'file', relative: childRelative, real, size: size ?? 0 };
   }
 
-  #budget(context: MountContext, size: number, path: NormalizedPath): void {
+  #budget(context: SourceContext, size: number, path: NormalizedPath): void {
     if (context.maxBytes === undefined) return;
     context.bytes += size;
     if (context.bytes > context.maxBytes) {
@@ -269,16 +270,16 @@ export class Planner {
     for (let i = 0; i < segments.length - 1; i += 1) {
       parent = joinPath(parent, segments[i] as string);
       const existing = this.entries.get(parent);
-      if (existing === undefined) this.entries.set(parent, { kind: 'directory', mount: entry.mount });
-      else if (existing.kind === 'file') this.#clash(parent, existing.mount, entry.mount, 'file');
+      if (existing === undefined) this.entries.set(parent, { kind: 'directory', sourceIndex: entry.sourceIndex });
+      else if (existing.kind === 'file') this.#clash(parent, existing.sourceIndex, entry.sourceIndex, 'file');
     }
     const existing = this.entries.get(path);
     if (existing !== undefined) {
-      if (existing.kind === 'directory' && entry.kind === 'file') this.#clash(path, existing.mount, entry.mount, 'directory');
-      if (existing.kind === 'file' && entry.kind === 'directory') this.#clash(path, existing.mount, entry.mount, 'file');
+      if (existing.kind === 'directory' && entry.kind === 'file') this.#clash(path, existing.sourceIndex, entry.sourceIndex, 'directory');
+      if (existing.kind === 'file' && entry.kind === 'directory') this.#clash(path, existing.sourceIndex, entry.sourceIndex, 'file');
       if (existing.kind === 'directory') return;
     }
-    // A later mount's file replaces an earlier one's.
+    // A later source's file replaces an earlier one's.
     this.entries.set(path, entry);
   }
 

@@ -8,7 +8,7 @@ import type { Workspace } from '../workspace/types.js';
  * After the restore, whatever of these paths still exists is removed, whatever the backend.
  *
  * Only the boundary is checked: a planned path whose parent existed before (or is the root). Below a path
- * found missing, everything is new, so a fresh hydration costs one `exists` per mount.
+ * found missing, everything is new, so a fresh hydration costs one `exists` per source.
  */
 export class CreatedPaths {
   readonly #created: NormalizedPath[] = [];

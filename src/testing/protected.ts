@@ -33,7 +33,7 @@ export function protectedPaths(harness: ComplianceHarness): void {
         writeFileSync(join(host, path), text);
       }
       ws ??= await create();
-      const result = await hydrate(ws, [{ hostPath: host, mountPath: 'repo', includeGit: 'read-only' }], { allowedHostRoots: [host] });
+      const result = await hydrate(ws, [{ hostPath: host, path: 'repo', includeGit: 'read-only' }], { allowedHostRoots: [host] });
       expect(result.skipped).toEqual([]);
       return ws;
     };

@@ -9,3 +9,10 @@ export function copyBytes(bytes: Uint8Array, start?: number, end?: number): Uint
   copy.set(source);
   return copy;
 }
+
+/** Whether two byte arrays hold the same bytes. */
+export function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  if (a === b) return true;
+  if (a.byteLength !== b.byteLength) return false;
+  return Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(Buffer.from(b.buffer, b.byteOffset, b.byteLength));
+}

@@ -28,7 +28,7 @@ describe('review over MCP: diff hunks, export_patch, write_back with elicitation
     writeFileSync(join(project, 'a.txt'), 'one\ntwo\nthree\n');
     const session: HydratedSession = await createSession({
       backend: 'memory',
-      mounts: [{ hostPath: project, mountPath: 'p' }],
+      sources: [{ hostPath: project, path: 'p' }],
       allowedHostRoots: [project],
       ...sessionOptions,
     });
@@ -127,7 +127,7 @@ describe('review over MCP: diff hunks, export_patch, write_back with elicitation
     expect(readFileSync(join(allowed.project, 'a.txt'), 'utf8')).toBe('ONE\ntwo\nthree\n');
   });
 
-  it('lists write_back only for a session with mounts to write to', async () => {
+  it('lists write_back only for a session with sources to write to', async () => {
     const session = await createSession({ backend: 'memory' });
     cleanup.push(() => session.dispose());
     const server = await createMcpServer(session);

@@ -45,7 +45,7 @@ describe("MCP roots: the client's roots narrow the workspace, never widen it", (
   async function connect(options: { roots?: string[]; shell?: boolean }): Promise<Connected> {
     const session = await createSession({
       backend: 'memory',
-      mounts: [{ hostPath: project, mountPath: 'project' }],
+      sources: [{ hostPath: project, path: 'project' }],
       allowedHostRoots: [scratch],
     });
     const server = await createMcpServer(session, {

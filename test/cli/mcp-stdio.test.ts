@@ -168,7 +168,7 @@ describe("McpStdioTransport: a call read with the client's initialized notificat
     writeFileSync(join(project, 'docs/guide.md'), 'SECRET GUIDE\n');
     await using session = await createSession({
       backend: 'memory',
-      mounts: [{ hostPath: project, mountPath: 'project' }],
+      sources: [{ hostPath: project, path: 'project' }],
       allowedHostRoots: [scratch],
     });
     const answer = async (transportOver: (ends: ReturnType<typeof pipes>, lane: DirectLane) => Transport) => {
@@ -224,7 +224,7 @@ describe("the client's roots, whatever the chunking", () => {
     writeFileSync(join(project, 'secret/key.txt'), 'THE KEY\n');
     await using session = await createSession({
       backend: 'memory',
-      mounts: [{ hostPath: project, mountPath: 'proj' }],
+      sources: [{ hostPath: project, path: 'proj' }],
       allowedHostRoots: [scratch],
     });
     const answer = async (transportOver: (ends: ReturnType<typeof pipes>, lane: DirectLane) => Transport) => {

@@ -36,8 +36,8 @@ describe('mcp mount table: --mount SRC:/path:ro, --mount-config, --overlay', () 
     expect(command).toMatchObject({
       backend: 'memory',
       mounts: [
-        { hostPath: 'repo', mountPath: '/code' },
-        { hostPath: 'docs', mountPath: '/ref/docs', readOnly: true },
+        { hostPath: 'repo', path: '/code' },
+        { hostPath: 'docs', path: '/ref/docs', readOnly: true },
         { hostPath: 'plain' },
         { hostPath: 'x', readOnly: true },
       ],
@@ -52,7 +52,7 @@ describe('mcp mount table: --mount SRC:/path:ro, --mount-config, --overlay', () 
       file,
       JSON.stringify({
         mounts: [
-          { hostPath: 'repo', mountPath: '/', exclude: ['.env'] },
+          { hostPath: 'repo', path: '/', exclude: ['.env'] },
           { hostPath: 'docs', readOnly: true },
         ],
         allow: ['.'],
@@ -62,13 +62,16 @@ describe('mcp mount table: --mount SRC:/path:ro, --mount-config, --overlay', () 
       backend: 'overlay',
       allow: [hostDir],
       mounts: [
-        { hostPath: join(hostDir, 'repo'), mountPath: '/', exclude: ['.env'] },
+        { hostPath: join(hostDir, 'repo'), path: '/', exclude: ['.env'] },
         { hostPath: join(hostDir, 'docs'), readOnly: true },
       ],
     });
     const bad = join(hostDir, 'bad.json');
     await writeFile(bad, JSON.stringify([{ hostPath: 'repo', readonly: true }]));
     expect(() => parseCommandLine(['mcp', '--mount-config', bad, '--allow', '.'])).toThrow(/mounts\[0\]/);
+    const old = join(hostDir, 'old.json');
+    await writeFile(old, JSON.stringify([{ hostPath: 'repo', mountPath: '/code' }]));
+    expect(() => parseCommandLine(['mcp', '--mount-config', old, '--allow', '.'])).toThrow('`mountPath` is now `path`');
     expect(() => parseCommandLine(['mcp', '--mount-config', join(hostDir, 'missing.json')])).toThrow(UsageError);
     expect(() => parseCommandLine(['mcp', '--overlay'])).toThrow(/at least one --mount/);
     expect(() => parseCommandLine(['mcp', '--overlay', '--root', 'x', '--mount', 'a', '--allow', '.'])).toThrow(UsageError);

@@ -14,7 +14,7 @@ const SKIPPED = "protected at the destination (protect: '**/.git/**'): an export
 describe.each(SESSION_KINDS)('session.writeBack on %s never writes a protected path back', (kind) => {
   it('leaves the host .git alone when the workspace holds a .git of its own, and reports it', async () => {
     const host = trees.tree({ 'a.txt': 'a', '.git/config': '[core]\n', '.git/hooks/pre-commit': '#!/bin/sh\n' });
-    const session = await createSession({ backend: kind, mounts: [{ hostPath: host, mountPath: 'p' }], allowedHostRoots: [host] });
+    const session = await createSession({ backend: kind, sources: [{ hostPath: host, path: 'p' }], allowedHostRoots: [host] });
     await using _ = session;
     // Hydration left the host's .git out, so a .git made in the workspace is the model's own content...
     await session.filesystem.write('p/.git/config', PLANTED);

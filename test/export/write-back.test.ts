@@ -3,15 +3,15 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSession, type HydratedSession } from '../../src/session/index.js';
 import { ExportConflictError } from '../../src/export/export-plan.js';
-import type { HostMount } from '../../src/sources/schema.js';
+import type { HostSource } from '../../src/sources/schema.js';
 import { SESSION_BACKENDS, hostTrees } from '../support/backends.js';
 import { filesOf } from '../support/host-files.js';
 
 describe.each(SESSION_BACKENDS)('session.writeBack on $name', (backend) => {
   const trees = hostTrees();
   const sessions: HydratedSession[] = [];
-  const open = async (mounts: HostMount[], allowed: string): Promise<HydratedSession> => {
-    const session = await createSession({ backend: backend.session, mounts, allowedHostRoots: [allowed] });
+  const open = async (sources: HostSource[], allowed: string): Promise<HydratedSession> => {
+    const session = await createSession({ backend: backend.session, sources, allowedHostRoots: [allowed] });
     sessions.push(session);
     return session;
   };
@@ -21,7 +21,7 @@ describe.each(SESSION_BACKENDS)('session.writeBack on $name', (backend) => {
 
   it("writes the session's changes back to the mount, then has nothing left to write", async () => {
     const host = trees.tree({ 'a.txt': 'a', 'src/b.ts': 'b', 'src/gone.ts': 'g' });
-    const session = await open([{ hostPath: host, mountPath: 'proj' }], host);
+    const session = await open([{ hostPath: host, path: 'proj' }], host);
     const fs = session.filesystem;
     await fs.write('proj/a.txt', 'A');
     await fs.delete('proj/src/gone.ts');
@@ -39,7 +39,7 @@ describe.each(SESSION_BACKENDS)('session.writeBack on $name', (backend) => {
 
   it('never silently overwrites a host file changed since hydration', async () => {
     const host = trees.tree({ 'a.txt': 'a', 'b.txt': 'b' });
-    const session = await open([{ hostPath: host, mountPath: 'p' }], host);
+    const session = await open([{ hostPath: host, path: 'p' }], host);
     await session.filesystem.write('p/a.txt', 'agent');
     await session.filesystem.write('p/b.txt', 'agent b');
     writeFileSync(join(host, 'a.txt'), 'human');
@@ -55,16 +55,16 @@ describe.each(SESSION_BACKENDS)('session.writeBack on $name', (backend) => {
     expect(await session.writeBack()).toEqual({ written: [], deleted: [], conflicts: [], dryRun: false });
   });
 
-  it('respects readOnly mounts, include/exclude and single-file mounts', async () => {
+  it('respects readOnly sources, include/exclude and single-file sources', async () => {
     const allowed = trees.dir();
     const docs = trees.tree({ 'guide.md': 'g' }, join(allowed, 'docs'));
     const code = trees.tree({ 'main.ts': 'm', 'notes.txt': 'n', 'build/out.js': 'o' }, join(allowed, 'code'));
     const single = trees.tree({ 'config.json': '{}' }, join(allowed, 'etc'));
     const session = await open(
       [
-        { hostPath: docs, mountPath: 'docs', readOnly: true },
-        { hostPath: code, mountPath: 'code', include: ['**/*.ts'], exclude: ['build/**', 'build'] },
-        { hostPath: join(single, 'config.json'), mountPath: 'config.json' },
+        { hostPath: docs, path: 'docs', readOnly: true },
+        { hostPath: code, path: 'code', include: ['**/*.ts'], exclude: ['build/**', 'build'] },
+        { hostPath: join(single, 'config.json'), path: 'config.json' },
       ],
       allowed,
     );
@@ -82,7 +82,7 @@ describe.each(SESSION_BACKENDS)('session.writeBack on $name', (backend) => {
     expect(readFileSync(join(single, 'config.json'), 'utf8')).toBe('{"a":1}');
   });
 
-  it('refuses a session without mounts (no baseline)', async () => {
+  it('refuses a session without sources (no baseline)', async () => {
     const session = await createSession({ backend: backend.session });
     sessions.push(session);
     await expect(session.writeBack()).rejects.toMatchObject({ code: 'ESNAPSHOT' });

@@ -14,7 +14,7 @@ import { filesOf } from '../support/host-files.js';
 const tools = new Map(workspaceTools().map((tool) => [tool.name, tool]));
 const tool = (name: WorkspaceToolName) => tools.get(name)!;
 
-describe("createSession({ backend: 'overlay', mounts })", () => {
+describe("createSession({ backend: 'overlay', sources })", () => {
   const trees = hostTrees();
   const sessions: HydratedSession[] = [];
   const open = async (options: Parameters<typeof createSession>[0]): Promise<HydratedSession> => {
@@ -26,9 +26,9 @@ describe("createSession({ backend: 'overlay', mounts })", () => {
     for (const session of sessions.splice(0)) await session.dispose();
   });
 
-  it('shows the mounts without copying them; tools work, a failed call rolls back, the host is never written', async () => {
+  it('shows the sources without copying them; tools work, a failed call rolls back, the host is never written', async () => {
     const repo = trees.tree({ 'src/a.ts': 'export const a = 1;\n', 'README.md': '# repo\n' });
-    const session = await open({ backend: 'overlay', mounts: [{ hostPath: repo, mountPath: '/' }], allowedHostRoots: [repo] });
+    const session = await open({ backend: 'overlay', sources: [{ hostPath: repo, path: '/' }], allowedHostRoots: [repo] });
     expect(session.filesystem.backend).toBe('overlay');
     expect(session.hydration).toBeUndefined();
     expect((await session.runTool(tool('read_file'), { path: 'src/a.ts' })).success).toBe(true);
@@ -42,13 +42,13 @@ describe("createSession({ backend: 'overlay', mounts })", () => {
     expect((await session.filesystem.read('src/a.ts')).content).toBe('export const a = 1;');
   });
 
-  it('composes several mounts over an in-memory root, and writeBack writes the changes to each writable mount', async () => {
+  it('mounts several sources over an in-memory root, and writeBack writes the changes to each writable source', async () => {
     const allowed = trees.dir();
     const code = trees.tree({ 'main.ts': 'm', 'old.ts': 'o', 'build/out.js': 'b' }, join(allowed, 'code'));
     const docs = trees.tree({ 'guide.md': 'g' }, join(allowed, 'docs'));
     const session = await open({
       backend: 'overlay',
-      mounts: [
+      sources: [
         { hostPath: code, exclude: ['build'] },
         { hostPath: docs, readOnly: true },
       ],
@@ -75,7 +75,7 @@ describe("createSession({ backend: 'overlay', mounts })", () => {
 
   it('a host file changed after the session replaced or deleted it is a write-back conflict, never overwritten', async () => {
     const repo = trees.tree({ 'a.txt': 'a', 'b.txt': 'b', 'dir/c.txt': 'c', 'read.txt': 'r' });
-    const session = await open({ backend: 'overlay', mounts: [{ hostPath: repo, mountPath: 'p' }], allowedHostRoots: [repo] });
+    const session = await open({ backend: 'overlay', sources: [{ hostPath: repo, path: 'p' }], allowedHostRoots: [repo] });
     const fs = session.filesystem;
     await fs.write('p/a.txt', 'agent');
     await fs.write('p/b.txt', 'agent b');
@@ -99,7 +99,7 @@ describe("createSession({ backend: 'overlay', mounts })", () => {
 
   it('patch covers only what changed, even when a file the session never changed was rewritten on disk', async () => {
     const repo = trees.tree({ 'seen.txt': 'seen', 'x.txt': 'x' });
-    const session = await open({ backend: 'overlay', mounts: [{ hostPath: repo }], allowedHostRoots: [repo] });
+    const session = await open({ backend: 'overlay', sources: [{ hostPath: repo }], allowedHostRoots: [repo] });
     const name = repo.split('/').pop() as string;
     expect((await session.filesystem.read(`${name}/seen.txt`)).content).toBe('seen');
     const start = await session.filesystem.snapshot();
@@ -113,12 +113,12 @@ describe("createSession({ backend: 'overlay', mounts })", () => {
   it('refuses what an overlay cannot show', async () => {
     const repo = trees.tree({ 'f.txt': 'f' });
     await expect(createSession({ backend: 'overlay' })).rejects.toMatchObject({ code: 'EINVAL' });
-    await expect(createSession({ backend: 'overlay', mounts: [{ hostPath: repo }] })).rejects.toMatchObject({ code: 'EACCES' });
+    await expect(createSession({ backend: 'overlay', sources: [{ hostPath: repo }] })).rejects.toMatchObject({ code: 'EACCES' });
     await expect(
-      createSession({ backend: 'overlay', mounts: [{ hostPath: join(repo, 'f.txt') }], allowedHostRoots: [repo] }),
+      createSession({ backend: 'overlay', sources: [{ hostPath: join(repo, 'f.txt') }], allowedHostRoots: [repo] }),
     ).rejects.toMatchObject({ code: 'EINVAL' });
     await expect(
-      createSession({ backend: 'overlay', mounts: [{ hostPath: repo }], allowedHostRoots: [repo], root: repo }),
+      createSession({ backend: 'overlay', sources: [{ hostPath: repo }], allowedHostRoots: [repo], root: repo }),
     ).rejects.toMatchObject({ code: 'EINVAL' });
   });
 });
@@ -142,7 +142,7 @@ describe('rollback across mounts', () => {
     const docs = trees.tree({ 'guide.md': 'g' }, join(allowed, 'docs'));
     await using session = await createSession({
       backend: 'overlay',
-      mounts: [{ hostPath: code }, { hostPath: docs }],
+      sources: [{ hostPath: code }, { hostPath: docs }],
       allowedHostRoots: [allowed],
     });
     const before = await contentsOf(session.filesystem);

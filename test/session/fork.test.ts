@@ -78,7 +78,7 @@ describe('session.fork()', () => {
     await writeFile(join(project, 'notes.md'), 'draft\n');
     await using parent = await createSession({
       backend: 'memory',
-      mounts: [{ hostPath: project, mountPath: 'p' }],
+      sources: [{ hostPath: project, path: 'p' }],
       allowedHostRoots: [project],
     });
     await parent.filesystem.write('p/notes.md', 'from the parent\n');
@@ -96,7 +96,7 @@ describe('session.fork()', () => {
     await writeFile(join(project, 'a.txt'), 'a');
     await using session = await createSession({
       backend: 'overlay',
-      mounts: [{ hostPath: project, mountPath: 'p' }],
+      sources: [{ hostPath: project, path: 'p' }],
       allowedHostRoots: [project],
     });
     await expect(session.fork()).rejects.toBeInstanceOf(NotSupportedError);

@@ -84,11 +84,11 @@ describe('createSession({ workspace }) over any backend (the key-value example)'
     expect(store.has('new/blob.bin')).toBe(true);
   });
 
-  it('reset() puts the workspace back as the session found it and replays the mounts', async () => {
+  it('reset() puts the workspace back as the session found it and hydrates the sources again', async () => {
     const source = host.tree({ 'readme.md': 'hello\n' });
     const workspace = await kv();
     const original = await contentsOf(workspace);
-    const session = await open({ workspace, mounts: [{ hostPath: source, mountPath: 'mounted' }], allowedHostRoots: [source] });
+    const session = await open({ workspace, sources: [{ hostPath: source, path: 'mounted' }], allowedHostRoots: [source] });
     expect(session.hydration).toMatchObject({ files: 1 });
     const hydrated = await contentsOf(workspace);
     expect(hydrated).toEqual({ ...original, 'mounted/': '', 'mounted/readme.md': 'hello\n' });

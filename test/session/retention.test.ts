@@ -44,7 +44,7 @@ describe.each(['memory', 'host', 'overlay'] as const)('session retention on %s',
   const where = (): Partial<CreateSessionOptions> => {
     if (backend !== 'overlay') return {};
     const empty = trees.dir();
-    return { mounts: [{ hostPath: empty, mountPath: '/' }], allowedHostRoots: [empty] };
+    return { sources: [{ hostPath: empty, path: '/' }], allowedHostRoots: [empty] };
   };
 
   it('keeps the newest history entries and snapshots; a released snapshot is refused by name', async () => {

@@ -127,7 +127,7 @@ describe('session: reset', () => {
       backend: 'host',
       root: join(dir, 'root'),
       readOnly: true,
-      mounts: [{ hostPath: join(dir, 'm') }],
+      sources: [{ hostPath: join(dir, 'm') }],
       allowedHostRoots: [dir],
     });
     expect((await session.filesystem.list('m')).map((entry) => entry.name)).toEqual(['a.txt', 'b.txt']);

@@ -6,7 +6,7 @@ import { FileNotFoundError } from '../../src/workspace/errors.js';
 import { createSession, defineTool, type CreateSessionOptions, type HydratedSession } from '../../src/session/index.js';
 import type { ToolContext } from '../../src/session/types.js';
 import { contentsOf } from '../../src/testing/harness.js';
-import { SESSION_BACKENDS, hostTrees } from '../support/backends.js';
+import { SESSION_BACKENDS, caught, hostTrees } from '../support/backends.js';
 
 const writeTool = defineTool({
   name: 'write',
@@ -72,9 +72,9 @@ describe.each(SESSION_BACKENDS)('sessions on $name', ({ session: backend }) => {
     expect(() => defineTool({ ...tool, name: 'has space' })).toThrow(/tool name/);
   });
 
-  it('hydrates the mounts at creation, and a successful call keeps its changes and is recorded', async () => {
+  it('hydrates the sources at creation, and a successful call keeps its changes and is recorded', async () => {
     const source = host.tree({ 'src/a.ts': 'export const a = 1;\n' });
-    const session = await open({ id: 'one', mounts: [{ hostPath: source, mountPath: 'project' }], allowedHostRoots: [source] });
+    const session = await open({ id: 'one', sources: [{ hostPath: source, path: 'project' }], allowedHostRoots: [source] });
     expect(session.id).toBe('one');
     expect(session.hydration).toMatchObject({ files: 1 });
     const result = await session.runTool(writeTool, { files: { 'project/b.ts': 'b' } });
@@ -314,9 +314,9 @@ describe.each(SESSION_BACKENDS)('sessions on $name', ({ session: backend }) => {
     expect(await session.filesystem.list('/')).toEqual([]);
   });
 
-  it('reset gives a fresh workspace with the mounts replayed (picking up host changes) and empty history', async () => {
+  it('reset gives a fresh workspace with the sources hydrated again (picking up host changes) and empty history', async () => {
     const source = host.tree({ 'a.txt': 'one' });
-    const session = await open({ mounts: [{ hostPath: source, mountPath: 'm' }], allowedHostRoots: [source] });
+    const session = await open({ sources: [{ hostPath: source, path: 'm' }], allowedHostRoots: [source] });
     const first = session.filesystem;
     await session.runTool(writeTool, { files: { 'm/a.txt': 'changed', 'extra.txt': 'x' } });
     writeFileSync(join(source, 'b.txt'), 'two');
@@ -330,7 +330,7 @@ describe.each(SESSION_BACKENDS)('sessions on $name', ({ session: backend }) => {
 
   it('a reset whose hydration fails leaves the session without a workspace until a reset succeeds', async () => {
     const source = host.tree({ 'a.txt': 'small' });
-    const session = await open({ mounts: [{ hostPath: source, mountPath: 'm', maxBytes: 10 }], allowedHostRoots: [source] });
+    const session = await open({ sources: [{ hostPath: source, path: 'm', maxBytes: 10 }], allowedHostRoots: [source] });
     writeFileSync(join(source, 'b.txt'), 'now over the budget');
     await expect(session.reset()).rejects.toMatchObject({ code: 'EFBIG' });
     expect(() => session.filesystem).toThrow(/reset failed/);
@@ -358,7 +358,7 @@ describe.each(SESSION_BACKENDS)('sessions on $name', ({ session: backend }) => {
 
   it('a read-only session hydrates then seals: writes fail with EROFS and calls take no snapshot', async () => {
     const source = host.tree({ 'a.txt': 'a' });
-    const session = await open({ readOnly: true, mounts: [{ hostPath: source, mountPath: '/' }], allowedHostRoots: [source] });
+    const session = await open({ readOnly: true, sources: [{ hostPath: source, path: '/' }], allowedHostRoots: [source] });
     expect(session.filesystem.readOnly).toBe(true);
     const result = await session.runTool(writeTool, { files: { 'b.txt': 'b' } });
     expect(result).toMatchObject({ success: false, rolledBack: false, code: 'EROFS' });
@@ -375,12 +375,12 @@ describe.each(SESSION_BACKENDS)('sessions on $name', ({ session: backend }) => {
     expect(await contentsOf(session.filesystem)).toEqual({ 'a.txt': 'a' });
   });
 
-  it('refuses mounts without allowed roots, and a failed hydration leaves nothing behind', async () => {
+  it('refuses sources without allowed roots, and a failed hydration leaves nothing behind', async () => {
     const source = host.tree({ 'a.txt': 'a' });
-    await expect(createSession({ backend, mounts: [{ hostPath: source }] })).rejects.toMatchObject({ name: 'PathEscapeError' });
-    await expect(createSession({ backend, mounts: [{ hostPath: source, maxBytes: 0 }], allowedHostRoots: [source] })).rejects.toMatchObject(
-      { code: 'EFBIG' },
-    );
+    await expect(createSession({ backend, sources: [{ hostPath: source }] })).rejects.toMatchObject({ name: 'PathEscapeError' });
+    await expect(
+      createSession({ backend, sources: [{ hostPath: source, maxBytes: 0 }], allowedHostRoots: [source] }),
+    ).rejects.toMatchObject({ code: 'EFBIG' });
     await expect(createSession({ backend: 'nope' as never })).rejects.toMatchObject({ code: 'EINVAL' });
   });
 
@@ -412,7 +412,7 @@ describe('host sessions on a given root', () => {
       backend: 'host',
       root,
       gitDir,
-      mounts: [{ hostPath: source, mountPath: 'mnt' }],
+      sources: [{ hostPath: source, path: 'mnt' }],
       allowedHostRoots: [source],
     });
     try {
@@ -427,5 +427,23 @@ describe('host sessions on a given root', () => {
 
   it('a memory session refuses host-only options', async () => {
     await expect(createSession({ backend: 'memory', root: '/tmp/x' })).rejects.toMatchObject({ code: 'EINVAL' });
+  });
+});
+
+describe('spellings of earlier versions', () => {
+  const host = hostTrees();
+
+  it('refuses mounts (now sources) and a source with mountPath (now path), naming the new word', async () => {
+    const source = host.tree({ 'a.txt': 'a' });
+    const old = await caught(() =>
+      createSession({ backend: 'memory', mounts: [{ hostPath: source }], allowedHostRoots: [source] } as never),
+    );
+    expect(old).toMatchObject({ name: 'InvalidArgumentError', code: 'EINVAL' });
+    expect(old.message).toContain('`mounts` is now `sources`');
+    const oldKey = await caught(() =>
+      createSession({ backend: 'memory', sources: [{ hostPath: source, mountPath: 'm' } as never], allowedHostRoots: [source] }),
+    );
+    expect(oldKey).toMatchObject({ name: 'InvalidArgumentError', code: 'EINVAL' });
+    expect(oldKey.message).toContain('`mountPath` is now `path`');
   });
 });

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { appendFileSync, chmodSync, mkdirSync, statSync, readdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { HostMountSchema, hydrate, type HydrateProgress } from '../../src/sources/index.js';
+import { HostSourceSchema, hydrate, type HydrateProgress } from '../../src/sources/index.js';
 import { contentsOf, expectNoHostPath } from '../../src/testing/harness.js';
 import { SESSION_BACKENDS, caught, hostTrees, workspaceFactory } from '../support/backends.js';
 import { createWorkspace } from '../../src/workspace/create-workspace.js';
@@ -47,12 +47,12 @@ describe.each(SESSION_BACKENDS)('hydrate on $name', (backend) => {
       const { allowed, project, base } = layout();
       const workspace = await create();
       const error = await caught(() =>
-        hydrate(workspace, [{ hostPath: `${project}/../../secret`, mountPath: 'x' }], { allowedHostRoots: [allowed] }),
+        hydrate(workspace, [{ hostPath: `${project}/../../secret`, path: 'x' }], { allowedHostRoots: [allowed] }),
       );
       expect(error).toMatchObject({ name: 'PathEscapeError', code: 'EACCES' });
       expectNoHostPath(error, [base]);
       // The same `..` staying inside is fine.
-      await hydrate(workspace, [{ hostPath: `${project}/../project`, mountPath: 'ok' }], { allowedHostRoots: [allowed] });
+      await hydrate(workspace, [{ hostPath: `${project}/../project`, path: 'ok' }], { allowedHostRoots: [allowed] });
       expect(await contentsOf(workspace)).toEqual({ 'ok/': '', 'ok/a.txt': 'a' });
     });
 
@@ -62,7 +62,7 @@ describe.each(SESSION_BACKENDS)('hydrate on $name', (backend) => {
       symlinkSync(join(base, 'secret', 'dir'), join(allowed, 'jump'));
       const workspace = await create();
       const error = await caught(() =>
-        hydrate(workspace, [{ hostPath: `${allowed}/jump/..`, mountPath: 'x', followSymlinks: true }], { allowedHostRoots: [allowed] }),
+        hydrate(workspace, [{ hostPath: `${allowed}/jump/..`, path: 'x', followSymlinks: true }], { allowedHostRoots: [allowed] }),
       );
       expect(error).toMatchObject({ name: 'PathEscapeError' });
       expect(await workspace.list('/')).toEqual([]);
@@ -85,7 +85,7 @@ describe.each(SESSION_BACKENDS)('hydrate on $name', (backend) => {
       expect(escape).toMatchObject({ name: 'PathEscapeError', path: 'out' });
       expect(await workspace.list('/')).toEqual([]);
 
-      // Followed inside the roots; mountPath is the base name as given (the link's), not the target's.
+      // Followed inside the roots; the path is the base name as given (the link's), not the target's.
       const followed = await hydrate(workspace, [{ hostPath: join(allowed, 'in'), followSymlinks: true }], { allowedHostRoots: [allowed] });
       expect(followed.files).toBe(1);
       expect(await contentsOf(workspace)).toEqual({ 'in/': '', 'in/a.txt': 'a' });
@@ -129,7 +129,7 @@ describe.each(SESSION_BACKENDS)('hydrate on $name', (backend) => {
       symlinkSync('sub', join(project, 'in-dir'));
       symlinkSync('missing', join(project, 'broken'));
       symlinkSync('..', join(project, 'sub', 'loop'));
-      // Inside the allowed root but outside the mount: allowed (the rule is the allowed roots).
+      // Inside the allowed root but outside the source: allowed (the rule is the allowed roots).
       writeFileSync(join(allowed, 'neighbour.txt'), 'neighbour');
       symlinkSync('../neighbour.txt', join(project, 'neighbour'));
       return paths;
@@ -208,7 +208,7 @@ describe.each(SESSION_BACKENDS)('hydrate on $name', (backend) => {
         return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
       },
     });
-    const result = await hydrate(racing, [{ hostPath: project, mountPath: '/' }], { allowedHostRoots: [allowed] });
+    const result = await hydrate(racing, [{ hostPath: project, path: '/' }], { allowedHostRoots: [allowed] });
     expect(JSON.stringify(await contentsOf(workspace))).not.toContain('SECRET');
     expect(await contentsOf(workspace)).toEqual({ 'ok.txt': 'ok' });
     expect(result.skipped).toEqual([
@@ -231,12 +231,12 @@ describe.each(SESSION_BACKENDS)('hydrate on $name', (backend) => {
       'empty/': null,
     } as const;
 
-    it('match paths relative to the mount source with dot: true, and exclude wins', async () => {
+    it('match paths relative to the host path with dot: true, and exclude wins', async () => {
       const { allowed, project } = layout(tree as never);
       const workspace = await create();
       await hydrate(
         workspace,
-        [{ hostPath: project, mountPath: 'p', include: ['**/*.ts', '.github/**'], exclude: ['**/node_modules/**', 'src/deep/nested/**'] }],
+        [{ hostPath: project, path: 'p', include: ['**/*.ts', '.github/**'], exclude: ['**/node_modules/**', 'src/deep/nested/**'] }],
         {
           allowedHostRoots: [allowed],
         },
@@ -250,7 +250,7 @@ describe.each(SESSION_BACKENDS)('hydrate on $name', (backend) => {
     it('exclude alone keeps dotfiles unless named, prunes whole directories, and keeps empty directories', async () => {
       const { allowed, project } = layout(tree as never);
       const workspace = await create();
-      await hydrate(workspace, [{ hostPath: project, mountPath: '/', exclude: ['node_modules', '**/*.log', '.env'] }], {
+      await hydrate(workspace, [{ hostPath: project, path: '/', exclude: ['node_modules', '**/*.log', '.env'] }], {
         allowedHostRoots: [allowed],
       });
       expect(Object.keys(await contentsOf(workspace))).toEqual([
@@ -282,8 +282,8 @@ describe.each(SESSION_BACKENDS)('hydrate on $name', (backend) => {
     });
   });
 
-  describe('mount paths', () => {
-    it('default to the base name as given, accept nested targets and the root, and mount single files', async () => {
+  describe('source paths', () => {
+    it('default to the base name as given, accept nested targets and the root, and copy single files', async () => {
       const { allowed, project } = layout({ 'a.txt': 'a', 'sub/b.txt': 'b' });
       const workspace = await create();
       const cwd = process.cwd();
@@ -296,9 +296,9 @@ describe.each(SESSION_BACKENDS)('hydrate on $name', (backend) => {
       await hydrate(
         workspace,
         [
-          { hostPath: join(project, 'sub'), mountPath: 'x/y' },
-          { hostPath: join(project, 'sub'), mountPath: '/' },
-          { hostPath: join(project, 'a.txt'), mountPath: 'single/renamed.txt' },
+          { hostPath: join(project, 'sub'), path: 'x/y' },
+          { hostPath: join(project, 'sub'), path: '/' },
+          { hostPath: join(project, 'a.txt'), path: 'single/renamed.txt' },
           { hostPath: join(project, 'a.txt') },
         ],
         { allowedHostRoots: [allowed] },
@@ -318,22 +318,33 @@ describe.each(SESSION_BACKENDS)('hydrate on $name', (backend) => {
       });
     });
 
-    it('refuses a mountPath that climbs above the root, and unknown mount keys', async () => {
+    it('refuses a path that climbs above the root, and unknown source keys', async () => {
       const { allowed, project } = layout();
       const workspace = await create();
-      await expect(hydrate(workspace, [{ hostPath: project, mountPath: '../up' }], { allowedHostRoots: [allowed] })).rejects.toMatchObject({
+      await expect(hydrate(workspace, [{ hostPath: project, path: '../up' }], { allowedHostRoots: [allowed] })).rejects.toMatchObject({
         code: 'EACCES',
       });
       await expect(
         hydrate(workspace, [{ hostPath: project, exlude: ['x'] } as never], { allowedHostRoots: [allowed] }),
       ).rejects.toMatchObject({ code: 'EINVAL' });
-      expect(HostMountSchema.safeParse({ hostPath: '' }).success).toBe(false);
+      expect(HostSourceSchema.safeParse({ hostPath: '' }).success).toBe(false);
+      expect(await workspace.list('/')).toEqual([]);
+    });
+
+    it('refuses the old spelling mountPath, naming path, and writes nothing', async () => {
+      const { allowed, project } = layout();
+      const workspace = await create();
+      const error = await caught(() =>
+        hydrate(workspace, [{ hostPath: project, mountPath: 'p' } as never], { allowedHostRoots: [allowed] }),
+      );
+      expect(error).toMatchObject({ name: 'InvalidArgumentError', code: 'EINVAL' });
+      expect((error as Error).message).toContain('`mountPath` is now `path`');
       expect(await workspace.list('/')).toEqual([]);
     });
   });
 
   describe('all or nothing', () => {
-    it('a mount over maxBytes fails the whole hydration, before anything is written', async () => {
+    it('a source over maxBytes fails the whole hydration, before anything is written', async () => {
       const { allowed, project } = layout({ 'a.bin': new Uint8Array(600), 'b.bin': new Uint8Array(600) });
       const other = host.tree({ 'small.txt': 'small' }, join(allowed, 'other'));
       const workspace = await create();
@@ -354,7 +365,7 @@ describe.each(SESSION_BACKENDS)('hydrate on $name', (backend) => {
       const { allowed, project } = layout({ 'a.txt': 'a', 'b.txt': 'new b', 'c/d.txt': 'd' });
       const workspace = await create();
       await workspace.write('project/b.txt', 'old b');
-      await workspace.write('project/c/d.txt/blocker', 'a directory where the mount has a file');
+      await workspace.write('project/c/d.txt/blocker', 'a directory where the source has a file');
       const before = await contentsOf(workspace);
       const error = await caught(() => hydrate(workspace, [{ hostPath: project }], { allowedHostRoots: [allowed] }));
       expect(error).toMatchObject({ code: 'EISDIR' });
@@ -461,7 +472,7 @@ describe.each(SESSION_BACKENDS)('hydrate on $name', (backend) => {
       expect(await workspace.list('/')).toEqual([]);
     });
 
-    it('overlapping mounts: later files win, directories merge; a file/directory clash fails with nothing written', async () => {
+    it('overlapping sources: later files win, directories merge; a file/directory clash fails with nothing written', async () => {
       const base = host.dir();
       host.tree(
         {
@@ -478,8 +489,8 @@ describe.each(SESSION_BACKENDS)('hydrate on $name', (backend) => {
       const result = await hydrate(
         workspace,
         [
-          { hostPath: join(base, 'one'), mountPath: 'm' },
-          { hostPath: join(base, 'two'), mountPath: 'm' },
+          { hostPath: join(base, 'one'), path: 'm' },
+          { hostPath: join(base, 'two'), path: 'm' },
         ],
         { allowedHostRoots: [base] },
       );
@@ -498,8 +509,8 @@ describe.each(SESSION_BACKENDS)('hydrate on $name', (backend) => {
         hydrate(
           fresh,
           [
-            { hostPath: join(base, 'one'), mountPath: 'm' },
-            { hostPath: join(base, 'three'), mountPath: 'm' },
+            { hostPath: join(base, 'one'), path: 'm' },
+            { hostPath: join(base, 'three'), path: 'm' },
           ],
           { allowedHostRoots: [base] },
         ),
@@ -507,13 +518,13 @@ describe.each(SESSION_BACKENDS)('hydrate on $name', (backend) => {
       expect(clash).toMatchObject({ path: 'm/shared.txt' });
       expect(['EISDIR', 'ENOTDIR']).toContain(clash.code);
       expect(await fresh.list('/')).toEqual([]);
-      // A single-file mount onto a mounted directory's path clashes too.
+      // A single-file source onto a hydrated directory's path clashes too.
       await expect(
         hydrate(
           fresh,
           [
-            { hostPath: join(base, 'one'), mountPath: 'm' },
-            { hostPath: join(base, 'two', 'shared.txt'), mountPath: 'm/dir' },
+            { hostPath: join(base, 'one'), path: 'm' },
+            { hostPath: join(base, 'two', 'shared.txt'), path: 'm/dir' },
           ],
           { allowedHostRoots: [base] },
         ),
@@ -535,7 +546,7 @@ describe.each(SESSION_BACKENDS)('hydrate on $name', (backend) => {
         'keep/nested/empty/': null,
       });
       const workspace = await create();
-      const result = await hydrate(workspace, [{ hostPath: project, mountPath: '/' }], { allowedHostRoots: [allowed] });
+      const result = await hydrate(workspace, [{ hostPath: project, path: '/' }], { allowedHostRoots: [allowed] });
       expect(result).toEqual({ files: 4, bytes: random.byteLength + invalidUtf8.byteLength + 6, skipped: [] });
       expect(Buffer.from((await workspace.readBytes('bin/random.dat')).content).equals(random)).toBe(true);
       expect(Array.from((await workspace.readBytes('bin/bad.bin')).content)).toEqual(Array.from(invalidUtf8));
@@ -674,7 +685,7 @@ describe.each(SESSION_BACKENDS)('hydrate on $name', (backend) => {
     it('hydrating nothing writes nothing and takes no snapshot', async () => {
       const { allowed, project } = layout({ 'a.txt': 'a' });
       const workspace = await create();
-      const result = await hydrate(workspace, [{ hostPath: project, include: ['*.none'], mountPath: '/' }], {
+      const result = await hydrate(workspace, [{ hostPath: project, include: ['*.none'], path: '/' }], {
         allowedHostRoots: [allowed],
       });
       expect(result).toEqual({ files: 0, bytes: 0, skipped: [] });

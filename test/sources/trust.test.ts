@@ -20,7 +20,7 @@ const PROJECT = {
   'worktree/.git': 'gitdir: /somewhere/else/.git/worktrees/w\n',
   'worktree/b.ts': 'b',
 };
-const VERSION_CONTROL = "version-control directory (a mount's includeGit: 'read-only' brings it in read-only)";
+const VERSION_CONTROL = "version-control directory (a source's includeGit: 'read-only' brings it in read-only)";
 
 describe.each(BACKENDS)('hydration and the trust rules on $name', (backend) => {
   const create = workspaceFactory(backend);
@@ -28,13 +28,13 @@ describe.each(BACKENDS)('hydration and the trust rules on $name', (backend) => {
   it('skips version-control internals by default and lists each in skipped with its reason', async () => {
     const dir = host.tree(PROJECT);
     const workspace = await create();
-    const result = await hydrate(workspace, [{ hostPath: dir, mountPath: 'p' }], { allowedHostRoots: [dir] });
+    const result = await hydrate(workspace, [{ hostPath: dir, path: 'p' }], { allowedHostRoots: [dir] });
     expect(result.skipped).toEqual([
       { path: 'p/.git', reason: VERSION_CONTROL },
       { path: 'p/new/.jj', reason: VERSION_CONTROL },
       { path: 'p/old/.svn', reason: VERSION_CONTROL },
       { path: 'p/vendor/lib/.hg', reason: VERSION_CONTROL },
-      { path: 'p/worktree/.git', reason: 'a version-control pointer file (a .git file names a repository outside the mount)' },
+      { path: 'p/worktree/.git', reason: 'a version-control pointer file (a .git file names a repository outside the source)' },
     ]);
     expect(Object.keys(await contentsOf(workspace)).filter((path) => /\.(git|hg|svn|jj)\b/.test(path))).toEqual([]);
   });
@@ -42,7 +42,7 @@ describe.each(BACKENDS)('hydration and the trust rules on $name', (backend) => {
   it('skips a file the policy denies and lists it, instead of failing the hydration', async () => {
     const dir = host.tree(PROJECT);
     const workspace = await create({ policy: { deny: ['**/.env'] } });
-    const result = await hydrate(workspace, [{ hostPath: dir, mountPath: 'p' }], { allowedHostRoots: [dir] });
+    const result = await hydrate(workspace, [{ hostPath: dir, path: 'p' }], { allowedHostRoots: [dir] });
     expect(result.skipped).toEqual(
       expect.arrayContaining([
         { path: 'p/.env', reason: 'denied by the workspace policy' },
@@ -59,7 +59,7 @@ describe.each(SESSION_KINDS)('createSession on %s: policy and protect apply to t
     const dir = host.tree(PROJECT);
     const session = await createSession({
       backend: kind,
-      mounts: [{ hostPath: dir, mountPath: 'p', includeGit: 'read-only' }],
+      sources: [{ hostPath: dir, path: 'p', includeGit: 'read-only' }],
       allowedHostRoots: [dir],
       policy: { deny: ['**/.env'] },
     });
@@ -84,7 +84,7 @@ describe.each(SESSION_KINDS)('createSession on %s: policy and protect apply to t
     const dir = host.tree(PROJECT);
     const session = await createSession({
       backend: kind,
-      mounts: [{ hostPath: dir, mountPath: 'p', includeGit: 'read-only' }],
+      sources: [{ hostPath: dir, path: 'p', includeGit: 'read-only' }],
       allowedHostRoots: [dir],
       protect: [],
     });
@@ -97,15 +97,15 @@ describe('createSession on overlay', () => {
   it('refuses a policy (which it cannot apply) and hides .git unless includeGit asks for it', async () => {
     const dir = host.tree(PROJECT);
     const refused = await caught(() =>
-      createSession({ backend: 'overlay', mounts: [{ hostPath: dir }], allowedHostRoots: [dir], policy: { deny: ['**/.env'] } }),
+      createSession({ backend: 'overlay', sources: [{ hostPath: dir }], allowedHostRoots: [dir], policy: { deny: ['**/.env'] } }),
     );
     expect(refused).toMatchObject({ name: 'InvalidArgumentError' });
-    const session = await createSession({ backend: 'overlay', mounts: [{ hostPath: dir, mountPath: '/' }], allowedHostRoots: [dir] });
+    const session = await createSession({ backend: 'overlay', sources: [{ hostPath: dir, path: '/' }], allowedHostRoots: [dir] });
     await using _ = session;
     expect(await session.filesystem.exists('.git')).toBe(false);
     const shown = await createSession({
       backend: 'overlay',
-      mounts: [{ hostPath: dir, mountPath: '/', includeGit: 'read-only' }],
+      sources: [{ hostPath: dir, path: '/', includeGit: 'read-only' }],
       allowedHostRoots: [dir],
     });
     await using __ = shown;

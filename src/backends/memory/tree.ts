@@ -1,6 +1,7 @@
 import { FileNotFoundError, NotADirectoryError } from '../../workspace/errors.js';
 import { displayPath, joinPath, type NormalizedPath } from '../../workspace/paths.js';
 import { PersistentMap } from '../../snapshots/persistent-map.js';
+import { sameBytes } from '../../workspace/bytes.js';
 
 /**
  * The memory backend's persistent tree. Nodes are never mutated: a change returns a new root that shares
@@ -120,13 +121,6 @@ export function* filesBelow(node: TreeNode, path: NormalizedPath): Generator<Nor
     return;
   }
   for (const [name, child] of node.children.entries()) yield* filesBelow(child, joinPath(path, name));
-}
-
-function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
-  if (a === b) return true;
-  if (a.byteLength !== b.byteLength) return false;
-  for (let i = 0; i < a.byteLength; i += 1) if (a[i] !== b[i]) return false;
-  return true;
 }
 
 /** Whether two files or links hold what git records the same: kind, bytes or target, and the executable bit. */

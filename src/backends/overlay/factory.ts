@@ -18,7 +18,7 @@ export interface OverlayDriverOptions {
   include?: readonly string[];
   /**
    * Version-control internals (`.git`, `.hg`, `.svn`, `.jj`) are hidden unless `'read-only'`: then they show,
-   * read-only to every mutation under the workspace's `protect` rule (as a hydration mount's `includeGit`).
+   * read-only to every mutation under the workspace's `protect` rule (as a hydration source's `includeGit`).
    */
   includeGit?: 'read-only';
 }

@@ -3,7 +3,7 @@ import { snapshotTree, type TreeChild, type TreeReader } from '../../../snapshot
 import { EMPTY_DIR_MARKER, escapeName, unescapeName } from './names.js';
 import type { GitStore, TreeEntry } from './store.js';
 
-// One reader per store: two trees with the same reader are compared by identity (see changedPaths).
+// One reader per store; trees of any two git stores are compared by identity (see changedPaths).
 const gitReaders = new WeakMap<GitStore, TreeReader<string>>();
 
 /** A git tree of a host snapshot (names unescaped, empty-directory markers hidden; see names.ts). */
@@ -25,6 +25,8 @@ function gitReader(store: GitStore): TreeReader<string> {
     return { kind: 'file', executable: entry.mode === '100755', identity, bytes };
   };
   return {
+    // Object ids name contents wherever they are stored: a fork's store and its parent's compare by them.
+    identityScope: 'git',
     async child(directory, name) {
       const stored = escapeName(name);
       const found = (await store.readTree(directory)).find((entry) => entry.name === stored);

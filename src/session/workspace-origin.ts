@@ -11,9 +11,9 @@ export type CloseReason = 'reset' | 'dispose' | 'failed';
  * between a built-in backend (the session creates and disposes its workspaces) and a given workspace (the
  * caller's, which the session only borrows).
  */
-export interface WorkspaceSource {
-  /** Whether `open()` returns a workspace already showing the mounts (an overlay), so nothing is hydrated. */
-  readonly showsMounts: boolean;
+export interface WorkspaceOrigin {
+  /** Whether `open()` returns a workspace already showing the sources (an overlay), so nothing is hydrated. */
+  readonly showsSources: boolean;
   /** The workspace as it is before hydration. */
   open(): Promise<SnapshotableWorkspace>;
   /** Lets go of `workspace`. For `reset`, throws before changing anything when the workspace cannot go back. */
@@ -25,19 +25,19 @@ export interface WorkspaceSource {
   ready?(): Promise<void>;
 }
 
-export function workspaceSource(settings: SessionSettings): WorkspaceSource {
-  const source = settings.source;
-  if (source.kind === 'given') return new GivenWorkspace(source.workspace, settings.id);
-  if (source.kind === 'namespace') return new UserWorkspace(source.namespace.open(source.user), settings.id);
-  return new BuiltInBackend(source.settings, settings);
+export function workspaceOrigin(settings: SessionSettings): WorkspaceOrigin {
+  const origin = settings.origin;
+  if (origin.kind === 'given') return new GivenWorkspace(origin.workspace, settings.id);
+  if (origin.kind === 'namespace') return new UserWorkspace(origin.namespace.open(origin.user), settings.id);
+  return new BuiltInBackend(origin.settings, settings);
 }
 
 /**
  * A caller's workspace: `reset` restores the snapshot taken when the session first opened it, and the
  * session never disposes it. A workspace sealed by a read-only session cannot be restored, so cannot reset.
  */
-class GivenWorkspace implements WorkspaceSource {
-  readonly showsMounts = false;
+class GivenWorkspace implements WorkspaceOrigin {
+  readonly showsSources = false;
   #baseline: WorkspaceSnapshot | undefined;
   #opened = false;
 
@@ -78,9 +78,9 @@ class UserWorkspace extends GivenWorkspace {
 
 /**
  * `backend: 'memory' | 'host' | 'overlay'`: a new workspace per `open()`, disposed on close. An overlay
- * workspace already shows the mounts (see `overlayMounts`), so the session does not hydrate it.
+ * workspace already shows the sources (see `overlayMounts`), so the session does not hydrate it.
  */
-class BuiltInBackend implements WorkspaceSource {
+class BuiltInBackend implements WorkspaceOrigin {
   /** Given host root only: the root as it was before hydration, which `reset()` goes back to. */
   #baseline: WorkspaceSnapshot | undefined;
   /** Given host root only: the baseline being taken. */
@@ -89,14 +89,14 @@ class BuiltInBackend implements WorkspaceSource {
   #stopBaseline: AbortController | undefined;
 
   readonly sessionId: string;
-  readonly showsMounts: boolean;
+  readonly showsSources: boolean;
 
   constructor(
     readonly settings: BackendSettings,
     readonly session: SessionSettings,
   ) {
     this.sessionId = session.id;
-    this.showsMounts = settings.backend === 'overlay';
+    this.showsSources = settings.backend === 'overlay';
   }
 
   async open(): Promise<SnapshotableWorkspace> {
@@ -116,7 +116,7 @@ class BuiltInBackend implements WorkspaceSource {
     if (settings.backend === 'overlay') {
       const { overlayMounts } = await import('../compose/overlay-mounts.js');
       const { audit: sinks, protect } = settings;
-      return overlayMounts(this.session.mounts, this.session.allowedHostRoots, {
+      return overlayMounts(this.session.sources, this.session.allowedHostRoots, {
         ...limits,
         ...(protect === undefined ? {} : { protect }),
         ...(sinks === undefined ? {} : { audit: sinks }),
@@ -136,7 +136,7 @@ class BuiltInBackend implements WorkspaceSource {
       ...limits,
       // Read-only from the start when nothing is hydrated into it: a read-only session's root is left as it
       // is (a writable workspace removes killed writers' temp files from a given root when it opens).
-      ...(this.session.readOnly && this.session.mounts.length === 0 ? { readOnly: true } : {}),
+      ...(this.session.readOnly && this.session.sources.length === 0 ? { readOnly: true } : {}),
       ...audit,
     });
     if (settings.root === undefined) return workspace;
@@ -196,10 +196,10 @@ class BuiltInBackend implements WorkspaceSource {
 
 /**
  * A forked session's workspace (made by `session.fork()`): the session owns it and disposes it when done;
- * `reset()` puts it back as it was when forked (the mounts are not hydrated again: it already shows them).
+ * `reset()` puts it back as it was when forked (the sources are not hydrated again: it already shows them).
  */
-export class ForkedWorkspace implements WorkspaceSource {
-  readonly showsMounts = true;
+export class ForkedWorkspace implements WorkspaceOrigin {
+  readonly showsSources = true;
 
   constructor(
     readonly workspace: SnapshotableWorkspace,
