@@ -107,13 +107,12 @@ describe('file kinds in the local store', () => {
       writeFileSync(file, patch);
       git('apply', '--index', file);
     }
-    expect(git('ls-files', '-s').replace(/ [0-9a-f]{40} 0\t/g, ' ').trim().split('\n')).toEqual([
-      '100755 bin/run.sh',
-      '120000 dangling',
-      '120000 lib-dir',
-      '120000 src/a-link.txt',
-      '100755 src/lib/a.txt',
-    ]);
+    expect(
+      git('ls-files', '-s')
+        .replace(/ [0-9a-f]{40} 0\t/g, ' ')
+        .trim()
+        .split('\n'),
+    ).toEqual(['100755 bin/run.sh', '120000 dangling', '120000 lib-dir', '120000 src/a-link.txt', '100755 src/lib/a.txt']);
     expect(readlinkSync(join(repo, 'lib-dir'))).toBe('src/lib');
     await session.dispose();
   });
