@@ -11,7 +11,10 @@ import { localSessionStore } from '../../src/store/local-store.js';
 import { postgresSessionStore } from '../../src/store/postgres-store.js';
 import { s3BlobStore } from '../../src/store/s3-blob-store.js';
 import type { SessionStore } from '../../src/store/session-store.js';
-import { kindsOf, plantKinds } from '../../src/testing/index.js';
+import { expectError, kindsOf, plantKinds } from '../../src/testing/index.js';
+import { memoryBlobStore } from '../../src/snapshots/blob-store.js';
+import { storeDriver } from '../../src/store/store-driver.js';
+import { createWorkspace } from '../../src/workspace/create-workspace.js';
 import { postgresSkipReason } from '../support/postgres.js';
 
 /**
@@ -58,6 +61,19 @@ function kindsSurvive(storeFor: () => SessionStore): void {
     await resumed.dispose();
   });
 }
+
+describe('links in a blob tree and the protect rule', () => {
+  it('judges a write through a link by where it lands: protected content stays read-only (resolve)', async () => {
+    const driver = storeDriver({ blobs: memoryBlobStore() });
+    // There when the workspace opened, as a host repository is: protected by the default rule.
+    await createWorkspace(driver).write('repo/.git/config', 'safe');
+    const ws = createWorkspace(driver);
+    await ws.symlink('repo/.git', 'g');
+    await expectError(ws.write('g/config', 'planted'), 'PolicyError', 'EPERM');
+    await expectError(ws.setExecutable('g/config', true), 'PolicyError', 'EPERM');
+    expect(await kindsOf(ws, 'repo')).toEqual({ 'repo/.git/': 'dir', 'repo/.git/config': '100644 safe' });
+  });
+});
 
 describe('file kinds in the local store', () => {
   let dir: string;
