@@ -179,6 +179,7 @@ export class BlobSnapshotter implements Snapshotter {
   async dispose(): Promise<void> {
     this.#taken.clear();
     this.#mirror = undefined;
+    this.#resolving = [];
   }
 
   #rootOf(record: WorkspaceSnapshot): string {
