@@ -74,6 +74,30 @@ export function resolveLinks<N>(tree: LinkTree<N>, path: NormalizedPath, followF
   return { path: names.join('/'), node: nodes[nodes.length - 1] };
 }
 
+/**
+ * Thrown by a {@link LinkTree}'s `child` or `target` for a part it has not loaded yet (a directory's
+ * entries, a link's target in a blob store): {@link resolveLinksLoading} waits for `load` and walks again.
+ */
+export class NotLoaded {
+  constructor(readonly load: Promise<unknown>) {}
+}
+
+/**
+ * `resolveLinks` over a tree that loads its parts on demand: each part missing is loaded (its `NotLoaded`
+ * awaited) and the walk starts over, so the rules stay those of `resolveLinks`. A walk over loaded parts
+ * costs what `resolveLinks` does; each retry has loaded one more part.
+ */
+export async function resolveLinksLoading<N>(tree: LinkTree<N>, path: NormalizedPath, followFinal: boolean): Promise<ResolvedPath<N>> {
+  for (;;) {
+    try {
+      return resolveLinks(tree, path, followFinal);
+    } catch (error) {
+      if (!(error instanceof NotLoaded)) throw error;
+      await error.load;
+    }
+  }
+}
+
 function escapes(path: NormalizedPath): PathEscapeError {
   const shown = displayPath(path);
   return new PathEscapeError(shown, `a symlink leaves the workspace: ${shown}`);
