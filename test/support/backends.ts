@@ -136,7 +136,7 @@ export const BACKENDS: BackendUnderTest[] = [
     violations: () => strictViolations.splice(0),
   }),
   backend({
-    name: 'kv with file kinds (strict third-party driver)',
+    name: 'kv with file kinds, strict (third-party driver)',
     // The example's opt-in for executable bits and links (`resolveLinks` following them inside the store),
     // held to the preconditions of the optional primitives too.
     open: (options) => createWorkspace(strictDriver(kvDriver({ fileKinds: true }), recordViolation), options),
