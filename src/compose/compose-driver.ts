@@ -212,7 +212,8 @@ export class ComposeDriver implements BackendDriver {
     const replaced = await this.kind(to);
     const existed = replaced !== undefined;
     // What is replaced goes first unless bytes simply overwrite a file (a link there is replaced, never written through).
-    if (existed && (sourceKind !== 'file' || replaced !== 'file')) await inMount(mount.path, () => workspace.delete(target.inner, { recursive: true }));
+    if (existed && (sourceKind !== 'file' || replaced !== 'file'))
+      await inMount(mount.path, () => workspace.delete(target.inner, { recursive: true }));
     try {
       for (const entry of entries) {
         const inner = entry.path === from ? target.inner : joinPath(target.inner, relativeTo(entry.path, from));

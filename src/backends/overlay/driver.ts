@@ -329,7 +329,8 @@ export class OverlayDriver implements BackendDriver {
   #lowerFile(rel: NormalizedPath): LowerEntry {
     const lower = this.lower.entry(rel, splitPath(rel).length - 1);
     if (lower === undefined) throw new FileNotFoundError(displayPath(rel));
-    if (lower.kind !== 'file' || !lower.stat.isFile()) throw new InvalidArgumentError(`not a regular file: ${displayPath(rel)}`, displayPath(rel));
+    if (lower.kind !== 'file' || !lower.stat.isFile())
+      throw new InvalidArgumentError(`not a regular file: ${displayPath(rel)}`, displayPath(rel));
     return lower;
   }
 
