@@ -8,6 +8,7 @@ import {
   NotADirectoryError,
   NotSupportedError,
   linkLoopError,
+  PathEscapeError,
   QuotaExceededError,
   ReadOnlyError,
   WorkspaceError,
@@ -40,6 +41,10 @@ export function fromDriverError(error: unknown, path: NormalizedPath): Workspace
       return linkLoopError(shown);
     case 'EACCES':
     case 'EPERM':
+      // A link leading out of the driver's root, said by `resolveLinks` of another copy of sessionfs (a
+      // driver package with its own install): the same error, not a host's permission denied.
+      if ((error as { name?: unknown }).name === 'PathEscapeError')
+        return new PathEscapeError(shown, `a symlink leaves the workspace: ${shown}`);
       return new WorkspaceError('EACCES', `permission denied by the backend: ${shown}`, shown);
     case 'ENAMETOOLONG':
       return new NameTooLongError(`a name is longer than the backend allows: ${shown}`, shown);

@@ -66,7 +66,9 @@ export class WorkspaceMutations {
       if (state === 'existing' && mode === 'create')
         throw new FileExistsError(shown, `already exists: ${shown} (mode 'create' never replaces a file)`);
       const release = await governance.beforeWrite(target, state, mode, content.byteLength);
-      const stored = { mode, ...(mimeType === undefined ? {} : { mimeType }), ...(executable === undefined ? {} : { executable }) };
+      // `executable` reaches only a driver with executable bits (`false` is nothing to tell one without).
+      const bit = executable === undefined || this.#driver.setExecutable === undefined ? {} : { executable };
+      const stored = { mode, ...(mimeType === undefined ? {} : { mimeType }), ...bit };
       const write = async (): Promise<void> => {
         if (state === 'missing') await this.#prepareParent(target, options.createParents !== false);
         await storeContent(this.#driver, target, content, stored);

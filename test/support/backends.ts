@@ -135,6 +135,14 @@ export const BACKENDS: BackendUnderTest[] = [
     sameFiles: (workspace, options) => createWorkspace(driverOf(workspace), options),
     violations: () => strictViolations.splice(0),
   }),
+  backend({
+    name: 'kv with file kinds, strict (third-party driver)',
+    // The example's opt-in for executable bits and links (`resolveLinks` following them inside the store),
+    // held to the preconditions of the optional primitives too.
+    open: (options) => createWorkspace(strictDriver(kvDriver({ fileKinds: true }), recordViolation), options),
+    sameFiles: (workspace, options) => createWorkspace(driverOf(workspace), options),
+    violations: () => strictViolations.splice(0),
+  }),
 ];
 
 export function backendNamed(name: string): BackendUnderTest {
