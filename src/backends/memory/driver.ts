@@ -142,6 +142,11 @@ export class MemoryDriver implements BackendDriver {
     );
   }
 
+  /** Where an access to `path` lands, links followed: what a policy and the `protect` rule judge. */
+  async resolve(path: NormalizedPath): Promise<NormalizedPath> {
+    return this.#resolve(path, true).path;
+  }
+
   async readlink(path: NormalizedPath): Promise<string> {
     const node = this.#resolve(path, false).node;
     if (node === undefined) throw new FileNotFoundError(displayPath(path));
