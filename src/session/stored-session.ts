@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
 import { BlobTreeDriver } from '../store/blob-tree-driver.js';
+import { newLeaseOwner } from '../store/lease-owner.js';
 import type { SessionHead, SessionStore } from '../store/session-store.js';
 import { ConflictError, InvalidArgumentError, NotSupportedError } from '../workspace/errors.js';
 import { createWorkspace } from '../workspace/create-workspace.js';
@@ -43,7 +44,8 @@ export async function openStoredSession(options: StoreSessionOptions): Promise<R
   const leaseMs = options.leaseMs ?? 30_000;
   if (!Number.isInteger(leaseMs) || leaseMs < 1000) throw new InvalidArgumentError('leaseMs must be an integer of at least 1000');
   resolveLimits(options.limits); // bad limits are refused before anything is taken
-  const owner = randomUUID();
+  // Names this process, so that a store can give the lease to the next process at once if this one is killed.
+  const owner = newLeaseOwner();
   if (options.readOnly === true) {
     const head = (await store.head(sessionId)) ?? { sessionId, parentId: undefined, root: undefined, version: 0 };
     return openHead(options, head, owner, leaseMs);
