@@ -42,7 +42,9 @@ export async function openStore(flags: StoreFlags, options: { create: boolean; s
   const { postgresSessionStore } = await import('../store/postgres-store.js');
   const { s3BlobStore } = await import('../store/s3-blob-store.js');
   const pool = new Pool({ connectionString: flags.url, max: 4 });
-  const client = new S3Client(flags.endpoint === undefined ? {} : { endpoint: flags.endpoint, forcePathStyle: true });
+  // An S3-compatible server takes any region; AWS itself needs the user's (AWS_REGION, ~/.aws/config).
+  const region = process.env.AWS_REGION === undefined ? { region: 'us-east-1' } : {};
+  const client = new S3Client(flags.endpoint === undefined ? {} : { endpoint: flags.endpoint, forcePathStyle: true, ...region });
   const retry = options.server === true ? {} : { retry: { deadlineMs: COMMAND_DEADLINE_MS } };
   const blobs = s3BlobStore({ client, bucket: flags.bucket, ...(flags.prefix === undefined ? {} : { prefix: flags.prefix }), ...retry });
   return {

@@ -25,7 +25,8 @@ export const STORE_USAGE = `Store (where named sessions live; the same for mcp -
   --store-dir <dir>    The local session store (default $XDG_STATE_HOME/sessionfs, else ~/.local/state/sessionfs).
   --store <url>        Keep heads and leases in Postgres instead (postgres://…); needs --s3.
   --s3 <s3://bucket/prefix>  Where --store keeps the contents (credentials and region from the AWS SDK's usual sources).
-  --s3-endpoint <url>  An S3-compatible server (MinIO, R2, …) instead of AWS; path-style requests.`;
+  --s3-endpoint <url>  An S3-compatible server (MinIO, R2, …) instead of AWS; path-style requests, region
+                       us-east-1 unless AWS_REGION is set.`;
 
 export const SESSIONS_USAGE = `Usage: sessionfs sessions <action> [NAME] [options]
 
