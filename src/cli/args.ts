@@ -1,5 +1,8 @@
 import { parseArgs } from 'node:util';
 import { MountSyntaxError, parseMountValue, readMountConfig, type MountArgument } from './mount-args.js';
+import { sessionsCommand, SESSIONS_OPTIONS, SESSIONS_USAGE, STORE_OPTIONS, STORE_USAGE, type SessionsCommand } from './sessions-args.js';
+import { sessionName, storeFlags, type StoreFlags } from './store-flags.js';
+import { SessionInUseError, UsageError } from './usage-error.js';
 
 export type { MountArgument } from './mount-args.js';
 
@@ -9,7 +12,8 @@ const GENERAL = `General:
 
 Exit status: 0 done (mcp: the client disconnected or the process was told to stop); 1 the session could not
 start or the command failed (mcp: a write-back conflict left, a patch not written); 2 a usage error
-(unknown command or flag, a bad or missing value, a path a flag names that cannot be used).
+(unknown command or flag, a bad or missing value, a path a flag names that cannot be used); 3 the named
+session is open in another live process (mcp --session, sessions rm).
 `;
 
 export const MCP_USAGE = `Usage: sessionfs mcp [options]
@@ -50,6 +54,12 @@ Options:
   --allow-write-back   Let the write_back tool write to the mounts without asking when the client cannot
                        ask the user (no MCP elicitation); a client that can always asks first. Conflicts
                        are never overwritten. The mounts are checked at start as for --write-back.
+  --session <name>     Keep the session in a session store under this name, published after every successful
+                       call, and resume it when a server starts again with the same name (see sessionfs
+                       sessions). One server per session: a second one exits with status 3. Not with --mount,
+                       --mount-config, --overlay, --root or --backend (the workspace lives in the store).
+
+${STORE_USAGE}
 
 ${GENERAL}`;
 
@@ -65,15 +75,14 @@ export const USAGE = `Usage: sessionfs <command> [options]
 Commands:
   demo                 Narrate a scripted agent session on the in-memory backend (what \`npm start\` runs).
   mcp                  Serve the workspace tool suite over MCP on stdio.
+  sessions             List, show, diff, export, write back, remove and collect stored sessions (mcp --session).
   help [command]       Show this help, or a command's.
 
 Run 'sessionfs <command> --help' for a command's options.
 
 ${GENERAL}`;
 
-export class UsageError extends Error {
-  override name = 'UsageError';
-}
+export { SessionInUseError, UsageError };
 
 export interface McpCommand {
   command: 'mcp';
@@ -96,11 +105,15 @@ export interface McpCommand {
   patchOut?: string;
   /** Write the changes back to the mounts when the server stops. */
   writeBack?: boolean;
+  /** `--session NAME`: serve this stored session (created when absent) from `store`. */
+  session?: string;
+  store?: StoreFlags;
 }
 
-export type Command = { command: 'help'; usage: string } | { command: 'version' } | { command: 'demo' } | McpCommand;
+export type Command = { command: 'help'; usage: string } | { command: 'version' } | { command: 'demo' } | McpCommand | SessionsCommand;
 
-const COMMAND_USAGE: Record<string, string> = { mcp: MCP_USAGE, demo: DEMO_USAGE };
+const COMMAND_USAGE: Record<string, string> = { mcp: MCP_USAGE, demo: DEMO_USAGE, sessions: SESSIONS_USAGE };
+const COMMANDS = 'demo, mcp or sessions';
 const MCP_ONLY = [
   'backend',
   'root',
@@ -121,7 +134,9 @@ const MCP_ONLY = [
   'patch-out',
   'write-back',
   'allow-write-back',
+  'session',
 ] as const;
+const SESSIONS_ONLY = new Set(Object.keys(SESSIONS_OPTIONS));
 const PER_MOUNT = new Set(['include', 'exclude', 'max-bytes']);
 
 /** Parses the command line with `node:util` `parseArgs` (strict): an unknown flag or a bad value is a `UsageError`. */
@@ -136,31 +151,39 @@ export function parseCommandLine(argv: readonly string[]): Command {
   const [command, ...rest] = positionals;
   if (values.help === true) return { command: 'help', usage: (command === undefined ? undefined : COMMAND_USAGE[command]) ?? USAGE };
   if (values.version === true) return { command: 'version' };
-  if (command === undefined) throw new UsageError('missing command: expected demo or mcp');
+  if (command === undefined) throw new UsageError(`missing command: expected ${COMMANDS}`);
   if (command === 'help') {
     if (rest.length > 1) throw new UsageError(`unexpected argument ${JSON.stringify(rest[1])}`);
     const topic = rest[0];
     if (topic !== undefined && COMMAND_USAGE[topic] === undefined)
-      throw new UsageError(`no help for ${JSON.stringify(topic)}: expected demo or mcp`);
+      throw new UsageError(`no help for ${JSON.stringify(topic)}: expected ${COMMANDS}`);
     return { command: 'help', usage: topic === undefined ? USAGE : COMMAND_USAGE[topic]! };
   }
+  const given = [...new Set(tokens.flatMap((token) => (token.kind === 'option' ? [token.name] : [])))];
+  if (command === 'sessions') return sessionsCommand(rest, values, given);
   if (rest.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(rest[0])}`);
   switch (command) {
     case 'demo': {
-      const misplaced = MCP_ONLY.find((name) => values[name] !== undefined);
-      if (misplaced !== undefined) throw new UsageError(`--${misplaced} is an option of the mcp command, not of demo`);
-      return { command: 'demo' };
+      const misplaced = given[0];
+      if (misplaced === undefined) return { command: 'demo' };
+      if ((MCP_ONLY as readonly string[]).includes(misplaced) || Object.hasOwn(STORE_OPTIONS, misplaced))
+        throw new UsageError(`--${misplaced} is an option of the mcp command, not of demo`);
+      throw new UsageError(`--${misplaced} is not an option of demo`);
     }
-    case 'mcp':
+    case 'mcp': {
+      const misplaced = given.find((name) => SESSIONS_ONLY.has(name));
+      if (misplaced !== undefined) throw new UsageError(`--${misplaced} is an option of the sessions command, not of mcp`);
       return mcpCommand(values, tokens);
+    }
     default:
-      throw new UsageError(`unknown command ${JSON.stringify(command)}: expected demo or mcp`);
+      throw new UsageError(`unknown command ${JSON.stringify(command)}: expected ${COMMANDS}`);
   }
 }
 
 type Parsed = ReturnType<typeof parse>;
 
 function mcpCommand(values: Parsed['values'], tokens: Parsed['tokens']): McpCommand {
+  const stored = storedSession(values);
   const root = values.root;
   if (root !== undefined && root.trim() === '') throw new UsageError('--root needs a non-empty path');
   if (root !== undefined && values.backend === 'memory')
@@ -226,7 +249,28 @@ function mcpCommand(values: Parsed['values'], tokens: Parsed['tokens']): McpComm
     ...(patchOut === undefined ? {} : { patchOut }),
     ...(writeBack ? { writeBack } : {}),
     ...(allowWriteBack ? { allowWriteBack } : {}),
+    ...stored,
   };
+}
+
+/**
+ * `--session NAME` and the store flags. The stored session is the workspace, so the flags that choose or
+ * fill another workspace are refused with it, naming them; seeding a new session from `--mount` is for a
+ * later version. The store flags mean nothing without `--session`.
+ */
+function storedSession(values: Parsed['values']): { session?: string; store?: StoreFlags } {
+  const storeGiven = Object.keys(STORE_OPTIONS).find((name) => values[name as keyof typeof STORE_OPTIONS] !== undefined);
+  if (values.session === undefined) {
+    if (storeGiven !== undefined) throw new UsageError(`--${storeGiven} names where --session keeps its session: give --session NAME`);
+    return {};
+  }
+  const workspaceFlags = ['mount', 'mount-config', 'overlay', 'root', 'backend'] as const;
+  const clash = workspaceFlags.filter((name) => values[name] !== undefined);
+  if (clash.length > 0)
+    throw new UsageError(
+      `--session serves the workspace kept in the session store: it cannot be used with ${clash.map((name) => `--${name}`).join(', ')} (seeding a stored session from host folders is not supported yet)`,
+    );
+  return { session: sessionName(values.session, '--session'), store: storeFlags(values) };
 }
 
 /** `--include`, `--exclude` and `--max-bytes` belong to the `--mount` before them, so the order of the flags matters. */
@@ -285,6 +329,9 @@ function parse(argv: readonly string[]) {
       'patch-out': { type: 'string' },
       'write-back': { type: 'boolean' },
       'allow-write-back': { type: 'boolean' },
+      session: { type: 'string' },
+      ...STORE_OPTIONS,
+      ...SESSIONS_OPTIONS,
     },
   });
 }

@@ -3,13 +3,14 @@ import { basename, resolve } from 'node:path';
 import type { WriteBackOptions } from '../export/write-back.js';
 import { scrubHostPaths } from '../session/scrub.js';
 import type { WorkspaceToolsOptions } from '../tools/index.js';
-import { UsageError, type MountArgument } from './args.js';
+import { SessionInUseError, UsageError, type MountArgument } from './args.js';
 import { prepareExitWork } from './exit-work.js';
 import { buildMcpServer } from './mcp-server.js';
 import { McpStdioTransport } from './mcp-stdio.js';
 import { hydrationProgress } from './progress.js';
 import { openServeSession, type ServeSession } from './serve-session.js';
 import { checkStartFlags } from './start-checks.js';
+import type { StoreFlags } from './store-flags.js';
 
 /** Signals that stop the server cleanly (the session disposed, its temp root and git dir removed). */
 const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
@@ -36,6 +37,9 @@ export interface ServeOptions {
   writeBack?: boolean;
   /** The `write_back` tool applies without asking when the client cannot ask the user (no elicitation). */
   allowWriteBack?: boolean;
+  /** `--session NAME`: serve the stored session of that name from `store` (resumed when it exists). */
+  session?: string;
+  store?: StoreFlags;
   /** Further options of the tool suite (limits), for embedders and benches; the command line sets none. */
   tools?: WorkspaceToolsOptions;
   version?: string;
@@ -170,10 +174,12 @@ async function startSession(
       ...(options.searchTimeoutMs === undefined ? {} : { limits: { searchTimeoutMs: options.searchTimeoutMs } }),
       signal,
       onProgress: progress.onProgress,
+      ...(options.session === undefined ? {} : { session: options.session }),
+      ...(options.store === undefined ? {} : { store: options.store }),
     });
     progress.done();
   } catch (error) {
-    if (error instanceof UsageError) throw error;
+    if (error instanceof UsageError || error instanceof SessionInUseError) throw error;
     if (signal.aborted) return undefined;
     const message = error instanceof Error ? error.message : String(error);
     throw new Error(`could not start the session: ${scrubHostPaths(message, { hostDirs: hostPaths })}`);

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
 import { BlobTreeDriver } from '../store/blob-tree-driver.js';
+import { newLeaseOwner } from '../store/lease-owner.js';
 import type { SessionHead, SessionStore } from '../store/session-store.js';
 import { validatePolicy, type WorkspacePolicy } from '../governance/policy.js';
 import { validateProtect } from '../governance/protect.js';
@@ -74,7 +75,8 @@ export async function openStoredSession(options: StoreSessionOptions): Promise<R
   if (options.policy !== undefined) validatePolicy(options.policy);
   validateProtect(options.protect);
   const seed = seedOf(options);
-  const owner = randomUUID();
+  // Names this process, so that a store can give the lease to the next process at once if this one is killed.
+  const owner = newLeaseOwner();
   if (options.readOnly === true) {
     const head = (await store.head(sessionId)) ?? { sessionId, parentId: undefined, root: undefined, version: 0 };
     return openHead(options, head, owner, leaseMs, undefined);
@@ -118,7 +120,7 @@ async function openHead(
     const session = new StoredSession(inner, driver, options.store, head, owner, leaseMs, options.readOnly === true, hydration);
     if (hydration !== undefined) {
       try {
-        await session.publish();
+        await session.publishSeed();
       } catch (error) {
         await session.abandon();
         throw error;
@@ -244,6 +246,15 @@ class StoredSession implements RemoteSession {
   }
 
   publish(): Promise<number> {
+    return this.#publish(false);
+  }
+
+  /** @internal The seeded first head, published as where the session began (`sessions diff` compares with it). */
+  publishSeed(): Promise<number> {
+    return this.#publish(true);
+  }
+
+  #publish(base: boolean): Promise<number> {
     if (this.#readOnly) return Promise.reject(new ConflictError(`session '${this.id}' was opened read-only; it cannot publish`));
     // One publish at a time: a second call waits for the first and then publishes what is left.
     const run = async (): Promise<number> => {
@@ -255,6 +266,7 @@ class StoredSession implements RemoteSession {
         owner: this.#owner,
         expectedVersion: this.#head.version,
         leaseMs: this.#leaseMs,
+        ...(base ? { base: true } : {}),
         upload: async () => {
           captured = await this.#driver.capture();
           uploaded = this.#driver.unpublished();

@@ -322,6 +322,22 @@ export class BlobTreeDriver implements BackendDriver {
   }
 }
 
+/**
+ * The snapshot record of the tree a root manifest names, as a `BlobTreeDriver`'s snapshots are: any
+ * workspace over the blob store holding it can read it (e.g. a stored session's base, as a `from`).
+ */
+export function blobTreeSnapshot(root: string, tag?: string): WorkspaceSnapshot {
+  const record: WorkspaceSnapshot = {
+    id: randomUUID(),
+    backend: 'memory',
+    ref: `${REF_PREFIX}${root}`,
+    createdAt: new Date().toISOString(),
+    root: '/',
+  };
+  if (tag !== undefined) record.tag = tag;
+  return record;
+}
+
 /** Snapshots of a `BlobTreeDriver`: records carry the root manifest hash, valid wherever the blobs are. */
 class BlobTreeSnapshotter implements Snapshotter {
   readonly #driver: BlobTreeDriver;
@@ -341,15 +357,7 @@ class BlobTreeSnapshotter implements Snapshotter {
 
   async snapshot(options: SnapshotOptions): Promise<WorkspaceSnapshot> {
     const { root } = await this.#driver.capture();
-    const record: WorkspaceSnapshot = {
-      id: randomUUID(),
-      backend: this.#driver.name,
-      ref: `${REF_PREFIX}${root}`,
-      createdAt: new Date().toISOString(),
-      root: '/',
-    };
-    if (options.tag !== undefined) record.tag = options.tag;
-    return record;
+    return blobTreeSnapshot(root, options.tag);
   }
 
   async restore(snapshot: WorkspaceSnapshot): Promise<RestoreResult> {
