@@ -21,6 +21,8 @@ const LAYERS = [
   ['sources and composition', '^src/(sources|compose)/'],
   ['export', '^src/export/'],
   ['store', '^src/store/'],
+  // Real programs in a sandbox (session.exec): below the session, which runs them in its calls' order.
+  ['programs', '^src/programs/'],
   ['session', '^src/session/'],
   // Per-user workspaces and sessions: a store namespace hands out sessions through createSession.
   ['namespaces', '^src/namespaces/'],
