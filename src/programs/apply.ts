@@ -72,7 +72,9 @@ async function applyInOrder(workspace: SnapshotableWorkspace, changes: readonly 
       await workspace.delete(change.path, { recursive: true });
       continue;
     }
-    if (change.replace) await remove(change.path);
+    // Before the file-kinds primitives, overwriting keeps a file's bits: one whose bit changes is made anew.
+    const remake = !hasKinds && change.kind === 'file' && change.modeChanged;
+    if (change.replace || remake) await remove(change.path);
     if (change.kind === 'directory') {
       batch.push({ kind: 'directory', path: change.path });
     } else if (change.kind === 'symlink') {
@@ -81,11 +83,10 @@ async function applyInOrder(workspace: SnapshotableWorkspace, changes: readonly 
         throw new NotSupportedError(`the program made a symlink (${change.path}), and this workspace cannot store symlinks`);
       }
       await kinds.symlink(change.target, change.path);
-    } else if (change.contentChanged && change.sizeBytes > STREAM_FROM_BYTES) {
+    } else if ((change.contentChanged || remake) && change.sizeBytes > STREAM_FROM_BYTES && (hasKinds || !change.executable)) {
       await flush();
       await streamFile(workspace, change.path, change.source, hasKinds ? { executable: change.executable } : {});
-      if (!hasKinds && change.executable) await setBitWithoutKinds(workspace, change.path, change.source);
-    } else if (change.contentChanged) {
+    } else if (change.contentChanged || remake) {
       const content = await readStaged(change.source);
       batch.push({ kind: 'file', path: change.path, content, executable: change.executable });
       batchBytes += content.length;
@@ -93,9 +94,7 @@ async function applyInOrder(workspace: SnapshotableWorkspace, changes: readonly 
     } else {
       // Only the executable bit changed.
       await flush();
-      if (hasKinds) await kinds.setExecutable?.(change.path, change.executable);
-      else if (change.executable) await setBitWithoutKinds(workspace, change.path, change.source);
-      else throw new NotSupportedError(`the program cleared the executable bit of ${change.path}, and this workspace cannot store it`);
+      await kinds.setExecutable?.(change.path, change.executable);
     }
     if (change.kind === 'file' && hasKinds && change.modeChanged && !change.executable) {
       await flush();
@@ -103,12 +102,6 @@ async function applyInOrder(workspace: SnapshotableWorkspace, changes: readonly 
     }
   }
   await flush();
-}
-
-/** Before the file-kinds primitives: `writeFiles` sets the bit where the backend keeps it (host). */
-async function setBitWithoutKinds(workspace: SnapshotableWorkspace, path: string, source: string): Promise<void> {
-  const content = await readStaged(source);
-  if (typeof workspace.writeFiles === 'function') await workspace.writeFiles([{ kind: 'file', path, content, executable: true }]);
 }
 
 /** A staged file's bytes; the staging layer is ours and the program is gone, but a link is still never followed. */

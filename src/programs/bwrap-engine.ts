@@ -76,6 +76,7 @@ export function bwrapEngine(options: BwrapEngineOptions = {}): ExecEngine {
 }
 
 interface Tools {
+  setpriv: string;
   unshare: string;
   bwrap: string;
   prlimit: string;
@@ -98,10 +99,11 @@ async function probe(bwrapPath: string | undefined, self: () => ExecEngine): Pro
   const bwrap = bwrapPath ?? which('bwrap');
   const unshare = which('unshare');
   const prlimit = which('prlimit');
+  const setpriv = which('setpriv');
   if (bwrap === undefined || !isExecutable(bwrap)) throw new NotSupportedError(`running programs needs bubblewrap (bwrap): ${INSTALL}`);
-  if (unshare === undefined || prlimit === undefined)
-    throw new NotSupportedError(`running programs needs unshare and prlimit (util-linux): ${INSTALL}`);
-  const tools = { unshare, bwrap, prlimit };
+  if (unshare === undefined || prlimit === undefined || setpriv === undefined)
+    throw new NotSupportedError(`running programs needs unshare, prlimit and setpriv (util-linux): ${INSTALL}`);
+  const tools = { setpriv, unshare, bwrap, prlimit };
   const lower = createOwnedTemp('sandbox-probe');
   const staging = createStaging();
   try {
@@ -205,7 +207,12 @@ function runSandboxed(tools: Tools, request: EngineRequest, view: ViewSettings):
   ];
   // pid_max counts pids, and after wrapping round a namespace allocates from 300 up: this cap leaves room for `processes`.
   const pidMax = limits.processes + 300;
+  // setpriv: the sandbox dies with this process even when it is killed with SIGKILL (its parent-death signal).
   const args = [
+    '--pdeathsig',
+    'KILL',
+    '--',
+    tools.unshare,
     '--user',
     '--map-root-user',
     '--mount',
@@ -231,7 +238,7 @@ function runSandboxed(tools: Tools, request: EngineRequest, view: ViewSettings):
   ];
 
   return new Promise<EngineOutcome>((resolve, reject) => {
-    const child = spawn(tools.unshare, args, {
+    const child = spawn(tools.setpriv, args, {
       stdio: [request.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
       env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', LANG: 'C.UTF-8' },
       detached: true,
