@@ -75,7 +75,11 @@ describe.skipIf(!available)('nothing a program does reaches outside its sandbox'
       it('leaves no process behind: a setsid daemon dies with the call', async () => {
         await using session = await open();
         const mark = `sessionfs-daemon-${process.pid}-${kind}`;
-        await session.exec(`setsid sh -c 'exec -a ${mark} sleep 1000' </dev/null >/dev/null 2>&1 & sleep 0.2; echo started`);
+        const result = await session.exec(
+          `setsid bash -c 'exec -a ${mark} sleep 1000' </dev/null >/dev/null 2>&1 & sleep 0.3; grep -l '^${mark}' /proc/[0-9]*/cmdline | wc -l`,
+        );
+        // It ran (the sandbox saw it), and once the call returned it was gone.
+        expect(result.stdout.trim()).toBe('1');
         await new Promise((resolve) => setTimeout(resolve, 200));
         expect(processesNamed(mark)).toEqual([]);
       });
