@@ -30,7 +30,11 @@ export interface ApplyOptions {
  * events, protected paths and read-only mounts all judge them as if a tool had made them. All or nothing:
  * a snapshot is taken first and restored when any change is refused, and the refusal is thrown.
  */
-export async function applyChanges(workspace: SnapshotableWorkspace, changes: readonly StagedChange[], options: ApplyOptions = {}): Promise<void> {
+export async function applyChanges(
+  workspace: SnapshotableWorkspace,
+  changes: readonly StagedChange[],
+  options: ApplyOptions = {},
+): Promise<void> {
   if (changes.length === 0) return;
   if (workspace.readOnly) throw new ReadOnlyError(changes[0]?.path, 'the workspace is read-only: the program changed files');
   const before = await workspace.snapshot({ tag: 'before a program run' });

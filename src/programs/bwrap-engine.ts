@@ -86,7 +86,9 @@ function stringList(value: unknown, fallback: readonly string[], name: string, a
   if (value === undefined) return fallback;
   if (
     !Array.isArray(value) ||
-    value.some((item) => typeof item !== 'string' || item === '' || item.includes('\0') || (absolute ? !item.startsWith('/') : item.includes('/')))
+    value.some(
+      (item) => typeof item !== 'string' || item === '' || item.includes('\0') || (absolute ? !item.startsWith('/') : item.includes('/')),
+    )
   ) {
     throw new InvalidArgumentError(`bwrapEngine: ${name} must be a list of ${absolute ? 'absolute paths' : 'names'}`);
   }
@@ -160,7 +162,8 @@ interface ViewSettings {
 function runSandboxed(tools: Tools, request: EngineRequest, view: ViewSettings): Promise<EngineOutcome> {
   const { staging } = request;
   for (const dir of [staging.upper, staging.work, staging.merged, staging.lowerMount]) {
-    if (UNSAFE_OPTION_CHARS.test(dir)) throw new NotSupportedError('the temp directory path holds a character an overlay mount cannot take (, : \\)');
+    if (UNSAFE_OPTION_CHARS.test(dir))
+      throw new NotSupportedError('the temp directory path holds a character an overlay mount cannot take (, : \\)');
   }
   const network = request.network === 'host';
   const system = systemArgs({ ...view, network });

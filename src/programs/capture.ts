@@ -96,7 +96,16 @@ export async function captureChanges(upper: string, lower: string, fileBytes: nu
         contentChanged = before.size !== stat.size || !(await sameBytes(source, join(lower, path)));
         if (!contentChanged && !modeChanged) continue;
       }
-      changes.push({ kind: 'file', path, source, sizeBytes: stat.size, executable, replace: existed && below !== 'file', contentChanged, modeChanged });
+      changes.push({
+        kind: 'file',
+        path,
+        source,
+        sizeBytes: stat.size,
+        executable,
+        replace: existed && below !== 'file',
+        contentChanged,
+        modeChanged,
+      });
       (existed ? summary.modified : summary.created).push(path);
     } else if (stat.isSymbolicLink()) {
       const target = fs.readlinkSync(join(upper, path));

@@ -23,7 +23,7 @@ export async function opaqueDirectories(upper: string, dirs: readonly string[]):
   });
   // A pax extended header precedes the directory it describes: walk the 512-byte records in order.
   let pending: { opaque: boolean; path: string | undefined } | undefined;
-  for (let offset = 0; offset + 512 <= archive.length; ) {
+  for (let offset = 0; offset + 512 <= archive.length;) {
     const header = archive.subarray(offset, offset + 512);
     if (header.every((byte) => byte === 0)) break;
     const size = parseInt(header.subarray(124, 136).toString('latin1').replace(/\0.*$/s, '').trim() || '0', 8);
@@ -43,7 +43,11 @@ export async function opaqueDirectories(upper: string, dirs: readonly string[]):
 
 /** A tar entry's name from its ustar header (prefix + name); a longer one comes in the pax `path` record before it. */
 function entryName(header: Buffer): string {
-  const field = (start: number, length: number) => header.subarray(start, start + length).toString('utf8').replace(/\0.*$/s, '');
+  const field = (start: number, length: number) =>
+    header
+      .subarray(start, start + length)
+      .toString('utf8')
+      .replace(/\0.*$/s, '');
   const prefix = field(345, 155);
   const name = field(0, 100);
   return prefix === '' ? name : `${prefix}/${name}`;

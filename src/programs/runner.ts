@@ -1,4 +1,4 @@
-import { AbortError, InvalidArgumentError, LimitExceededError, NotADirectoryError, TimeoutError } from '../workspace/errors.js';
+import { AbortError, LimitExceededError, NotADirectoryError, TimeoutError } from '../workspace/errors.js';
 import { normalizePath } from '../workspace/paths.js';
 import type { SnapshotableWorkspace } from '../workspace/types.js';
 import { applyChanges } from './apply.js';
@@ -7,7 +7,7 @@ import { captureChanges } from './capture.js';
 import type { EngineOutcome, ExecEngine } from './engine.js';
 import { WorkspaceMirror } from './mirror.js';
 import { createStaging, removeStaging } from './staging.js';
-import type { ExecLimits, ExecOptions, ExecResult } from './types.js';
+import type { ExecLimits, ExecResult } from './types.js';
 import { validateExecOptions, validateLimits } from './validate.js';
 
 export interface ProgramRunnerOptions {
@@ -62,7 +62,9 @@ export class ProgramRunner {
         argv,
         cwd,
         env: options.env ?? {},
-        ...(options.stdin === undefined ? {} : { stdin: typeof options.stdin === 'string' ? new TextEncoder().encode(options.stdin) : options.stdin }),
+        ...(options.stdin === undefined
+          ? {}
+          : { stdin: typeof options.stdin === 'string' ? new TextEncoder().encode(options.stdin) : options.stdin }),
         network: options.network ?? 'none',
         timeoutMs: options.timeoutMs ?? 120_000,
         ...(options.signal === undefined ? {} : { signal: options.signal }),
@@ -109,10 +111,14 @@ export class ProgramRunner {
 /** A run that did not end on its own applies nothing: the failure says why. */
 function stopped(outcome: EngineOutcome, timeoutMs: number): void {
   if (outcome.ended === 'timeout') {
-    throw new TimeoutError(`the program did not finish within ${timeoutMs} ms and was stopped with everything it started; nothing it changed was kept`);
+    throw new TimeoutError(
+      `the program did not finish within ${timeoutMs} ms and was stopped with everything it started; nothing it changed was kept`,
+    );
   }
-  if (outcome.ended === 'aborted') throw new AbortError('the program was aborted and stopped with everything it started; nothing it changed was kept');
-  if (outcome.ended === 'cpu-limit') throw new LimitExceededError('the program used up its CPU time limit and was stopped; nothing it changed was kept');
+  if (outcome.ended === 'aborted')
+    throw new AbortError('the program was aborted and stopped with everything it started; nothing it changed was kept');
+  if (outcome.ended === 'cpu-limit')
+    throw new LimitExceededError('the program used up its CPU time limit and was stopped; nothing it changed was kept');
 }
 
 /** The engine's own host paths (a mount failure names them) never reach a caller. */

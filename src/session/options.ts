@@ -179,11 +179,15 @@ export function validateSessionOptions(options: CreateSessionOptions): SessionSe
 
 function execOptions(exec: unknown): ProgramRunnerOptions {
   if (exec === undefined) return {};
-  if (typeof exec !== 'object' || exec === null || Array.isArray(exec)) throw new InvalidArgumentError('exec must be an object: { engine?, limits? }');
+  if (typeof exec !== 'object' || exec === null || Array.isArray(exec))
+    throw new InvalidArgumentError('exec must be an object: { engine?, limits? }');
   const unknown = Object.keys(exec).filter((key) => key !== 'engine' && key !== 'limits');
   if (unknown.length > 0) throw new InvalidArgumentError(`exec does not take ${unknown.join(', ')} (its options: engine, limits)`);
   const { engine } = exec as ProgramRunnerOptions;
-  if (engine !== undefined && (typeof engine !== 'object' || engine === null || typeof engine.run !== 'function' || typeof engine.available !== 'function'))
+  if (
+    engine !== undefined &&
+    (typeof engine !== 'object' || engine === null || typeof engine.run !== 'function' || typeof engine.available !== 'function')
+  )
     throw new InvalidArgumentError('exec.engine must be an ExecEngine (run, available), e.g. bwrapEngine()');
   const limits = validateLimits((exec as ProgramRunnerOptions).limits);
   return { ...(engine === undefined ? {} : { engine }), limits };

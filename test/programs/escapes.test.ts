@@ -87,9 +87,12 @@ describe.skipIf(!available)('nothing a program does reaches outside its sandbox'
       it('shows no host path in pwd, $HOME or an error', async () => {
         await using session = await open();
         await session.filesystem.write('sub/file.txt', 'x');
-        const result = await session.exec('pwd; echo $HOME; cd sub && pwd; cat /nope; ls missing; node -e "console.log(process.cwd()); require(\'./nope\')"', {
-          cwd: 'sub',
-        });
+        const result = await session.exec(
+          'pwd; echo $HOME; cd sub && pwd; cat /nope; ls missing; node -e "console.log(process.cwd()); require(\'./nope\')"',
+          {
+            cwd: 'sub',
+          },
+        );
         expect(result.stdout).toContain('/workspace/sub');
         expect(result.stdout).toContain('/tmp\n');
         const text = result.stdout + result.stderr;
@@ -109,7 +112,9 @@ describe.skipIf(!available)('nothing a program does reaches outside its sandbox'
         await using session = await open();
         const controller = new AbortController();
         setTimeout(() => controller.abort(), 300);
-        await expect(session.exec('echo x > made.txt; sleep 30', { signal: controller.signal })).rejects.toMatchObject({ code: 'ABORT_ERR' });
+        await expect(session.exec('echo x > made.txt; sleep 30', { signal: controller.signal })).rejects.toMatchObject({
+          code: 'ABORT_ERR',
+        });
         expect(await session.filesystem.exists('made.txt')).toBe(false);
       });
 
@@ -169,7 +174,9 @@ describe.skipIf(!available)('nothing a program does reaches outside its sandbox'
 
   it('limits: the number of processes is capped', async () => {
     await using session = await createSession({ backend: 'memory', exec: { limits: { processes: 100 } } });
-    const result = await session.exec('for i in $(seq 1000); do sleep 5 & done 2>/dev/null; ls /proc | grep -c "^[0-9]"', { timeoutMs: 60_000 });
+    const result = await session.exec('for i in $(seq 1000); do sleep 5 & done 2>/dev/null; ls /proc | grep -c "^[0-9]"', {
+      timeoutMs: 60_000,
+    });
     expect(Number(result.stdout.trim())).toBeLessThan(1000);
     expect(Number(result.stdout.trim())).toBeLessThanOrEqual(401);
   });
@@ -180,7 +187,10 @@ describe.skipIf(!available)('nothing a program does reaches outside its sandbox'
       workspace: createWorkspace(memoryDriver()),
       exec: { engine: bwrapEngine({ bwrapPath: '/nonexistent/bwrap' }) },
     });
-    await expect(session.exec('echo hi > f.txt')).rejects.toMatchObject({ code: 'ENOTSUP', message: expect.stringContaining('bubblewrap') });
+    await expect(session.exec('echo hi > f.txt')).rejects.toMatchObject({
+      code: 'ENOTSUP',
+      message: expect.stringContaining('bubblewrap'),
+    });
     expect(await session.filesystem.exists('f.txt')).toBe(false);
   });
 });

@@ -46,11 +46,13 @@ const SCRIPTS: { name: string; script: string; env?: Record<string, string>; mod
   },
   {
     name: 'sh making, emptying and removing directories',
-    script: 'rm -rf old && mkdir -p old/new/empty && echo y > old/new/g.txt && rm -rf opaque && mkdir opaque && echo z > opaque/c.txt && mkdir -p made/one/two && rmdir made/one/two',
+    script:
+      'rm -rf old && mkdir -p old/new/empty && echo y > old/new/g.txt && rm -rf opaque && mkdir opaque && echo z > opaque/c.txt && mkdir -p made/one/two && rmdir made/one/two',
   },
   {
     name: 'git init, add and commit in a directory the program made',
-    script: 'mkdir proj && cd proj && git init -q -b main && echo hello > f.txt && git add f.txt && git commit -q -m first && git log --format=%s',
+    script:
+      'mkdir proj && cd proj && git init -q -b main && echo hello > f.txt && git add f.txt && git commit -q -m first && git log --format=%s',
     env: GIT_ENV,
     // The index holds inode numbers and change times, which differ between any two checkouts.
     skip: (path) => path === 'proj/.git/index',
@@ -86,7 +88,9 @@ describe.skipIf(!available)('a program run by exec leaves the tree it leaves in 
           // Without the file-kinds primitives only a host workspace stores executable bits (see it.todo below).
           const bits = keepsModes(workspace) || hasFileKinds(workspace);
           const shape = (tree: Record<string, TreeEntry>) =>
-            Object.fromEntries(Object.entries(tree).map(([path, entry]) => [path, entry.kind === 'file' && !bits ? { ...entry, executable: false } : entry]));
+            Object.fromEntries(
+              Object.entries(tree).map(([path, entry]) => [path, entry.kind === 'file' && !bits ? { ...entry, executable: false } : entry]),
+            );
           expect(shape(await workspaceTree(session.filesystem, skip))).toEqual(shape(hostTree(plain, skip)));
           await workspace.dispose();
         });

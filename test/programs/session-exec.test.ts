@@ -92,7 +92,8 @@ describe.skipIf(!available)('session.exec', () => {
     `;
     const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
     await new Promise<void>((resolve) => child.stdout.on('data', (chunk: Buffer) => chunk.toString().includes('ready') && resolve()));
-    const owned = () => fs.readdirSync(tmpdir()).filter((name) => /^sessionfs-(exec|mirror)-/.test(name) && name.includes(`-${child.pid}.`));
+    const owned = () =>
+      fs.readdirSync(tmpdir()).filter((name) => /^sessionfs-(exec|mirror)-/.test(name) && name.includes(`-${child.pid}.`));
     for (let i = 0; i < 100 && processesNamed(mark).length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 50));
     expect(processesNamed(mark)).toHaveLength(1);
     expect(owned().length).toBeGreaterThanOrEqual(2);

@@ -16,7 +16,10 @@ describe('the bash tool in sandbox mode', () => {
     expect(JSON.stringify(bash.jsonSchema)).not.toContain('network');
     await using session = await createSession({ backend: 'memory' });
     await session.filesystem.write('lib/sum.js', 'module.exports = (a, b) => a + b;\n');
-    const ran = await session.runTool(bash, { command: 'node -e "console.log(require(\'./sum.js\')(2, 3))" > out.txt; cat out.txt; pwd', cwd: 'lib' });
+    const ran = await session.runTool(bash, {
+      command: 'node -e "console.log(require(\'./sum.js\')(2, 3))" > out.txt; cat out.txt; pwd',
+      cwd: 'lib',
+    });
     expect(ran).toMatchObject({ success: true, value: { exitCode: 0, stdout: '5\n/workspace/lib\n', changed: ['lib/out.txt'] } });
     const late = await session.runTool(bash, { command: 'echo x > late.txt; sleep 20', timeout_ms: 300 });
     expect(late).toMatchObject({ success: false, rolledBack: true, code: 'ETIMEDOUT' });

@@ -19,7 +19,8 @@ export async function sandboxAvailable(): Promise<boolean> {
 }
 
 /** One entry of a tree as compared across the sandbox and a plain directory. */
-export type TreeEntry = { kind: 'directory' } | { kind: 'file'; content: string; executable: boolean } | { kind: 'symlink'; target: string };
+export type TreeEntry =
+  { kind: 'directory' } | { kind: 'file'; content: string; executable: boolean } | { kind: 'symlink'; target: string };
 
 /** Everything under a host directory, by relative path, links not followed. */
 export function hostTree(root: string, skip: (path: string) => boolean = () => false): Record<string, TreeEntry> {
@@ -33,7 +34,8 @@ export function hostTree(root: string, skip: (path: string) => boolean = () => f
       else if (stat.isDirectory()) {
         tree[path] = { kind: 'directory' };
         visit(path);
-      } else tree[path] = { kind: 'file', content: fs.readFileSync(join(root, path)).toString('base64'), executable: (stat.mode & 0o100) !== 0 };
+      } else
+        tree[path] = { kind: 'file', content: fs.readFileSync(join(root, path)).toString('base64'), executable: (stat.mode & 0o100) !== 0 };
     }
   };
   visit('');
@@ -41,7 +43,10 @@ export function hostTree(root: string, skip: (path: string) => boolean = () => f
 }
 
 /** The workspace's tree in the same shape (its live state). */
-export async function workspaceTree(workspace: SnapshotableWorkspace, skip: (path: string) => boolean = () => false): Promise<Record<string, TreeEntry>> {
+export async function workspaceTree(
+  workspace: SnapshotableWorkspace,
+  skip: (path: string) => boolean = () => false,
+): Promise<Record<string, TreeEntry>> {
   const tree: Record<string, TreeEntry> = {};
   for await (const entry of (await workspace.snapshotTree()).entries()) {
     if (skip(entry.path)) continue;
