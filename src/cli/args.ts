@@ -43,6 +43,8 @@ Options:
   --progress           Progress on stderr even when it is not a terminal (a line per update, counts only).
   --search-timeout <ms>  Deadline of one glob or grep call (default 10000): past it the call fails with ETIMEDOUT.
   --shell              Add the bash tool: a bash interpreter over the workspace (no host program, no network).
+  --shell sandbox      Add the bash tool running real programs (node, git, compilers …) in a sandbox, on
+                       any backend; what they change is a snapshotted, reversible change. See docs/programs.md.
   --shell-host         Add the bash tool running real programs (an allow-list) in the root of a host
                        workspace. Not a security boundary: see docs/shell.md.
   --patch-out <file>   When the server stops (client gone, SIGINT, SIGTERM), write the session's git patch
@@ -97,8 +99,8 @@ export interface McpCommand {
   progress?: boolean;
   /** Deadline of one glob or grep call, in milliseconds (the workspace's `limits.searchTimeoutMs`). */
   searchTimeoutMs?: number;
-  /** Adds the `bash` tool (`'host'`: real programs in a host workspace's root). */
-  shell?: true | 'host';
+  /** Adds the `bash` tool (`'host'`: real programs in a host workspace's root; `'sandbox'`: in a sandbox). */
+  shell?: true | 'host' | 'sandbox';
   /** The `write_back` tool may apply without asking when the client cannot ask the user. */
   allowWriteBack?: boolean;
   /** Where to write the session's patch when the server stops. */
@@ -131,6 +133,7 @@ const MCP_ONLY = [
   'search-timeout',
   'shell',
   'shell-host',
+  'shell-sandbox',
   'patch-out',
   'write-back',
   'allow-write-back',
@@ -218,7 +221,10 @@ function mcpCommand(values: Parsed['values'], tokens: Parsed['tokens']): McpComm
   if (values.shell === true && values['shell-host'] === true) throw new UsageError('--shell and --shell-host exclude each other: pick one');
   if (values['shell-host'] === true && backend !== 'host')
     throw new UsageError('--shell-host runs programs in a host directory: use it with --backend host or --root');
-  const shell = values['shell-host'] === true ? 'host' : values.shell === true ? true : undefined;
+  if (values['shell-sandbox'] === true && (values.shell === true || values['shell-host'] === true))
+    throw new UsageError('--shell sandbox, --shell and --shell-host exclude each other: pick one');
+  const shell =
+    values['shell-host'] === true ? 'host' : values['shell-sandbox'] === true ? 'sandbox' : values.shell === true ? true : undefined;
   if (shell !== undefined && values['read-only'] === true)
     throw new UsageError(
       `--read-only serves no tool that can change files, and ${shell === 'host' ? '--shell-host' : '--shell'}'s bash can: pick one`,
@@ -301,9 +307,22 @@ function mountsInOrder(tokens: Parsed['tokens']): MountArgument[] {
   return mounts;
 }
 
+/** `--shell sandbox` (or `--shell=sandbox`) is the sandbox mode; a bare `--shell` stays the interpreter. */
+function shellModes(argv: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] ?? '';
+    if (arg === '--shell=sandbox' || (arg === '--shell' && argv[i + 1] === 'sandbox')) {
+      out.push('--shell-sandbox');
+      if (arg === '--shell') i += 1;
+    } else out.push(arg);
+  }
+  return out;
+}
+
 function parse(argv: readonly string[]) {
   return parseArgs({
-    args: [...argv],
+    args: shellModes(argv),
     strict: true,
     allowPositionals: true,
     tokens: true,
@@ -326,6 +345,7 @@ function parse(argv: readonly string[]) {
       'search-timeout': { type: 'string' },
       shell: { type: 'boolean' },
       'shell-host': { type: 'boolean' },
+      'shell-sandbox': { type: 'boolean' },
       'patch-out': { type: 'string' },
       'write-back': { type: 'boolean' },
       'allow-write-back': { type: 'boolean' },

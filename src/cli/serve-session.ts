@@ -17,7 +17,7 @@ export interface ServeSessionOptions {
   mounts: readonly MountArgument[];
   allow: readonly string[];
   readOnly: boolean;
-  shell?: true | 'host';
+  shell?: true | 'host' | 'sandbox';
   limits?: Partial<WorkspaceLimits>;
   signal: AbortSignal;
   onProgress: (progress: HydrateProgress) => void;

@@ -30,7 +30,7 @@ export interface ServeOptions {
   /** Deadline of one glob or grep call, in milliseconds; default the workspace's (10 s). */
   searchTimeoutMs?: number;
   /** Adds the `bash` tool (`'host'`: real programs in a host workspace's root). */
-  shell?: true | 'host';
+  shell?: true | 'host' | 'sandbox';
   /** Write the session's git patch (from the state it started in) to this file when the server stops. */
   patchOut?: string;
   /** Write the changes back to the mounts when the server stops; conflicts are left and reported on stderr. */

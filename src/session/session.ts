@@ -16,6 +16,8 @@ import { releaseSnapshots } from '../workspace/snapshot-queue.js';
 import { scrubHostPaths } from './scrub.js';
 import { READ_METHODS } from './call-view.js';
 import { callScope, runToolCall } from './tool-call.js';
+import type { ProgramRunner } from '../programs/runner.js';
+import type { ExecOptions, ExecResult } from '../programs/types.js';
 import type { HydratedSession, RunToolOptions, ToolCallRecord, ToolCallResult, ToolDefinition, SessionOutput } from './types.js';
 import { ForkedWorkspace, workspaceOrigin, type WorkspaceOrigin } from './workspace-origin.js';
 import { recordFork } from '../history/lineage.js';
@@ -51,6 +53,8 @@ class WorkspaceSession implements HydratedSession {
   #disposed = false;
   #hostDirs: string[] = [];
   readonly #outbox: Outbox;
+  /** Runs `exec`'s programs; made on first use (its mirror of a non-host workspace lives as long as the workspace). */
+  #programs: Promise<ProgramRunner> | undefined;
 
   constructor(settings: SessionSettings, origin: WorkspaceOrigin, outbox = new Outbox()) {
     this.id = settings.id;
@@ -201,6 +205,34 @@ class WorkspaceSession implements HydratedSession {
     }) as Promise<ToolCallResult<T>>;
   }
 
+  exec(command: string | readonly string[], options?: ExecOptions): Promise<ExecResult> {
+    const scope = callScope.getStore();
+    if (scope?.session === this) {
+      // Inside one of this session's calls: applied through the call's view, so the call's rollback undoes it.
+      return this.#runner().then((runner) => runner.run(scope.view, this.#current(), command, options));
+    }
+    if (this.#disposed) return Promise.reject(new InvalidArgumentError(`session ${this.id} has been disposed`));
+    return this.#enqueue(async () => {
+      this.#assertNotDisposed();
+      await this.#ready();
+      const runner = await this.#runner();
+      return runner.run(this.#current(), this.#current(), command, options);
+    });
+  }
+
+  #runner(): Promise<ProgramRunner> {
+    // Loaded when first used, as `fork`'s: a session that never runs a program starts without it.
+    this.#programs ??= import('../programs/runner.js').then(({ ProgramRunner }) => new ProgramRunner(this.#settings.exec));
+    return this.#programs;
+  }
+
+  /** Removes the programs' mirror of a workspace that is going away. */
+  async #closePrograms(): Promise<void> {
+    const programs = this.#programs;
+    this.#programs = undefined;
+    if (programs !== undefined) (await programs.catch(() => undefined))?.dispose();
+  }
+
   /**
    * Drops the oldest history entries and snapshots beyond `retention`, and has the backend free what only
    * the dropped snapshots held. A release that fails costs storage, not correctness: the call's result stands.
@@ -302,6 +334,7 @@ class WorkspaceSession implements HydratedSession {
     return this.#enqueue(async () => {
       this.#assertNotDisposed();
       const old = this.#workspace;
+      await this.#closePrograms();
       if (old !== undefined) {
         await this.#origin.close(old, 'reset');
         this.#workspace = undefined;
@@ -321,6 +354,7 @@ class WorkspaceSession implements HydratedSession {
     return this.#enqueue(async () => {
       if (this.#disposed) return;
       this.#disposed = true;
+      await this.#closePrograms();
       const workspace = this.#workspace;
       this.#workspace = undefined;
       if (workspace === undefined) return;

@@ -10,8 +10,10 @@ import { ConflictError, InvalidArgumentError, NotSupportedError } from '../works
 import { createWorkspace } from '../workspace/create-workspace.js';
 import { resolveLimits, type WorkspaceLimits } from '../workspace/limits.js';
 import type { SnapshotableWorkspace, WorkspaceSnapshot } from '../workspace/types.js';
+import type { ExecOptions, ExecResult } from '../programs/types.js';
 import { openWorkspaceSession } from './session.js';
 import { plant, seedOf, type Seed, type StoreSeedOptions } from './stored-seed.js';
+import { callScope } from './tool-call.js';
 import type { HydratedSession, RemoteSession, RunToolOptions, ToolCallResult, ToolDefinition } from './types.js';
 
 /**
@@ -234,6 +236,13 @@ class StoredSession implements RemoteSession {
   ): ReturnType<HydratedSession['merge']> {
     const result = await this.#inner.merge(other, options);
     if (result.applied && !this.#readOnly) await this.publish();
+    return result;
+  }
+
+  /** Runs a program (see `Session.exec`); what it changed is published as after a successful call. */
+  async exec(command: string | readonly string[], options?: ExecOptions): Promise<ExecResult> {
+    const result = await this.#inner.exec(command, options);
+    if (!this.#readOnly && callScope.getStore() === undefined) await this.publish();
     return result;
   }
 

@@ -5,6 +5,7 @@ import type { ExportResult } from '../export/export-plan.js';
 import type { WriteBackOptions } from '../export/write-back.js';
 import type { HydrateResult } from '../sources/schema.js';
 import type { MergeOptions, MergeResult } from '../history/merge.js';
+import type { ExecOptions, ExecResult } from '../programs/types.js';
 
 /** A file a session sent to its user (the `send_file` tool), as `session.outputs` lists it. */
 export interface SessionOutput {
@@ -111,6 +112,16 @@ export interface Session extends AsyncDisposable {
     rawParams: unknown,
     options?: RunToolOptions,
   ): Promise<ToolCallResult<T>>;
+  /**
+   * Runs a real program on the workspace in a sandbox (docs/programs.md): `command` is a string run by
+   * `bash -c`, or an argv. The program sees the workspace at `/workspace`; what it changes is applied
+   * through the protocol as one change when it ends (a non-zero exit status is a result, not an error). A
+   * deadline, an abort or a limit applies nothing and rejects; a change the workspace refuses (policy,
+   * quota, protected path, read-only) rejects with that error and leaves the workspace as it was. Inside a
+   * tool call of this session the changes belong to that call (its rollback undoes them).
+   * `NotSupportedError` (`ENOTSUP`) where no sandbox can run.
+   */
+  exec(command: string | readonly string[], options?: ExecOptions): Promise<ExecResult>;
   /** Restores `snapshot` (undoing every call after it). */
   rollbackTo(snapshot: WorkspaceSnapshot): Promise<void>;
   /** A fresh workspace with the sources hydrated again; history and snapshots start over. */
