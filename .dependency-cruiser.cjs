@@ -21,6 +21,8 @@ const LAYERS = [
   ['sources and composition', '^src/(sources|compose)/'],
   ['export', '^src/export/'],
   ['store', '^src/store/'],
+  // A session's operations in turns, undo/redo and blame: over workspaces and snapshots, below the session that records them.
+  ['history', '^src/history/'],
   ['session', '^src/session/'],
   // Per-user workspaces and sessions: a store namespace hands out sessions through createSession.
   ['namespaces', '^src/namespaces/'],

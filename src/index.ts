@@ -51,6 +51,7 @@ export {
   type RetentionOptions,
 } from './session/index.js';
 export type * from './session/types.js';
+export type * from './history/types.js';
 export { workspaceTools } from './shell/index.js';
 export {
   workspacePrompt,

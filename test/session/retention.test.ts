@@ -55,7 +55,7 @@ describe.each(['memory', 'host', 'overlay'] as const)('session retention on %s',
       await session.runTool(writeTool, { path: 'f.txt', content: `v${i}` });
       taken.push(session.snapshots.at(-1)!);
     }
-    expect(session.history.map((entry) => (entry.params as { content: string }).content)).toEqual(['v7', 'v8', 'v9', 'v10', 'v11']);
+    expect(session.calls.map((entry) => (entry.params as { content: string }).content)).toEqual(['v7', 'v8', 'v9', 'v10', 'v11']);
     expect(session.snapshots).toEqual(taken.slice(-3));
 
     // The snapshot before call 9 (which wrote v9) holds v8.
