@@ -1,3 +1,4 @@
+import { unaudited } from '../governance/audit.js';
 import { releaseSnapshots } from '../workspace/snapshot-queue.js';
 import type { DiffEntry, SnapshotableWorkspace, WorkspaceSnapshot } from '../workspace/types.js';
 import { NothingToRedoError, NothingToUndoError } from './errors.js';
@@ -114,8 +115,7 @@ export class HistoryLog {
   /** Records the workspace as it is now as the starting state, unless known (before the first change). */
   async ensureHead(workspace: SnapshotableWorkspace): Promise<void> {
     if (this.#head !== undefined) return;
-    this.#taking ??= workspace
-      .snapshot({ tag: 'history' })
+    this.#taking ??= unaudited(workspace, () => workspace.snapshot({ tag: 'history' }))
       .then((record) => {
         this.#head = record;
         this.#hold(record);
@@ -176,8 +176,9 @@ export class HistoryLog {
     let changed: DiffEntry[] = [];
     if (options.changing === true || options.restored !== undefined) {
       try {
-        const taken = options.restored ?? (await workspace.snapshot({ tag: `after ${input.tool}` }));
-        changed = before === undefined ? [] : await workspace.diff(before, taken);
+        // The history's own bookkeeping: not an operation of any actor's, so not audited.
+        const taken = options.restored ?? (await unaudited(workspace, () => workspace.snapshot({ tag: `after ${input.tool}` })));
+        changed = before === undefined ? [] : await unaudited(workspace, () => workspace.diff(before, taken));
         if (options.restored !== undefined || changed.length > 0 || before === undefined) {
           after = taken;
           if (options.restored === undefined) this.#hold(taken);
