@@ -179,12 +179,15 @@ describe.each(SESSION_BACKENDS)('sessions on $name', ({ session: backend }) => {
     let lateWrite: Promise<unknown> | undefined;
     let release!: () => void;
     const stuck = new Promise<void>((resolve) => (release = resolve));
+    let started!: () => void;
+    const running = new Promise<void>((resolve) => (started = resolve));
     const tool = defineTool({
       name: 'slow',
       description: 'ignores its signal',
       parameters: z.object({}),
       async handler(_params, { filesystem }) {
         await filesystem.write('partial.txt', 'partial');
+        started();
         await stuck;
         lateWrite = filesystem.write('late.txt', 'after the abort');
         await lateWrite.catch(() => undefined);
@@ -193,7 +196,8 @@ describe.each(SESSION_BACKENDS)('sessions on $name', ({ session: backend }) => {
     });
     const controller = new AbortController();
     const pending = session.runTool(tool, {}, { signal: controller.signal });
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    // Aborted once it runs (the session records the write before it first).
+    await running;
     controller.abort();
     const result = await pending;
     expect(result).toMatchObject({ success: false, rolledBack: true, code: 'ABORT_ERR' });
