@@ -112,6 +112,18 @@ export class HistoryLog {
     return this.#turns.flatMap((turn) => turn.entries);
   }
 
+  /**
+   * The newest operations whose snapshots are all still held (retention releases the oldest): what `blame`
+   * can read. What came before them is, to blame, older than the history.
+   */
+  readable(): LoggedOperation[] {
+    const all = this.operations();
+    const held = (record: WorkspaceSnapshot | undefined): boolean => record === undefined || this.#known.get(record.id) === record;
+    let start = all.length;
+    while (start > 0 && held(all[start - 1]?.before) && held(all[start - 1]?.after)) start -= 1;
+    return all.slice(start);
+  }
+
   /** Records the workspace as it is now as the starting state, unless known (before the first change). */
   async ensureHead(workspace: SnapshotableWorkspace): Promise<void> {
     if (this.#head !== undefined) return;

@@ -430,7 +430,7 @@ class WorkspaceSession implements HydratedSession {
   blame(path: string): Promise<BlameResult> {
     return this.#historyTask('blame', async (workspace) => {
       await this.#log.flush(workspace);
-      return blameFile(workspace, this.#log.operations(), path);
+      return blameFile(workspace, this.#log.readable(), path);
     });
   }
 
