@@ -47,6 +47,8 @@ Options:
   --write-back         When the server stops, write the changes back to the mounts (not :ro ones; they must
                        exist and be writable, checked at start). A host file changed meanwhile is never
                        overwritten: it is left and reported on stderr (status 1).
+  --history-tools      Add the history, undo and redo tools: the session's turns, and undoing or redoing the
+                       model's last turn (each call is a turn: MCP does not say which calls one response made).
   --allow-write-back   Let the write_back tool write to the mounts without asking when the client cannot
                        ask the user (no MCP elicitation); a client that can always asks first. Conflicts
                        are never overwritten. The mounts are checked at start as for --write-back.
@@ -92,6 +94,8 @@ export interface McpCommand {
   shell?: true | 'host';
   /** The `write_back` tool may apply without asking when the client cannot ask the user. */
   allowWriteBack?: boolean;
+  /** `--history-tools`: serve `history`, `undo` and `redo`. */
+  historyTools?: boolean;
   /** Where to write the session's patch when the server stops. */
   patchOut?: string;
   /** Write the changes back to the mounts when the server stops. */
@@ -121,6 +125,7 @@ const MCP_ONLY = [
   'patch-out',
   'write-back',
   'allow-write-back',
+  'history-tools',
 ] as const;
 const PER_MOUNT = new Set(['include', 'exclude', 'max-bytes']);
 
@@ -226,6 +231,7 @@ function mcpCommand(values: Parsed['values'], tokens: Parsed['tokens']): McpComm
     ...(patchOut === undefined ? {} : { patchOut }),
     ...(writeBack ? { writeBack } : {}),
     ...(allowWriteBack ? { allowWriteBack } : {}),
+    ...(values['history-tools'] === true ? { historyTools: true } : {}),
   };
 }
 
@@ -285,6 +291,7 @@ function parse(argv: readonly string[]) {
       'patch-out': { type: 'string' },
       'write-back': { type: 'boolean' },
       'allow-write-back': { type: 'boolean' },
+      'history-tools': { type: 'boolean' },
     },
   });
 }

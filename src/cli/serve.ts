@@ -36,6 +36,8 @@ export interface ServeOptions {
   writeBack?: boolean;
   /** The `write_back` tool applies without asking when the client cannot ask the user (no elicitation). */
   allowWriteBack?: boolean;
+  /** `--history-tools`: serve `history`, `undo` and `redo`. */
+  historyTools?: boolean;
   /** Further options of the tool suite (limits), for embedders and benches; the command line sets none. */
   tools?: WorkspaceToolsOptions;
   version?: string;
@@ -100,6 +102,7 @@ export async function serveMcp(options: ServeOptions): Promise<boolean> {
           }
         : {}),
       allowWriteBack: options.allowWriteBack === true,
+      historyTools: options.historyTools === true,
       ...(options.version === undefined ? {} : { version: options.version }),
     },
   );
