@@ -102,7 +102,12 @@ export class SnapshotQueue {
     });
     const shown = (paths: string[], status: DiffEntry['status']): string[] =>
       this.governance.filterDiff(paths.map((path) => ({ path, status }))).map((entry) => entry.path);
-    const visible = new Set(shown(preview.blocked.map((entry) => entry.path), 'modified'));
+    const visible = new Set(
+      shown(
+        preview.blocked.map((entry) => entry.path),
+        'modified',
+      ),
+    );
     const filtered: RestorePreview = {
       created: shown(preview.created, 'added'),
       modified: shown(preview.modified, 'modified'),
