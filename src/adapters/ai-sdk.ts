@@ -22,7 +22,9 @@ export function aiSdkTools(session: Session, options: AdapterOptions = {}): Tool
       execute: async (input: unknown, { abortSignal, messages }) => {
         if (messages !== step) {
           step = messages;
-          await session.turn();
+          // Not awaited: queued now, so the calls of the step still run in the order the model gave them
+          // (a failure to open it, a disposed session, is the call's to report).
+          session.turn().catch(() => undefined);
         }
         const result = await runNamedTool(session, tools, definition.name, input, abortSignal);
         if (!result.success) throw new ToolCallFailedError(definition.name, result);
