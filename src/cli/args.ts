@@ -53,6 +53,8 @@ Options:
   --write-back         When the server stops, write the changes back to the mounts (not :ro ones; they must
                        exist and be writable, checked at start). A host file changed meanwhile is never
                        overwritten: it is left and reported on stderr (status 1).
+  --history-tools      Add the history, undo and redo tools: the session's turns, and undoing or redoing the
+                       model's last turn (each call is a turn: MCP does not say which calls one response made).
   --allow-write-back   Let the write_back tool write to the mounts without asking when the client cannot
                        ask the user (no MCP elicitation); a client that can always asks first. Conflicts
                        are never overwritten. The mounts are checked at start as for --write-back.
@@ -103,6 +105,8 @@ export interface McpCommand {
   shell?: true | 'host' | 'sandbox';
   /** The `write_back` tool may apply without asking when the client cannot ask the user. */
   allowWriteBack?: boolean;
+  /** `--history-tools`: serve `history`, `undo` and `redo`. */
+  historyTools?: boolean;
   /** Where to write the session's patch when the server stops. */
   patchOut?: string;
   /** Write the changes back to the mounts when the server stops. */
@@ -138,6 +142,7 @@ const MCP_ONLY = [
   'write-back',
   'allow-write-back',
   'session',
+  'history-tools',
 ] as const;
 const SESSIONS_ONLY = new Set(Object.keys(SESSIONS_OPTIONS));
 const PER_MOUNT = new Set(['include', 'exclude', 'max-bytes']);
@@ -256,6 +261,7 @@ function mcpCommand(values: Parsed['values'], tokens: Parsed['tokens']): McpComm
     ...(writeBack ? { writeBack } : {}),
     ...(allowWriteBack ? { allowWriteBack } : {}),
     ...stored,
+    ...(values['history-tools'] === true ? { historyTools: true } : {}),
   };
 }
 
@@ -352,6 +358,7 @@ function parse(argv: readonly string[]) {
       session: { type: 'string' },
       ...STORE_OPTIONS,
       ...SESSIONS_OPTIONS,
+      'history-tools': { type: 'boolean' },
     },
   });
 }

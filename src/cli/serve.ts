@@ -40,6 +40,8 @@ export interface ServeOptions {
   /** `--session NAME`: serve the stored session of that name from `store` (resumed when it exists). */
   session?: string;
   store?: StoreFlags;
+  /** `--history-tools`: serve `history`, `undo` and `redo`. */
+  historyTools?: boolean;
   /** Further options of the tool suite (limits), for embedders and benches; the command line sets none. */
   tools?: WorkspaceToolsOptions;
   version?: string;
@@ -104,6 +106,7 @@ export async function serveMcp(options: ServeOptions): Promise<boolean> {
           }
         : {}),
       allowWriteBack: options.allowWriteBack === true,
+      historyTools: options.historyTools === true,
       ...(options.version === undefined ? {} : { version: options.version }),
     },
   );

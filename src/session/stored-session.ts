@@ -188,8 +188,33 @@ class StoredSession implements RemoteSession {
   get snapshots(): readonly WorkspaceSnapshot[] {
     return this.#inner.snapshots;
   }
-  get history(): HydratedSession['history'] {
-    return this.#inner.history;
+  get calls(): HydratedSession['calls'] {
+    return this.#inner.calls;
+  }
+
+  turn(label?: string): Promise<string> {
+    return this.#inner.turn(label);
+  }
+
+  history(): ReturnType<HydratedSession['history']> {
+    return this.#inner.history();
+  }
+
+  /** Published like a successful call. */
+  async undo(options?: Parameters<HydratedSession['undo']>[0]): ReturnType<HydratedSession['undo']> {
+    const done = await this.#inner.undo(options);
+    if (!this.#readOnly) await this.publish();
+    return done;
+  }
+
+  async redo(options?: Parameters<HydratedSession['redo']>[0]): ReturnType<HydratedSession['redo']> {
+    const done = await this.#inner.redo(options);
+    if (!this.#readOnly) await this.publish();
+    return done;
+  }
+
+  blame(path: string): ReturnType<HydratedSession['blame']> {
+    return this.#inner.blame(path);
   }
 
   get outputs(): HydratedSession['outputs'] {
