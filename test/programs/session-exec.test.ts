@@ -29,7 +29,7 @@ describe.skipIf(!available)('session.exec', () => {
     const result = await session.runTool(runAndWrite, { command: 'echo made > made.txt; echo ok', fail: false });
     expect(result).toMatchObject({ success: true, rolledBack: false, value: { created: ['made.txt'], modified: [], deleted: [] } });
     expect(new TextDecoder().decode((await session.filesystem.readBytes('made.txt')).content)).toBe('made\n');
-    expect(session.history).toHaveLength(1);
+    expect(session.calls).toHaveLength(1);
     await session.rollbackTo(session.snapshots[0]!);
     expect(await session.filesystem.exists('made.txt')).toBe(false);
   });
