@@ -23,6 +23,8 @@ const LAYERS = [
   ['store', '^src/store/'],
   // Operations, undo, blame and merge over snapshot trees: what sessions build their history on.
   ['history', '^src/history/'],
+  // Real programs in a sandbox (session.exec): below the session, which runs them in its calls' order.
+  ['programs', '^src/programs/'],
   ['session', '^src/session/'],
   // Per-user workspaces and sessions: a store namespace hands out sessions through createSession.
   ['namespaces', '^src/namespaces/'],

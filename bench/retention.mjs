@@ -44,7 +44,7 @@ async function memoryRun(retention) {
     await session.runTool(write, { n, size: 1024 });
     if ((n + 1) % (CALLS / 10) === 0) samples.push(oneDecimal(heapMiB() - start));
   }
-  const result = { heapGrowthMiB: samples, history: session.history.length, snapshots: session.snapshots.length };
+  const result = { heapGrowthMiB: samples, history: session.calls.length, snapshots: session.snapshots.length };
   await session.dispose();
   return result;
 }

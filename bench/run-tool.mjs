@@ -85,7 +85,7 @@ async function measure(backend, changeDetection) {
       failedCallWithRestoreMs: round(failure),
       rollbackOverheadMs: round(failure - direct),
       rollbackToFirstSnapshotMs: round(rollbackToFirstMs),
-      historyEntries: session.history.length,
+      historyEntries: session.calls.length,
     };
   } finally {
     await session.dispose();

@@ -54,11 +54,11 @@ try {
       messages.push(result);
     }
   }
-  for (const call of session.history)
+  for (const call of session.calls)
     console.log(`${call.tool}: ${call.result.success ? 'ok' : 'failed'}${call.result.rolledBack ? ', rolled back' : ''}`);
   const { content } = await session.filesystem.read('src/greet.ts');
   console.log(content);
-  if (!content.includes('Hi, ${name}') || !session.history[1]?.result.rolledBack) throw new Error('the loop did not end as scripted');
+  if (!content.includes('Hi, ${name}') || !session.calls[1]?.result.rolledBack) throw new Error('the loop did not end as scripted');
 } finally {
   await session.dispose();
 }

@@ -7,8 +7,8 @@
 // The library (dist/src) stays unbundled: an application importing sessionfs shares its own copies of zod
 // and the SDK.
 //
-// Left out of the bundle, loaded from node_modules as before: the optional peers (the command never uses
-// them), and what src/workspace/lazy-require.ts loads on first use (git objects, the shell interpreter,
+// Left out of the bundle, loaded from node_modules as before: the optional peers (`--store` loads pg and the
+// S3 client, the command uses no other), and what src/workspace/lazy-require.ts loads on first use (git objects, the shell interpreter,
 // legacy encodings, diffs): a `require` of a name held in a variable, which esbuild leaves to run time.
 // Usage: node scripts/bundle-cli.mjs (npm run build runs it after tsc).
 import { chmodSync } from 'node:fs';
@@ -16,6 +16,9 @@ import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 
 const OPTIONAL_PEERS = ['pg', '@aws-sdk/client-s3', 'openai', '@anthropic-ai/sdk', 'ai', '@langchain/core', 'vitest'];
+// Dependencies that read CommonJS's `__filename`, which a bundled ES module lacks (write-file-atomic names its
+// temp files after it): loaded from node_modules as they are.
+const NEEDS_FILENAME = ['write-file-atomic'];
 
 /** Bundles `entry` (an ES module of dist/) into `outfile`, as the `sessionfs` command is bundled. */
 export async function bundleCli(entry, outfile) {
@@ -27,7 +30,7 @@ export async function bundleCli(entry, outfile) {
     format: 'esm',
     target: 'node20',
     sourcemap: 'linked',
-    external: OPTIONAL_PEERS,
+    external: [...OPTIONAL_PEERS, ...NEEDS_FILENAME],
     // Bundled CommonJS dependencies call `require` for Node's built-ins: an ES module has none of its own.
     banner: {
       js: "import { createRequire as __sessionfsRequire } from 'node:module'; const require = __sessionfsRequire(import.meta.url);",

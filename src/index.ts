@@ -53,6 +53,7 @@ export {
 } from './session/index.js';
 export type * from './session/types.js';
 export type { ConflictRegion, MergeConflict, MergeConflictMode, MergeOptions, MergeResult, MergeSide } from './history/merge.js';
+export type * from './history/types.js';
 export { workspaceTools } from './shell/index.js';
 export {
   workspacePrompt,

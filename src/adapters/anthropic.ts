@@ -19,7 +19,7 @@ export interface AnthropicToolResult {
  * sessionfs tools for the Anthropic SDK (@anthropic-ai/sdk 1.x, Messages API). `tools` goes in
  * `messages.create({ tools })`; `handleToolUse(response.content)` runs every `tool_use` block through
  * `session.runTool` and returns the `tool_result` blocks for the next user message. A failure is rolled back
- * and comes back with `is_error: true`.
+ * and comes back with `is_error: true`. Each response's calls are one turn of `session.history()`.
  */
 export function anthropicTools(session: Session, options: AdapterOptions = {}) {
   const tools = adapterTools(options);
@@ -34,6 +34,8 @@ export function anthropicTools(session: Session, options: AdapterOptions = {}) {
       signal?: AbortSignal,
     ): Promise<AnthropicToolResult[]> {
       const results: AnthropicToolResult[] = [];
+      // One model response: one turn of the session's history (what undo() undoes).
+      if (content.some((block) => block.type === 'tool_use')) await session.turn();
       for (const block of content) {
         if (block.type !== 'tool_use' || block.id === undefined || block.name === undefined) continue;
         const result = await runNamedTool(session, tools, block.name, block.input ?? {}, signal);

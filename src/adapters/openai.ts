@@ -35,7 +35,8 @@ export interface OpenAIAdapterOptions extends AdapterOptions {
  * sessionfs tools for the OpenAI SDK (openai 6, the newest major that runs on Node 20). `chatTools` and `responsesTools` go in the
  * request's `tools`; `handleToolCalls` / `handleFunctionCalls` run what the model called through
  * `session.runTool` and return the messages to send back. A failure is rolled back and comes back as the
- * tool message's content, starting `Error [CODE]:` (OpenAI tool messages have no error flag).
+ * tool message's content, starting `Error [CODE]:` (OpenAI tool messages have no error flag). Each response's
+ * calls are one turn of `session.history()`.
  */
 export function openaiTools(session: Session, options: OpenAIAdapterOptions = {}) {
   const tools = adapterTools(options);
@@ -59,6 +60,8 @@ export function openaiTools(session: Session, options: OpenAIAdapterOptions = {}
       signal?: AbortSignal,
     ): Promise<{ role: 'tool'; tool_call_id: string; content: string }[]> {
       const messages: { role: 'tool'; tool_call_id: string; content: string }[] = [];
+      // One model response: one turn of the session's history (what undo() undoes).
+      if ((toolCalls ?? []).some((call) => call.type === 'function')) await session.turn();
       for (const call of toolCalls ?? []) {
         if (call.type !== 'function' || call.function === undefined) continue;
         const result = await runNamedTool(session, tools, call.function.name, call.function.arguments, signal);
@@ -72,6 +75,7 @@ export function openaiTools(session: Session, options: OpenAIAdapterOptions = {}
       signal?: AbortSignal,
     ): Promise<{ type: 'function_call_output'; call_id: string; output: string }[]> {
       const items: { type: 'function_call_output'; call_id: string; output: string }[] = [];
+      if (output.some((item) => item.type === 'function_call')) await session.turn();
       for (const item of output) {
         if (item.type !== 'function_call' || typeof item.call_id !== 'string' || typeof item.name !== 'string') continue;
         const result = await runNamedTool(session, tools, item.name, item.arguments ?? '', signal);

@@ -1,5 +1,8 @@
 import { parseArgs } from 'node:util';
 import { MountSyntaxError, parseMountValue, readMountConfig, type MountArgument } from './mount-args.js';
+import { sessionsCommand, SESSIONS_OPTIONS, SESSIONS_USAGE, STORE_OPTIONS, STORE_USAGE, type SessionsCommand } from './sessions-args.js';
+import { sessionName, storeFlags, type StoreFlags } from './store-flags.js';
+import { SessionInUseError, UsageError } from './usage-error.js';
 
 export type { MountArgument } from './mount-args.js';
 
@@ -9,7 +12,8 @@ const GENERAL = `General:
 
 Exit status: 0 done (mcp: the client disconnected or the process was told to stop); 1 the session could not
 start or the command failed (mcp: a write-back conflict left, a patch not written); 2 a usage error
-(unknown command or flag, a bad or missing value, a path a flag names that cannot be used).
+(unknown command or flag, a bad or missing value, a path a flag names that cannot be used); 3 the named
+session is open in another live process (mcp --session, sessions rm).
 `;
 
 export const MCP_USAGE = `Usage: sessionfs mcp [options]
@@ -39,6 +43,8 @@ Options:
   --progress           Progress on stderr even when it is not a terminal (a line per update, counts only).
   --search-timeout <ms>  Deadline of one glob or grep call (default 10000): past it the call fails with ETIMEDOUT.
   --shell              Add the bash tool: a bash interpreter over the workspace (no host program, no network).
+  --shell sandbox      Add the bash tool running real programs (node, git, compilers …) in a sandbox, on
+                       any backend; what they change is a snapshotted, reversible change. See docs/programs.md.
   --shell-host         Add the bash tool running real programs (an allow-list) in the root of a host
                        workspace. Not a security boundary: see docs/shell.md.
   --patch-out <file>   When the server stops (client gone, SIGINT, SIGTERM), write the session's git patch
@@ -47,9 +53,17 @@ Options:
   --write-back         When the server stops, write the changes back to the mounts (not :ro ones; they must
                        exist and be writable, checked at start). A host file changed meanwhile is never
                        overwritten: it is left and reported on stderr (status 1).
+  --history-tools      Add the history, undo and redo tools: the session's turns, and undoing or redoing the
+                       model's last turn (each call is a turn: MCP does not say which calls one response made).
   --allow-write-back   Let the write_back tool write to the mounts without asking when the client cannot
                        ask the user (no MCP elicitation); a client that can always asks first. Conflicts
                        are never overwritten. The mounts are checked at start as for --write-back.
+  --session <name>     Keep the session in a session store under this name, published after every successful
+                       call, and resume it when a server starts again with the same name (see sessionfs
+                       sessions). One server per session: a second one exits with status 3. Not with --mount,
+                       --mount-config, --overlay, --root or --backend (the workspace lives in the store).
+
+${STORE_USAGE}
 
 ${GENERAL}`;
 
@@ -65,15 +79,14 @@ export const USAGE = `Usage: sessionfs <command> [options]
 Commands:
   demo                 Narrate a scripted agent session on the in-memory backend (what \`npm start\` runs).
   mcp                  Serve the workspace tool suite over MCP on stdio.
+  sessions             List, show, diff, export, write back, remove and collect stored sessions (mcp --session).
   help [command]       Show this help, or a command's.
 
 Run 'sessionfs <command> --help' for a command's options.
 
 ${GENERAL}`;
 
-export class UsageError extends Error {
-  override name = 'UsageError';
-}
+export { SessionInUseError, UsageError };
 
 export interface McpCommand {
   command: 'mcp';
@@ -88,19 +101,25 @@ export interface McpCommand {
   progress?: boolean;
   /** Deadline of one glob or grep call, in milliseconds (the workspace's `limits.searchTimeoutMs`). */
   searchTimeoutMs?: number;
-  /** Adds the `bash` tool (`'host'`: real programs in a host workspace's root). */
-  shell?: true | 'host';
+  /** Adds the `bash` tool (`'host'`: real programs in a host workspace's root; `'sandbox'`: in a sandbox). */
+  shell?: true | 'host' | 'sandbox';
   /** The `write_back` tool may apply without asking when the client cannot ask the user. */
   allowWriteBack?: boolean;
+  /** `--history-tools`: serve `history`, `undo` and `redo`. */
+  historyTools?: boolean;
   /** Where to write the session's patch when the server stops. */
   patchOut?: string;
   /** Write the changes back to the mounts when the server stops. */
   writeBack?: boolean;
+  /** `--session NAME`: serve this stored session (created when absent) from `store`. */
+  session?: string;
+  store?: StoreFlags;
 }
 
-export type Command = { command: 'help'; usage: string } | { command: 'version' } | { command: 'demo' } | McpCommand;
+export type Command = { command: 'help'; usage: string } | { command: 'version' } | { command: 'demo' } | McpCommand | SessionsCommand;
 
-const COMMAND_USAGE: Record<string, string> = { mcp: MCP_USAGE, demo: DEMO_USAGE };
+const COMMAND_USAGE: Record<string, string> = { mcp: MCP_USAGE, demo: DEMO_USAGE, sessions: SESSIONS_USAGE };
+const COMMANDS = 'demo, mcp or sessions';
 const MCP_ONLY = [
   'backend',
   'root',
@@ -118,10 +137,14 @@ const MCP_ONLY = [
   'search-timeout',
   'shell',
   'shell-host',
+  'shell-sandbox',
   'patch-out',
   'write-back',
   'allow-write-back',
+  'session',
+  'history-tools',
 ] as const;
+const SESSIONS_ONLY = new Set(Object.keys(SESSIONS_OPTIONS));
 const PER_MOUNT = new Set(['include', 'exclude', 'max-bytes']);
 
 /** Parses the command line with `node:util` `parseArgs` (strict): an unknown flag or a bad value is a `UsageError`. */
@@ -136,31 +159,39 @@ export function parseCommandLine(argv: readonly string[]): Command {
   const [command, ...rest] = positionals;
   if (values.help === true) return { command: 'help', usage: (command === undefined ? undefined : COMMAND_USAGE[command]) ?? USAGE };
   if (values.version === true) return { command: 'version' };
-  if (command === undefined) throw new UsageError('missing command: expected demo or mcp');
+  if (command === undefined) throw new UsageError(`missing command: expected ${COMMANDS}`);
   if (command === 'help') {
     if (rest.length > 1) throw new UsageError(`unexpected argument ${JSON.stringify(rest[1])}`);
     const topic = rest[0];
     if (topic !== undefined && COMMAND_USAGE[topic] === undefined)
-      throw new UsageError(`no help for ${JSON.stringify(topic)}: expected demo or mcp`);
+      throw new UsageError(`no help for ${JSON.stringify(topic)}: expected ${COMMANDS}`);
     return { command: 'help', usage: topic === undefined ? USAGE : COMMAND_USAGE[topic]! };
   }
+  const given = [...new Set(tokens.flatMap((token) => (token.kind === 'option' ? [token.name] : [])))];
+  if (command === 'sessions') return sessionsCommand(rest, values, given);
   if (rest.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(rest[0])}`);
   switch (command) {
     case 'demo': {
-      const misplaced = MCP_ONLY.find((name) => values[name] !== undefined);
-      if (misplaced !== undefined) throw new UsageError(`--${misplaced} is an option of the mcp command, not of demo`);
-      return { command: 'demo' };
+      const misplaced = given[0];
+      if (misplaced === undefined) return { command: 'demo' };
+      if ((MCP_ONLY as readonly string[]).includes(misplaced) || Object.hasOwn(STORE_OPTIONS, misplaced))
+        throw new UsageError(`--${misplaced} is an option of the mcp command, not of demo`);
+      throw new UsageError(`--${misplaced} is not an option of demo`);
     }
-    case 'mcp':
+    case 'mcp': {
+      const misplaced = given.find((name) => SESSIONS_ONLY.has(name));
+      if (misplaced !== undefined) throw new UsageError(`--${misplaced} is an option of the sessions command, not of mcp`);
       return mcpCommand(values, tokens);
+    }
     default:
-      throw new UsageError(`unknown command ${JSON.stringify(command)}: expected demo or mcp`);
+      throw new UsageError(`unknown command ${JSON.stringify(command)}: expected ${COMMANDS}`);
   }
 }
 
 type Parsed = ReturnType<typeof parse>;
 
 function mcpCommand(values: Parsed['values'], tokens: Parsed['tokens']): McpCommand {
+  const stored = storedSession(values);
   const root = values.root;
   if (root !== undefined && root.trim() === '') throw new UsageError('--root needs a non-empty path');
   if (root !== undefined && values.backend === 'memory')
@@ -195,7 +226,10 @@ function mcpCommand(values: Parsed['values'], tokens: Parsed['tokens']): McpComm
   if (values.shell === true && values['shell-host'] === true) throw new UsageError('--shell and --shell-host exclude each other: pick one');
   if (values['shell-host'] === true && backend !== 'host')
     throw new UsageError('--shell-host runs programs in a host directory: use it with --backend host or --root');
-  const shell = values['shell-host'] === true ? 'host' : values.shell === true ? true : undefined;
+  if (values['shell-sandbox'] === true && (values.shell === true || values['shell-host'] === true))
+    throw new UsageError('--shell sandbox, --shell and --shell-host exclude each other: pick one');
+  const shell =
+    values['shell-host'] === true ? 'host' : values['shell-sandbox'] === true ? 'sandbox' : values.shell === true ? true : undefined;
   if (shell !== undefined && values['read-only'] === true)
     throw new UsageError(
       `--read-only serves no tool that can change files, and ${shell === 'host' ? '--shell-host' : '--shell'}'s bash can: pick one`,
@@ -226,7 +260,29 @@ function mcpCommand(values: Parsed['values'], tokens: Parsed['tokens']): McpComm
     ...(patchOut === undefined ? {} : { patchOut }),
     ...(writeBack ? { writeBack } : {}),
     ...(allowWriteBack ? { allowWriteBack } : {}),
+    ...stored,
+    ...(values['history-tools'] === true ? { historyTools: true } : {}),
   };
+}
+
+/**
+ * `--session NAME` and the store flags. The stored session is the workspace, so the flags that choose or
+ * fill another workspace are refused with it, naming them; seeding a new session from `--mount` is for a
+ * later version. The store flags mean nothing without `--session`.
+ */
+function storedSession(values: Parsed['values']): { session?: string; store?: StoreFlags } {
+  const storeGiven = Object.keys(STORE_OPTIONS).find((name) => values[name as keyof typeof STORE_OPTIONS] !== undefined);
+  if (values.session === undefined) {
+    if (storeGiven !== undefined) throw new UsageError(`--${storeGiven} names where --session keeps its session: give --session NAME`);
+    return {};
+  }
+  const workspaceFlags = ['mount', 'mount-config', 'overlay', 'root', 'backend'] as const;
+  const clash = workspaceFlags.filter((name) => values[name] !== undefined);
+  if (clash.length > 0)
+    throw new UsageError(
+      `--session serves the workspace kept in the session store: it cannot be used with ${clash.map((name) => `--${name}`).join(', ')} (seeding a stored session from host folders is not supported yet)`,
+    );
+  return { session: sessionName(values.session, '--session'), store: storeFlags(values) };
 }
 
 /** `--include`, `--exclude` and `--max-bytes` belong to the `--mount` before them, so the order of the flags matters. */
@@ -257,9 +313,22 @@ function mountsInOrder(tokens: Parsed['tokens']): MountArgument[] {
   return mounts;
 }
 
+/** `--shell sandbox` (or `--shell=sandbox`) is the sandbox mode; a bare `--shell` stays the interpreter. */
+function shellModes(argv: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] ?? '';
+    if (arg === '--shell=sandbox' || (arg === '--shell' && argv[i + 1] === 'sandbox')) {
+      out.push('--shell-sandbox');
+      if (arg === '--shell') i += 1;
+    } else out.push(arg);
+  }
+  return out;
+}
+
 function parse(argv: readonly string[]) {
   return parseArgs({
-    args: [...argv],
+    args: shellModes(argv),
     strict: true,
     allowPositionals: true,
     tokens: true,
@@ -282,9 +351,14 @@ function parse(argv: readonly string[]) {
       'search-timeout': { type: 'string' },
       shell: { type: 'boolean' },
       'shell-host': { type: 'boolean' },
+      'shell-sandbox': { type: 'boolean' },
       'patch-out': { type: 'string' },
       'write-back': { type: 'boolean' },
       'allow-write-back': { type: 'boolean' },
+      session: { type: 'string' },
+      ...STORE_OPTIONS,
+      ...SESSIONS_OPTIONS,
+      'history-tools': { type: 'boolean' },
     },
   });
 }

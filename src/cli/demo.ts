@@ -151,10 +151,10 @@ export async function runDemo(out: Print = (line = '') => process.stdout.write(`
     for (const entry of diff) print(`     ${entry.status.padEnd(8)} ${entry.path}`);
     print();
 
-    const failed = session.history.filter((record) => !record.result.success).length;
-    const rolledBack = session.history.filter((record) => record.result.rolledBack).length;
+    const failed = session.calls.filter((record) => !record.result.success).length;
+    const rolledBack = session.calls.filter((record) => record.result.rolledBack).length;
     print(
-      `Session summary: ${session.history.length} tool calls, ${failed} failed, ${rolledBack} rolled back, ${session.snapshots.length} pre-call snapshots kept.`,
+      `Session summary: ${session.calls.length} tool calls, ${failed} failed, ${rolledBack} rolled back, ${session.snapshots.length} pre-call snapshots kept.`,
     );
     print();
 

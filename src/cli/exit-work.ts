@@ -70,7 +70,7 @@ export async function prepareExitWork(
 }
 
 /** Temp file beside the target, then rename: a reader never sees half a patch. */
-async function writeAtomically(path: string, content: string): Promise<void> {
+export async function writeAtomically(path: string, content: string): Promise<void> {
   const temp = join(dirname(path), `.${randomBytes(6).toString('hex')}.sessionfs-patch.tmp`);
   try {
     await writeFile(temp, content, { flag: 'wx' });

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import { readFileSync, realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { parseCommandLine, UsageError } from './args.js';
+import { parseCommandLine, SessionInUseError, UsageError } from './args.js';
 import { runDemo } from './demo.js';
 import { serveMcp } from './serve.js';
 import { scrubHostPaths } from '../session/scrub.js';
@@ -29,11 +29,34 @@ export async function main(argv: readonly string[]): Promise<number> {
       try {
         return (await serveMcp({ ...command, version: packageVersion() })) ? 0 : 1;
       } catch (error) {
-        // A flag naming a host path that cannot serve (checked before the session starts).
-        if (!(error instanceof UsageError)) throw error;
-        return usageError(error);
+        // A flag naming a host path that cannot serve (checked before the session starts), or a session in use.
+        if (error instanceof UsageError || error instanceof SessionInUseError) return commandError(error);
+        throw error;
+      }
+    case 'sessions':
+      try {
+        const { runSessions } = await import('./sessions.js');
+        return await runSessions(command);
+      } catch (error) {
+        return commandError(error);
       }
   }
+}
+
+/** A usage error exits 2, a session open elsewhere 3, a failed `sessions` command 1; anything else is thrown on. */
+async function commandError(error: unknown): Promise<number> {
+  if (error instanceof UsageError) return usageError(error);
+  if (error instanceof SessionInUseError) {
+    process.stderr.write(`sessionfs: ${error.message}\n`);
+    return 3;
+  }
+  const { SessionsCommandError } = await import('./sessions.js');
+  const { WorkspaceError } = await import('../workspace/errors.js');
+  if (error instanceof SessionsCommandError || error instanceof WorkspaceError) {
+    process.stderr.write(`sessionfs: ${error.message}\n`);
+    return 1;
+  }
+  throw error;
 }
 
 /** A usage error is the user's own mistake: said with the values they gave, on stderr (exit status 2). */

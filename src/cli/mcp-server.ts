@@ -24,6 +24,7 @@ import { scopedWorkspace } from './root-scope.js';
 import type { DirectLane, ToolCallHandler } from './mcp-stdio.js';
 import { sentFileResource } from './output-content.js';
 import { patchResource, reviewTools, writeBackTool, type DirectTool } from './mcp-review.js';
+import { historyTools } from './mcp-history.js';
 import type { ExportResult } from '../export/export-plan.js';
 import type { WriteBackOptions } from '../export/write-back.js';
 
@@ -45,6 +46,8 @@ export interface McpServerOptions {
   writeBack?: (options: WriteBackOptions) => Promise<ExportResult>;
   /** Apply `write_back` without asking when the client cannot be asked (no elicitation). Default false. */
   allowWriteBack?: boolean;
+  /** Serve `history`, `undo` and `redo` (see mcp-history.ts; a read-only session gets `history` only). Default false. */
+  historyTools?: boolean;
   /** Server name and version reported to the client. */
   name?: string;
   version?: string;
@@ -204,8 +207,10 @@ export async function buildMcpServer(
     },
   );
 
-  const direct: DirectTool[] =
-    writeBack === undefined ? [] : [writeBackTool({ server, writeBack, allowWithoutAsking: options.allowWriteBack === true, redact })];
+  const direct: DirectTool[] = [
+    ...(writeBack === undefined ? [] : [writeBackTool({ server, writeBack, allowWithoutAsking: options.allowWriteBack === true, redact })]),
+    ...(options.historyTools === true ? historyTools(() => starting.ready, redact, readOnly) : []),
+  ];
 
   let shownNames: string[] = tools.map((tool) => tool.name);
   const roots = serveClientRoots(server, {

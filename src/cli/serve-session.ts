@@ -1,14 +1,14 @@
 import { lstat, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { createSession, type HydratedSession } from '../session/index.js';
+import { createSession } from '../session/index.js';
 import type { HydrateProgress } from '../sources/index.js';
 import type { WorkspaceLimits } from '../workspace/limits.js';
 import type { SnapshotableWorkspace, WorkspaceSnapshot } from '../workspace/types.js';
-import type { WriteBackOptions } from '../export/write-back.js';
-import type { ExportResult } from '../export/export-plan.js';
 import { defaultSourcePath } from '../sources/source-path.js';
 import { displayPath, normalizePath, type NormalizedPath } from '../workspace/paths.js';
 import { UsageError, type MountArgument } from './args.js';
+import type { ServeSession } from './served-session.js';
+import type { StoreFlags } from './store-flags.js';
 
 /** What `sessionfs mcp` asks of its session, from the flags. */
 export interface ServeSessionOptions {
@@ -17,22 +17,16 @@ export interface ServeSessionOptions {
   mounts: readonly MountArgument[];
   allow: readonly string[];
   readOnly: boolean;
-  shell?: true | 'host';
+  shell?: true | 'host' | 'sandbox';
   limits?: Partial<WorkspaceLimits>;
   signal: AbortSignal;
   onProgress: (progress: HydrateProgress) => void;
+  /** `--session NAME`: the stored session of that name, from `store` (no mounts, no root: see args.ts). */
+  session?: string;
+  store?: StoreFlags;
 }
 
-/** The server's session, how its work is written back, and what ends it. */
-export interface ServeSession {
-  session: HydratedSession;
-  /** Writes the changes back to the writable mounts (what `--write-back` does at exit). */
-  writeBack(options: WriteBackOptions): Promise<ExportResult>;
-  /** Host directories of workspaces made here (temp roots, git dirs): never shown to the model. */
-  hostDirs: readonly string[];
-  /** Disposes the session and every workspace made for it. */
-  dispose(): Promise<void>;
-}
+export type { ServeSession } from './served-session.js';
 
 /**
  * The session `sessionfs mcp` serves. Most flags map to `createSession` as they are. Two cannot, because
@@ -42,6 +36,15 @@ export interface ServeSession {
  * own at its mount path (read-only for `:ro`), beside the root.
  */
 export async function openServeSession(options: ServeSessionOptions): Promise<ServeSession> {
+  if (options.session !== undefined && options.store !== undefined) {
+    const { openStoredServeSession } = await import('./stored-serve-session.js');
+    return openStoredServeSession({
+      session: options.session,
+      store: options.store,
+      readOnly: options.readOnly,
+      ...(options.limits === undefined ? {} : { limits: options.limits }),
+    });
+  }
   if (options.mounts.some((mount) => mount.readOnly === true) || (options.root !== undefined && options.mounts.length > 0))
     return composedSession(options);
   const session = await createSession({

@@ -3,13 +3,14 @@ import { basename, resolve } from 'node:path';
 import type { WriteBackOptions } from '../export/write-back.js';
 import { scrubHostPaths } from '../session/scrub.js';
 import type { WorkspaceToolsOptions } from '../tools/index.js';
-import { UsageError, type MountArgument } from './args.js';
+import { SessionInUseError, UsageError, type MountArgument } from './args.js';
 import { prepareExitWork } from './exit-work.js';
 import { buildMcpServer } from './mcp-server.js';
 import { McpStdioTransport } from './mcp-stdio.js';
 import { hydrationProgress } from './progress.js';
 import { openServeSession, type ServeSession } from './serve-session.js';
 import { checkStartFlags } from './start-checks.js';
+import type { StoreFlags } from './store-flags.js';
 
 /** Signals that stop the server cleanly (the session disposed, its temp root and git dir removed). */
 const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
@@ -29,13 +30,18 @@ export interface ServeOptions {
   /** Deadline of one glob or grep call, in milliseconds; default the workspace's (10 s). */
   searchTimeoutMs?: number;
   /** Adds the `bash` tool (`'host'`: real programs in a host workspace's root). */
-  shell?: true | 'host';
+  shell?: true | 'host' | 'sandbox';
   /** Write the session's git patch (from the state it started in) to this file when the server stops. */
   patchOut?: string;
   /** Write the changes back to the mounts when the server stops; conflicts are left and reported on stderr. */
   writeBack?: boolean;
   /** The `write_back` tool applies without asking when the client cannot ask the user (no elicitation). */
   allowWriteBack?: boolean;
+  /** `--session NAME`: serve the stored session of that name from `store` (resumed when it exists). */
+  session?: string;
+  store?: StoreFlags;
+  /** `--history-tools`: serve `history`, `undo` and `redo`. */
+  historyTools?: boolean;
   /** Further options of the tool suite (limits), for embedders and benches; the command line sets none. */
   tools?: WorkspaceToolsOptions;
   version?: string;
@@ -100,6 +106,7 @@ export async function serveMcp(options: ServeOptions): Promise<boolean> {
           }
         : {}),
       allowWriteBack: options.allowWriteBack === true,
+      historyTools: options.historyTools === true,
       ...(options.version === undefined ? {} : { version: options.version }),
     },
   );
@@ -170,10 +177,12 @@ async function startSession(
       ...(options.searchTimeoutMs === undefined ? {} : { limits: { searchTimeoutMs: options.searchTimeoutMs } }),
       signal,
       onProgress: progress.onProgress,
+      ...(options.session === undefined ? {} : { session: options.session }),
+      ...(options.store === undefined ? {} : { store: options.store }),
     });
     progress.done();
   } catch (error) {
-    if (error instanceof UsageError) throw error;
+    if (error instanceof UsageError || error instanceof SessionInUseError) throw error;
     if (signal.aborted) return undefined;
     const message = error instanceof Error ? error.message : String(error);
     throw new Error(`could not start the session: ${scrubHostPaths(message, { hostDirs: hostPaths })}`);

@@ -1,7 +1,8 @@
 import { constants } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
-import { UsageError, type MountArgument } from './args.js';
+import type { MountArgument } from './args.js';
+import { UsageError } from './usage-error.js';
 
 export interface StartFlags {
   root?: string;
@@ -42,7 +43,8 @@ export async function checkStartFlags(flags: StartFlags): Promise<void> {
   }
 }
 
-async function checkPatchOut(patchOut: string): Promise<void> {
+/** The `--patch-out` file can be written: not a directory, in an existing writable directory (a usage error otherwise). */
+export async function checkPatchOut(patchOut: string): Promise<void> {
   const target = resolve(patchOut);
   if ((await kindOf(target)) === 'directory') throw new UsageError(`--patch-out ${quote(patchOut)} is a directory: give a file path`);
   const directory = dirname(target);

@@ -96,6 +96,13 @@ export class ComposeSnapshotter implements Snapshotter {
     return { skipped };
   }
 
+  /** A path in a mount restore does not write: not `read-write` (read-only, append-only) or not snapshotted. */
+  leftByRestore(path: string): string | undefined {
+    const mount = this.#table.route(normalizePath(path))?.mount;
+    if (mount === undefined || (mount.access === 'read-write' && isSnapshotable(mount.workspace))) return undefined;
+    return `in the ${mount.access} mount ${displayPath(mount.path)}, which restores do not write`;
+  }
+
   /** Forgets these records and releases each mount's record in that mount (records it did not take are ignored). */
   async release(snapshots: readonly WorkspaceSnapshot[]): Promise<void> {
     const byMount = new Map<NormalizedPath, WorkspaceSnapshot[]>();

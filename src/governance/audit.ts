@@ -145,6 +145,11 @@ export class AuditLog implements AuditRecorder, QueuedFor {
     );
   }
 
+  /** Runs `task` with none of its operations recorded (a session's own bookkeeping: its history's snapshots). */
+  unrecorded<T>(task: () => Promise<T>): Promise<T> {
+    return this.#compound(task);
+  }
+
   #compound<T>(task: () => Promise<T>): Promise<T> {
     this.#compounds += 1;
     let running: Promise<T>;
@@ -304,6 +309,12 @@ export function auditLogOf(workspace: object): AuditLog | undefined {
 }
 
 /** Writes out what the audit of a workspace recorded so far (nothing when it has no sinks). */
+/** Runs `task` on `workspace` without auditing what it does there (see `AuditLog.unrecorded`). */
+export function unaudited<T>(workspace: object, task: () => Promise<T>): Promise<T> {
+  const log = auditLogOf(workspace);
+  return log === undefined ? task() : log.unrecorded(task);
+}
+
 export function flushAuditLog(workspace: object): void {
   logs.get(workspace)?.flush();
 }

@@ -8,6 +8,8 @@ import type { WorkspaceLimits } from '../workspace/limits.js';
 import type { BackendKind, SnapshotableWorkspace } from '../workspace/types.js';
 import { validateRetention, type Retention, type RetentionOptions } from './retention.js';
 import type { HydratedSession } from './types.js';
+import type { ProgramRunnerOptions } from '../programs/runner.js';
+import { validateLimits } from '../programs/validate.js';
 
 /**
  * What `createSession({ namespace, user })` asks of a namespace (`new WorkspaceNamespace(…)` is one): a
@@ -88,6 +90,8 @@ export interface CreateSessionOptions {
   changeDetection?: 'scan' | 'tracked';
   /** How much history and how many snapshots the session keeps (default 1000 and 100; the oldest go first). */
   retention?: RetentionOptions;
+  /** `session.exec`: the engine programs run in (default bubblewrap) and their limits. See docs/programs.md. */
+  exec?: ProgramRunnerOptions;
 }
 
 /** Built-in backend settings, validated. */
@@ -117,6 +121,7 @@ export interface SessionSettings {
   onProgress: ((progress: HydrateProgress) => void) | undefined;
   signal: AbortSignal | undefined;
   retention: Retention;
+  exec: ProgramRunnerOptions;
 }
 
 const BACKENDS = ['memory', 'host', 'overlay'] as const;
@@ -135,6 +140,7 @@ const KNOWN_OPTIONS: readonly string[] = [
   'onProgress',
   'signal',
   'retention',
+  'exec',
   ...BACKEND_ONLY,
 ];
 const HOST_ONLY = ['root', 'gitDir', 'exclude', 'changeDetection'] as const;
@@ -163,6 +169,7 @@ export function validateSessionOptions(options: CreateSessionOptions): SessionSe
     onProgress: options.onProgress,
     signal: options.signal,
     retention: validateRetention(options.retention),
+    exec: execOptions(options.exec),
   };
 }
 
@@ -175,6 +182,22 @@ const RENAMED_OPTIONS: Readonly<Record<string, string>> = {
 export function refuseRenamed(options: object): void {
   const renamed = Object.keys(options).filter((key) => RENAMED_OPTIONS[key] !== undefined);
   if (renamed.length > 0) throw new InvalidArgumentError(`createSession: ${renamed.map((key) => RENAMED_OPTIONS[key]).join('; ')}`);
+}
+
+function execOptions(exec: unknown): ProgramRunnerOptions {
+  if (exec === undefined) return {};
+  if (typeof exec !== 'object' || exec === null || Array.isArray(exec))
+    throw new InvalidArgumentError('exec must be an object: { engine?, limits? }');
+  const unknown = Object.keys(exec).filter((key) => key !== 'engine' && key !== 'limits');
+  if (unknown.length > 0) throw new InvalidArgumentError(`exec does not take ${unknown.join(', ')} (its options: engine, limits)`);
+  const { engine } = exec as ProgramRunnerOptions;
+  if (
+    engine !== undefined &&
+    (typeof engine !== 'object' || engine === null || typeof engine.run !== 'function' || typeof engine.available !== 'function')
+  )
+    throw new InvalidArgumentError('exec.engine must be an ExecEngine (run, available), e.g. bwrapEngine()');
+  const limits = validateLimits((exec as ProgramRunnerOptions).limits);
+  return { ...(engine === undefined ? {} : { engine }), limits };
 }
 
 function rollbackOf(rollback: unknown): 'snapshot' | 'journal' {

@@ -51,6 +51,11 @@ export class SessionQueue {
    * itself (a handler or the session using a reference to `session.filesystem` taken outside), which would
    * otherwise wait for itself.
    */
+  /** Whether the code running now is an exclusive task's (or started by one). */
+  inExclusive(): boolean {
+    return this.#running.getStore() === true;
+  }
+
   outside<T>(operation: () => Promise<T>): Promise<T> {
     if (this.#running.getStore() === true) return operation();
     const run = this.#tail.then(operation);
@@ -92,17 +97,21 @@ const ASYNC_METHODS = new Set<PropertyKey>([...WORKSPACE_OPERATIONS, 'exec', 'di
 const AsyncFunction = (async () => undefined).constructor;
 const isAsyncFunction = (value: unknown): boolean => value instanceof AsyncFunction;
 
+/** What the session does around an operation on `session.filesystem` from outside a call. */
+export interface OutsideHooks {
+  /** Waited for before the operation runs (the session holds changes until the workspace's starting state is recorded). */
+  before?(property: PropertyKey, args: readonly unknown[]): Promise<void> | undefined;
+  /** Told once the operation settled (a write stream: once its commit did), whether it succeeded or not. */
+  after?(property: PropertyKey, args: readonly unknown[]): void;
+}
+
 /**
  * `session.filesystem` as code outside a tool call sees it: every asynchronous method goes through
- * `queue.outside`, first waiting for what `before` gives for it (the session holds changes until the
- * workspace's starting state is recorded); synchronous ones (`seal`, getters) act at once. Assignments reach
- * the workspace (a test may patch a method).
+ * `queue.outside`, between the hooks; synchronous ones (`seal`, getters) act at once. Assignments reach the
+ * workspace (a test may patch a method).
  */
-export function outsideView(
-  target: SnapshotableWorkspace,
-  queue: SessionQueue,
-  before: (property: PropertyKey) => Promise<void> | undefined = () => undefined,
-): SnapshotableWorkspace {
+export function outsideView(target: SnapshotableWorkspace, queue: SessionQueue, hooks: OutsideHooks = {}): SnapshotableWorkspace {
+  const after = (property: PropertyKey, args: readonly unknown[]): void => hooks.after?.(property, args);
   return forwardingView(target, {
     writable: true,
     wrap(method, property) {
@@ -111,13 +120,18 @@ export function outsideView(
       if (property === 'createWriteStream')
         return (...args: unknown[]): Promise<unknown> =>
           queue.outside(async () => {
-            await before(property);
-            return commitInOrder((await method.apply(target, args)) as WritableStream<Uint8Array>, queue);
+            await hooks.before?.(property, args);
+            const stream = (await method.apply(target, args)) as WritableStream<Uint8Array>;
+            return commitInOrder(stream, queue, () => after(property, args));
           });
       return (...args: unknown[]): Promise<unknown> =>
         queue.outside(async () => {
-          await before(property);
-          return method.apply(target, args);
+          await hooks.before?.(property, args);
+          try {
+            return await method.apply(target, args);
+          } finally {
+            after(property, args);
+          }
         });
     },
   });
@@ -127,11 +141,11 @@ export function outsideView(
  * A write stream opened from outside: its bytes go straight to the staged file, and its commit (the close)
  * waits for a running call like any outside write, so that call's rollback never undoes it.
  */
-function commitInOrder(stream: WritableStream<Uint8Array>, queue: SessionQueue): WritableStream<Uint8Array> {
+function commitInOrder(stream: WritableStream<Uint8Array>, queue: SessionQueue, committed: () => void): WritableStream<Uint8Array> {
   const writer = stream.getWriter();
   return new WritableStream<Uint8Array>({
     write: (chunk) => writer.write(chunk),
-    close: () => queue.outside(() => writer.close()),
+    close: () => queue.outside(() => writer.close().finally(committed)),
     abort: (reason) => writer.abort(reason),
   });
 }

@@ -3,7 +3,18 @@ import type { z } from 'zod';
 import { claimAuditLog, flushAuditLog } from '../governance/audit.js';
 import { hydrate } from '../sources/hydrate.js';
 import type { HydrateResult } from '../sources/schema.js';
-import { InvalidArgumentError } from '../workspace/errors.js';
+import { InvalidArgumentError, SnapshotRestoreError } from '../workspace/errors.js';
+import { blameFile } from '../history/blame.js';
+import { HistoryLog } from '../history/log.js';
+import { summarizeArguments } from '../history/summary.js';
+import {
+  HISTORY_ACTORS,
+  type BlameResult,
+  type HistoryActionOptions,
+  type HistoryActor,
+  type HistoryOperation,
+  type SessionHistory,
+} from '../history/types.js';
 import type { SnapshotableWorkspace, WorkspaceSnapshot } from '../workspace/types.js';
 import { hostDirectories } from './host-dirs.js';
 import { validateSessionOptions, type CreateSessionOptions, type SessionSettings } from './options.js';
@@ -16,11 +27,21 @@ import { releaseSnapshots } from '../workspace/snapshot-queue.js';
 import { scrubHostPaths } from './scrub.js';
 import { READ_METHODS } from './call-view.js';
 import { callScope, runToolCall } from './tool-call.js';
-import type { HydratedSession, RunToolOptions, ToolCallRecord, ToolCallResult, ToolDefinition, SessionOutput } from './types.js';
+import type { ProgramRunner } from '../programs/runner.js';
+import type { ExecOptions, ExecResult } from '../programs/types.js';
+import type {
+  ForkOptions,
+  HydratedSession,
+  MergeSource,
+  RunToolOptions,
+  ToolCallRecord,
+  ToolCallResult,
+  ToolDefinition,
+  SessionOutput,
+} from './types.js';
 import { ForkedWorkspace, workspaceOrigin, type WorkspaceOrigin } from './workspace-origin.js';
 import { recordFork } from '../history/lineage.js';
 import type { MergeOptions, MergeResult } from '../history/merge.js';
-import type { MergeSource } from './types.js';
 
 /**
  * A session on a workspace: the chosen backend's (or the ready one given, from any backend, or a directory
@@ -42,6 +63,8 @@ class WorkspaceSession implements HydratedSession {
   #workspace: SnapshotableWorkspace | undefined;
   #snapshots: WorkspaceSnapshot[] = [];
   #history: ToolCallRecord[] = [];
+  /** Operations in turns, and the snapshots that make them navigable (see `HistoryLog`). */
+  #log: HistoryLog;
   #hydration: HydrateResult | undefined;
   /** With sources: the state write-back compares the host with (after hydration, then after each write-back). */
   #hydrated: WorkspaceSnapshot | undefined;
@@ -51,12 +74,15 @@ class WorkspaceSession implements HydratedSession {
   #disposed = false;
   #hostDirs: string[] = [];
   readonly #outbox: Outbox;
+  /** Runs `exec`'s programs; made on first use (its mirror of a non-host workspace lives as long as the workspace). */
+  #programs: Promise<ProgramRunner> | undefined;
 
   constructor(settings: SessionSettings, origin: WorkspaceOrigin, outbox = new Outbox()) {
     this.id = settings.id;
     this.#settings = settings;
     this.#origin = origin;
     this.#outbox = outbox;
+    this.#log = new HistoryLog(settings.id, settings.retention);
     registerOutbox(this, outbox);
   }
 
@@ -65,9 +91,23 @@ class WorkspaceSession implements HydratedSession {
     if (scope?.session === this) return scope.view;
     const workspace = this.#current();
     if (this.#outside?.workspace !== workspace) {
-      // A change waits until the origin recorded the starting state (a given host root's baseline).
-      const before = (property: PropertyKey) => (READ_METHODS.has(property) ? undefined : this.#ready());
-      this.#outside = { workspace, view: outsideView(workspace, this.#queue, before) };
+      // A change waits until the origin recorded the starting state (a given host root's baseline), and
+      // until the history did; once done, it is noted for the history's next operation (see `HistoryLog`).
+      const changes = (property: PropertyKey, args: readonly unknown[]): boolean =>
+        isChange(property, args) && !this.#queue.inExclusive() && this.#workspace === workspace;
+      this.#outside = {
+        workspace,
+        view: outsideView(workspace, this.#queue, {
+          before: (property, args) => {
+            if (READ_METHODS.has(property)) return undefined;
+            if (!changes(property, args)) return this.#ready();
+            return this.#ready().then(() => this.#log.ensureHead(workspace).catch(() => undefined));
+          },
+          after: (property, args) => {
+            if (changes(property, args)) this.#log.noteChange(String(property), args);
+          },
+        }),
+      };
     }
     return this.#outside.view;
   }
@@ -88,7 +128,7 @@ class WorkspaceSession implements HydratedSession {
     return [...this.#snapshots];
   }
 
-  get history(): readonly ToolCallRecord[] {
+  get calls(): readonly ToolCallRecord[] {
     return this.#history.slice(-this.#settings.retention.maxHistory);
   }
 
@@ -170,16 +210,28 @@ class WorkspaceSession implements HydratedSession {
       ) {
         throw new InvalidArgumentError('runTool needs a tool defined with defineTool (name, parameters, handler)');
       }
+      actorOf(options, 'model');
     } catch (error) {
       return Promise.reject(error);
     }
     return this.#enqueue(async () => {
       this.#assertNotDisposed();
       const sent = this.#outbox.size;
+      const workspace = this.#current();
+      const changing = !workspace.readOnly && tool.annotations?.readOnlyHint !== true;
+      await this.#log.flush(workspace);
+      // The state before the first change is the history's start (a failure here is the call's to report).
+      if (changing)
+        await this.#ready()
+          .then(
+            () => this.#log.ensureHead(workspace),
+            () => undefined,
+          )
+          .catch(() => undefined);
       const entry = await runToolCall(
         {
           session: this,
-          workspace: this.#current(),
+          workspace,
           scrub: (message, allAbsolute) => this.#scrub(message, allAbsolute),
           addSnapshot: (snapshot) => {
             this.#snapshots.push(snapshot);
@@ -195,10 +247,52 @@ class WorkspaceSession implements HydratedSession {
       // A failed call is taken as not done: a file it sent is not sent.
       if (!entry.result.success) this.#outbox.dropAfter(sent);
       this.#history.push(entry);
+      await this.#log.record(
+        workspace,
+        {
+          actor: actorOf(options, 'model'),
+          kind: 'call',
+          tool: tool.name,
+          summary: this.#scrub(summarizeArguments(entry.params), false),
+          startedAt: entry.startedAt,
+          outcome: entry.result.success ? 'ok' : 'failed',
+          ...(entry.result.code === undefined ? {} : { code: entry.result.code }),
+          callId: entry.callId,
+        },
+        { changing },
+      );
       const released = this.#retain();
       if (released !== undefined) await released;
       return entry.result;
     }) as Promise<ToolCallResult<T>>;
+  }
+
+  exec(command: string | readonly string[], options?: ExecOptions): Promise<ExecResult> {
+    const scope = callScope.getStore();
+    if (scope?.session === this) {
+      // Inside one of this session's calls: applied through the call's view, so the call's rollback undoes it.
+      return this.#runner().then((runner) => runner.run(scope.view, this.#current(), command, options));
+    }
+    if (this.#disposed) return Promise.reject(new InvalidArgumentError(`session ${this.id} has been disposed`));
+    return this.#enqueue(async () => {
+      this.#assertNotDisposed();
+      await this.#ready();
+      const runner = await this.#runner();
+      return runner.run(this.#current(), this.#current(), command, options);
+    });
+  }
+
+  #runner(): Promise<ProgramRunner> {
+    // Loaded when first used, as `fork`'s: a session that never runs a program starts without it.
+    this.#programs ??= import('../programs/runner.js').then(({ ProgramRunner }) => new ProgramRunner(this.#settings.exec));
+    return this.#programs;
+  }
+
+  /** Removes the programs' mirror of a workspace that is going away. */
+  async #closePrograms(): Promise<void> {
+    const programs = this.#programs;
+    this.#programs = undefined;
+    if (programs !== undefined) (await programs.catch(() => undefined))?.dispose();
   }
 
   /**
@@ -241,20 +335,36 @@ class WorkspaceSession implements HydratedSession {
     });
   }
 
-  fork(): Promise<HydratedSession> {
+  fork(options?: ForkOptions): Promise<HydratedSession> {
+    let at: WorkspaceSnapshot | string | undefined;
     try {
       this.#assertUsable('fork');
+      at = forkPoint(options);
     } catch (error) {
       return Promise.reject(error);
     }
     return this.#enqueue(async () => {
       this.#assertNotDisposed();
       await this.#ready();
+      const current = this.#current();
+      await this.#log.flush(current);
+      const point = at === undefined ? undefined : this.#ownSnapshot(at);
       const { forkWorkspace } = await import('../export/fork.js');
-      const workspace = await forkWorkspace(this.#current());
+      const workspace = await forkWorkspace(current);
       const settings: SessionSettings = { ...this.#settings, id: randomUUID() };
       let baseline: WorkspaceSnapshot | undefined;
+      const log = this.#log.copy(settings.id);
       try {
+        if (point !== undefined) {
+          const startedAt = new Date().toISOString();
+          await log.ensureHead(workspace);
+          await workspace.restore(point);
+          await log.record(
+            workspace,
+            { actor: 'orchestrator', kind: 'restore', tool: 'fork', summary: `forked from ${this.id} at ${point.id}`, startedAt },
+            { changing: true },
+          );
+        }
         if (!workspace.readOnly) baseline = await workspace.snapshot({ tag: `session ${settings.id} forked from ${this.id}` });
       } catch (error) {
         await workspace.dispose().catch(() => undefined);
@@ -265,6 +375,7 @@ class WorkspaceSession implements HydratedSession {
       child.#workspace = workspace;
       child.#snapshots = [...this.#snapshots];
       child.#history = [...this.#history];
+      child.#log = log;
       child.#hydration = this.#hydration;
       child.#hydrated = this.#hydrated;
       child.#hostDirs = hostDirectories(settings, workspace);
@@ -280,6 +391,21 @@ class WorkspaceSession implements HydratedSession {
     return mergeSession(this, other, options);
   }
 
+  /**
+   * A snapshot of this session's (its history's, its calls', its hydration's), by record or id; anything
+   * else is `SnapshotRestoreError`, before anything is done.
+   */
+  #ownSnapshot(at: WorkspaceSnapshot | string): WorkspaceSnapshot {
+    const id = typeof at === 'string' ? at : at.id;
+    const found =
+      this.#log.snapshot(id) ??
+      this.#snapshots.find((record) => record.id === id) ??
+      (this.#hydrated?.id === id ? this.#hydrated : undefined);
+    if (found === undefined || (typeof at !== 'string' && (found.ref !== at.ref || found.backend !== at.backend)))
+      throw new SnapshotRestoreError(`snapshot ${id} is not one of session ${this.id}'s (its history, its calls' or its hydration's)`);
+    return found;
+  }
+
   rollbackTo(snapshot: WorkspaceSnapshot): Promise<void> {
     try {
       this.#assertUsable('rollbackTo');
@@ -289,7 +415,78 @@ class WorkspaceSession implements HydratedSession {
     return this.#enqueue(async () => {
       this.#assertNotDisposed();
       await this.#ready();
-      await this.#current().restore(snapshot);
+      const workspace = this.#current();
+      await this.#log.flush(workspace);
+      await this.#log.ensureHead(workspace).catch(() => undefined);
+      const startedAt = new Date().toISOString();
+      await workspace.restore(snapshot);
+      const summary = this.#scrub(`to ${String((snapshot as { id?: unknown }).id)}`, false);
+      await this.#log.record(
+        workspace,
+        { actor: 'orchestrator', kind: 'restore', tool: 'rollbackTo', summary, startedAt },
+        { changing: true },
+      );
+    });
+  }
+
+  /** Opens a turn (see docs/history.md): the operations after it belong to it until the next. Returns its id. */
+  turn(label?: string): Promise<string> {
+    try {
+      this.#assertUsable('turn');
+      if (label !== undefined && (typeof label !== 'string' || label.length > 200))
+        throw new InvalidArgumentError('a turn label must be a string of at most 200 characters');
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.#enqueue(async () => {
+      this.#assertNotDisposed();
+      await this.#log.flush(this.#current());
+      return this.#log.openTurn(label);
+    });
+  }
+
+  history(): Promise<SessionHistory> {
+    return this.#historyTask('history', async (workspace) => {
+      await this.#log.flush(workspace);
+      return this.#log.view();
+    });
+  }
+
+  undo(options?: HistoryActionOptions): Promise<HistoryOperation> {
+    return this.#historyTask('undo', async (workspace) => {
+      const actor = actorOf(options, 'orchestrator');
+      await this.#ready();
+      await this.#log.flush(workspace);
+      return this.#log.undo(workspace, actor);
+    });
+  }
+
+  redo(options?: HistoryActionOptions): Promise<HistoryOperation> {
+    return this.#historyTask('redo', async (workspace) => {
+      const actor = actorOf(options, 'orchestrator');
+      await this.#ready();
+      await this.#log.flush(workspace);
+      return this.#log.redo(workspace, actor);
+    });
+  }
+
+  blame(path: string): Promise<BlameResult> {
+    return this.#historyTask('blame', async (workspace) => {
+      await this.#log.flush(workspace);
+      return blameFile(workspace, this.#log.readable(), path);
+    });
+  }
+
+  /** A history call: refused inside a call on this session, then run in order with the others. */
+  #historyTask<T>(action: string, task: (workspace: SnapshotableWorkspace) => Promise<T>): Promise<T> {
+    try {
+      this.#assertUsable(action);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.#enqueue(async () => {
+      this.#assertNotDisposed();
+      return task(this.#current());
     });
   }
 
@@ -302,12 +499,14 @@ class WorkspaceSession implements HydratedSession {
     return this.#enqueue(async () => {
       this.#assertNotDisposed();
       const old = this.#workspace;
+      await this.#closePrograms();
       if (old !== undefined) {
         await this.#origin.close(old, 'reset');
         this.#workspace = undefined;
       }
       this.#snapshots = [];
       this.#history = [];
+      this.#log = new HistoryLog(this.id, this.#settings.retention);
       this.#workspace = await this.#populate(undefined);
     });
   }
@@ -321,6 +520,7 @@ class WorkspaceSession implements HydratedSession {
     return this.#enqueue(async () => {
       if (this.#disposed) return;
       this.#disposed = true;
+      await this.#closePrograms();
       const workspace = this.#workspace;
       this.#workspace = undefined;
       if (workspace === undefined) return;
@@ -336,4 +536,48 @@ class WorkspaceSession implements HydratedSession {
   async [Symbol.asyncDispose](): Promise<void> {
     await this.dispose();
   }
+}
+
+/** Protocol methods that change the workspace (a dry-run restore does not). */
+const CHANGES: ReadonlySet<PropertyKey> = new Set([
+  'write',
+  'writeBytes',
+  'writeFiles',
+  'mkdir',
+  'delete',
+  'rename',
+  'copy',
+  'restore',
+  'createWriteStream',
+  'setExecutable',
+  'symlink',
+  'exec',
+]);
+
+function isChange(property: PropertyKey, args: readonly unknown[]): boolean {
+  if (!CHANGES.has(property)) return false;
+  return !(property === 'restore' && (args[1] as { dryRun?: unknown } | null | undefined)?.dryRun === true);
+}
+
+/** The `actor` option, checked: one of `model`, `orchestrator`, `user`. */
+function actorOf(options: { actor?: unknown } | null | undefined, fallback: HistoryActor): HistoryActor {
+  if (options !== undefined && options !== null && typeof options !== 'object') throw new InvalidArgumentError('options must be an object');
+  const actor = options?.actor;
+  if (actor === undefined) return fallback;
+  if (!HISTORY_ACTORS.includes(actor as HistoryActor))
+    throw new InvalidArgumentError(`actor must be one of ${HISTORY_ACTORS.join(', ')}, got ${JSON.stringify(actor)}`);
+  return actor as HistoryActor;
+}
+
+/** `fork`'s options, checked: nothing but `at` (a snapshot record or id). */
+function forkPoint(options: ForkOptions | undefined): WorkspaceSnapshot | string | undefined {
+  if (options === undefined) return undefined;
+  if (options === null || typeof options !== 'object') throw new InvalidArgumentError('fork options must be an object');
+  const unknown = Object.keys(options).filter((key) => key !== 'at');
+  if (unknown.length > 0) throw new InvalidArgumentError(`fork does not take ${unknown.join(', ')} (its option: at)`);
+  const at = options.at;
+  if (at === undefined || typeof at === 'string') return at;
+  if (typeof at !== 'object' || at === null || typeof (at as { id?: unknown }).id !== 'string')
+    throw new InvalidArgumentError('fork({ at }) takes a snapshot record or a snapshot id');
+  return at;
 }

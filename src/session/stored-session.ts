@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
 import { BlobTreeDriver } from '../store/blob-tree-driver.js';
+import { newLeaseOwner } from '../store/lease-owner.js';
 import type { SessionHead, SessionStore } from '../store/session-store.js';
 import { validatePolicy, type WorkspacePolicy } from '../governance/policy.js';
 import { validateProtect } from '../governance/protect.js';
@@ -9,8 +10,10 @@ import { ConflictError, InvalidArgumentError, NotSupportedError } from '../works
 import { createWorkspace } from '../workspace/create-workspace.js';
 import { resolveLimits, type WorkspaceLimits } from '../workspace/limits.js';
 import type { SnapshotableWorkspace, WorkspaceSnapshot } from '../workspace/types.js';
+import type { ExecOptions, ExecResult } from '../programs/types.js';
 import { openWorkspaceSession } from './session.js';
 import { plant, seedOf, type Seed, type StoreSeedOptions } from './stored-seed.js';
+import { callScope } from './tool-call.js';
 import type { HydratedSession, RemoteSession, RunToolOptions, ToolCallResult, ToolDefinition } from './types.js';
 
 /**
@@ -74,7 +77,8 @@ export async function openStoredSession(options: StoreSessionOptions): Promise<R
   if (options.policy !== undefined) validatePolicy(options.policy);
   validateProtect(options.protect);
   const seed = seedOf(options);
-  const owner = randomUUID();
+  // Names this process, so that a store can give the lease to the next process at once if this one is killed.
+  const owner = newLeaseOwner();
   if (options.readOnly === true) {
     const head = (await store.head(sessionId)) ?? { sessionId, parentId: undefined, root: undefined, version: 0 };
     return openHead(options, head, owner, leaseMs, undefined);
@@ -118,7 +122,7 @@ async function openHead(
     const session = new StoredSession(inner, driver, options.store, head, owner, leaseMs, options.readOnly === true, hydration);
     if (hydration !== undefined) {
       try {
-        await session.publish();
+        await session.publishSeed();
       } catch (error) {
         await session.abandon();
         throw error;
@@ -184,8 +188,33 @@ class StoredSession implements RemoteSession {
   get snapshots(): readonly WorkspaceSnapshot[] {
     return this.#inner.snapshots;
   }
-  get history(): HydratedSession['history'] {
-    return this.#inner.history;
+  get calls(): HydratedSession['calls'] {
+    return this.#inner.calls;
+  }
+
+  turn(label?: string): Promise<string> {
+    return this.#inner.turn(label);
+  }
+
+  history(): ReturnType<HydratedSession['history']> {
+    return this.#inner.history();
+  }
+
+  /** Published like a successful call. */
+  async undo(options?: Parameters<HydratedSession['undo']>[0]): ReturnType<HydratedSession['undo']> {
+    const done = await this.#inner.undo(options);
+    if (!this.#readOnly) await this.publish();
+    return done;
+  }
+
+  async redo(options?: Parameters<HydratedSession['redo']>[0]): ReturnType<HydratedSession['redo']> {
+    const done = await this.#inner.redo(options);
+    if (!this.#readOnly) await this.publish();
+    return done;
+  }
+
+  blame(path: string): ReturnType<HydratedSession['blame']> {
+    return this.#inner.blame(path);
   }
 
   get outputs(): HydratedSession['outputs'] {
@@ -235,6 +264,13 @@ class StoredSession implements RemoteSession {
     return result;
   }
 
+  /** Runs a program (see `Session.exec`); what it changed is published as after a successful call. */
+  async exec(command: string | readonly string[], options?: ExecOptions): Promise<ExecResult> {
+    const result = await this.#inner.exec(command, options);
+    if (!this.#readOnly && callScope.getStore() === undefined) await this.publish();
+    return result;
+  }
+
   rollbackTo(snapshot: WorkspaceSnapshot): Promise<void> {
     return this.#inner.rollbackTo(snapshot);
   }
@@ -244,6 +280,15 @@ class StoredSession implements RemoteSession {
   }
 
   publish(): Promise<number> {
+    return this.#publish(false);
+  }
+
+  /** @internal The seeded first head, published as where the session began (`sessions diff` compares with it). */
+  publishSeed(): Promise<number> {
+    return this.#publish(true);
+  }
+
+  #publish(base: boolean): Promise<number> {
     if (this.#readOnly) return Promise.reject(new ConflictError(`session '${this.id}' was opened read-only; it cannot publish`));
     // One publish at a time: a second call waits for the first and then publishes what is left.
     const run = async (): Promise<number> => {
@@ -255,6 +300,7 @@ class StoredSession implements RemoteSession {
         owner: this.#owner,
         expectedVersion: this.#head.version,
         leaseMs: this.#leaseMs,
+        ...(base ? { base: true } : {}),
         upload: async () => {
           captured = await this.#driver.capture();
           uploaded = this.#driver.unpublished();

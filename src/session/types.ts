@@ -5,6 +5,8 @@ import type { ExportResult } from '../export/export-plan.js';
 import type { WriteBackOptions } from '../export/write-back.js';
 import type { HydrateResult } from '../sources/schema.js';
 import type { MergeOptions, MergeResult } from '../history/merge.js';
+import type { ExecOptions, ExecResult } from '../programs/types.js';
+import type { BlameResult, HistoryActionOptions, HistoryActor, HistoryOperation, SessionHistory } from '../history/types.js';
 
 /** A file a session sent to its user (the `send_file` tool), as `session.outputs` lists it. */
 export interface SessionOutput {
@@ -77,7 +79,7 @@ export interface ToolCallResult<T = unknown> extends ToolResult<T> {
   code?: WorkspaceErrorCode | 'ETOOL';
 }
 
-/** One entry of a session's history. */
+/** One call of `session.calls`. */
 export interface ToolCallRecord {
   tool: string;
   /** Unique per call; audit events of the call's operations carry it as `actor.callId`. */
@@ -92,6 +94,13 @@ export interface ToolCallRecord {
 
 export interface RunToolOptions {
   signal?: AbortSignal;
+  /** Who made the call, as `session.history()` records it. Default `model`. */
+  actor?: HistoryActor;
+}
+
+/** `session.fork({ at })`: the snapshot (a record of this session's, or its id) the fork starts from. Default: now. */
+export interface ForkOptions {
+  at?: WorkspaceSnapshot | string;
 }
 
 export interface Session extends AsyncDisposable {
@@ -100,8 +109,8 @@ export interface Session extends AsyncDisposable {
   readonly filesystem: SnapshotableWorkspace;
   /** Snapshots taken before each call, oldest first (what `rollbackTo` accepts). */
   readonly snapshots: readonly WorkspaceSnapshot[];
-  /** Every call: tool, parameters, the snapshot before, outcome. */
-  readonly history: readonly ToolCallRecord[];
+  /** Every call: tool, parameters, the snapshot before, outcome (newest `retention.maxHistory`). */
+  readonly calls: readonly ToolCallRecord[];
   /** The files sent to the user with `send_file`, oldest first (kept across `reset()`). */
   readonly outputs: readonly SessionOutput[];
   /** The bytes of an output as they were when sent; an unknown id is `InvalidArgumentError` (`EINVAL`). */
@@ -111,8 +120,31 @@ export interface Session extends AsyncDisposable {
     rawParams: unknown,
     options?: RunToolOptions,
   ): Promise<ToolCallResult<T>>;
-  /** Restores `snapshot` (undoing every call after it). */
+  /**
+   * Runs a real program on the workspace in a sandbox (docs/programs.md): `command` is a string run by
+   * `bash -c`, or an argv. The program sees the workspace at `/workspace`; what it changes is applied
+   * through the protocol as one change when it ends (a non-zero exit status is a result, not an error). A
+   * deadline, an abort or a limit applies nothing and rejects; a change the workspace refuses (policy,
+   * quota, protected path, read-only) rejects with that error and leaves the workspace as it was. Inside a
+   * tool call of this session the changes belong to that call (its rollback undoes them).
+   * `NotSupportedError` (`ENOTSUP`) where no sandbox can run.
+   */
+  exec(command: string | readonly string[], options?: ExecOptions): Promise<ExecResult>;
+  /** Restores `snapshot` (undoing every call after it); recorded in the history as a `restore` operation. */
   rollbackTo(snapshot: WorkspaceSnapshot): Promise<void>;
+  /**
+   * Opens a turn: the operations after it (calls, changes, restores) belong to it until the next turn, undo
+   * or redo. Adapters open one per model response. Returns its id. See docs/history.md.
+   */
+  turn(label?: string): Promise<string>;
+  /** The operations so far, in turns (JSON). See docs/history.md. */
+  history(): Promise<SessionHistory>;
+  /** Restores the state before the last turn that changed something and is not undone; `NothingToUndoError` when none. */
+  undo(options?: HistoryActionOptions): Promise<HistoryOperation>;
+  /** Re-applies the turn the latest undo undid; `NothingToRedoError` when nothing is undone (or a change came since). */
+  redo(options?: HistoryActionOptions): Promise<HistoryOperation>;
+  /** For each line of a text file, the operation that last changed it. */
+  blame(path: string): Promise<BlameResult>;
   /** A fresh workspace with the sources hydrated again; history and snapshots start over. */
   reset(): Promise<void>;
   dispose(): Promise<void>;
@@ -130,9 +162,10 @@ export interface HydratedSession extends Session {
   /**
    * A new session (new id) on a fork of this session's workspace: the same content, snapshots, history,
    * outputs and hydration baseline, independent afterwards. `NotSupportedError` (`ENOTSUP`) when the
-   * backend cannot fork (overlay, composition). See docs/export.md.
+   * backend cannot fork (overlay, composition). `at`: start from that snapshot of this session's instead
+   * (recorded as the fork's first operation); another session's is `SnapshotRestoreError`. See docs/export.md.
    */
-  fork(): Promise<HydratedSession>;
+  fork(options?: ForkOptions): Promise<HydratedSession>;
   /**
    * Merges what `other` (a session or a workspace) changed since `base` (default: the fork point between
    * the two) into this session, three-way and line-wise, as one call: clean changes are applied together

@@ -7,6 +7,7 @@ import { InvalidArgumentError, NotADirectoryError } from '../workspace/errors.js
 import { DEFAULT_HOST_COMMANDS } from './command-policy.js';
 import { hostShell, type HostShell } from './host-shell.js';
 import { runInInterpreter } from './interpreter-shell.js';
+import { runInSandbox } from './sandbox-shell.js';
 import { shellSuccess, type ShellResult } from './output.js';
 import { resolveShellPath, toWorkspacePath } from './shell-path.js';
 
@@ -17,7 +18,7 @@ export interface ShellToolOptions {
    * `interpreter` (default): just-bash over the workspace through the protocol, on every backend.
    * `host`: real processes in a host workspace's root (see docs/shell.md: not a security boundary).
    */
-  mode?: 'interpreter' | 'host';
+  mode?: 'interpreter' | 'host' | 'sandbox';
   /** Host mode: the programs a command line may run (replaces the default list). */
   allowedCommands?: readonly string[];
   /** Most characters of stdout, and separately of stderr, a result carries (head and tail kept). Default 30,000. */
@@ -42,6 +43,9 @@ const DESCRIPTIONS = {
     'head, tail, wc, sort, uniq, xargs, jq, diff, mkdir, mv, cp, rm, tar … Pipes, redirections, heredocs, loops and functions work. ' +
     'There is no network and no host program.',
   host: 'Run a bash command line in the workspace root with real programs; only allowed programs can run',
+  sandbox:
+    'Run a bash command line with real programs (node, git, compilers, test runners, the system tools) in a sandbox whose ' +
+    'working directory /workspace is the workspace. There is no network; /tmp is private and emptied after each call.',
 } as const;
 
 /**
@@ -53,7 +57,8 @@ const DESCRIPTIONS = {
  */
 export function shellTool(options: ShellToolOptions = {}): ShellTool {
   const mode = options.mode ?? 'interpreter';
-  if (mode !== 'interpreter' && mode !== 'host') throw new InvalidArgumentError(`shellTool: mode must be 'interpreter' or 'host'`);
+  if (mode !== 'interpreter' && mode !== 'host' && mode !== 'sandbox')
+    throw new InvalidArgumentError(`shellTool: mode must be 'interpreter', 'host' or 'sandbox'`);
   const maxOutputChars = positive(options.maxOutputChars, DEFAULTS.maxOutputChars, 'maxOutputChars');
   const maxTimeoutMs = positive(options.maxTimeoutMs, DEFAULTS.maxTimeoutMs, 'maxTimeoutMs');
   const defaultTimeoutMs = Math.min(positive(options.defaultTimeoutMs, DEFAULTS.defaultTimeoutMs, 'defaultTimeoutMs'), maxTimeoutMs);
@@ -62,7 +67,7 @@ export function shellTool(options: ShellToolOptions = {}): ShellTool {
   const description =
     mode === 'host'
       ? `${DESCRIPTIONS.host} (${[...(options.allowedCommands ?? DEFAULT_HOST_COMMANDS)].join(', ')}, and bash builtins).`
-      : DESCRIPTIONS.interpreter;
+      : DESCRIPTIONS[mode];
 
   return defineTool({
     name: 'bash',
@@ -88,9 +93,11 @@ export function shellTool(options: ShellToolOptions = {}): ShellTool {
         if (!where.isDirectory) throw new NotADirectoryError(where.path);
         const timeoutMs = Math.min(timeout_ms ?? defaultTimeoutMs, maxTimeoutMs);
         const outcome =
-          host === undefined
-            ? await runInInterpreter(command, start, timeoutMs, context, { executionLimits: options.executionLimits, env })
-            : await host.run(command, start, timeoutMs, context);
+          mode === 'sandbox'
+            ? await runInSandbox(command, start, timeoutMs, context, env)
+            : host === undefined
+              ? await runInInterpreter(command, start, timeoutMs, context, { executionLimits: options.executionLimits, env })
+              : await host.run(command, start, timeoutMs, context);
         return 'success' in outcome ? outcome : shellSuccess(outcome, maxOutputChars);
       } catch (error) {
         return failureFromError('bash', error, context.filesystem);

@@ -11,6 +11,7 @@ import { shellTool } from './shell-tool.js';
  */
 export function workspaceTools(options: WorkspaceToolsOptions = {}): WorkspaceTool[] {
   const limits = resolveToolsOptions(options);
-  const shell = limits.shell === false ? [] : [shellTool({ mode: limits.shell === 'host' ? 'host' : 'interpreter' }) as WorkspaceTool];
+  const mode = limits.shell === 'host' || limits.shell === 'sandbox' ? limits.shell : 'interpreter';
+  const shell = limits.shell === false ? [] : [shellTool({ mode }) as WorkspaceTool];
   return [...fileTools(limits), ...shell];
 }

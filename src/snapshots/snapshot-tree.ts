@@ -100,6 +100,11 @@ async function changedParts(from: TreeParts, to: TreeParts, options: { directori
 }
 type StoredTree<D> = SnapshotTree & { [STORED]: { root: D; reader: TreeReader<D> } };
 
+/** The stored root and reader behind a tree `snapshotTree` made (undefined for any other tree), for walks that memoise by identity. */
+export function storedTree(tree: SnapshotTree): { root: unknown; reader: TreeReader<unknown> } | undefined {
+  return (tree as Partial<StoredTree<unknown>>)[STORED];
+}
+
 /**
  * Files and symlinks that may differ between two trees, sorted by path, as `diff` reports them: a file
  * replaced by a directory is the file deleted and the directory's files added; directories themselves are

@@ -16,6 +16,22 @@ export interface CapturingTree {
 
 const REF_PREFIX = 'sha256:';
 
+/**
+ * The snapshot record of the tree a root manifest names, as a `BlobTreeDriver`'s snapshots are: any
+ * workspace over the blob store holding it can read it (e.g. a stored session's base, as a `from`).
+ */
+export function blobTreeSnapshot(root: string, tag?: string, backend = 'memory'): WorkspaceSnapshot {
+  const record: WorkspaceSnapshot = {
+    id: randomUUID(),
+    backend,
+    ref: `${REF_PREFIX}${root}`,
+    createdAt: new Date().toISOString(),
+    root: '/',
+  };
+  if (tag !== undefined) record.tag = tag;
+  return record;
+}
+
 /** Snapshots of a blob tree: records carry the root manifest hash, valid wherever the blobs are. */
 export class BlobTreeSnapshotter implements Snapshotter {
   readonly #tree: CapturingTree;
@@ -35,15 +51,7 @@ export class BlobTreeSnapshotter implements Snapshotter {
 
   async snapshot(options: SnapshotOptions): Promise<WorkspaceSnapshot> {
     const { root } = await this.#tree.capture();
-    const record: WorkspaceSnapshot = {
-      id: randomUUID(),
-      backend: this.#tree.name,
-      ref: `${REF_PREFIX}${root}`,
-      createdAt: new Date().toISOString(),
-      root: '/',
-    };
-    if (options.tag !== undefined) record.tag = options.tag;
-    return record;
+    return blobTreeSnapshot(root, options.tag, this.#tree.name);
   }
 
   async restore(snapshot: WorkspaceSnapshot): Promise<RestoreResult> {

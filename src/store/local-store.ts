@@ -5,9 +5,10 @@ import { ConflictError, CorruptDataError, InvalidArgumentError } from '../worksp
 import { directoryLock } from './file-lock.js';
 import { localBlobStore, type LocalBlobStore } from './local-blob-store.js';
 import { prepareStoreDir, storeWriteError } from './local-format.js';
+import { leaseOwnerIsGone } from './lease-owner.js';
 import { markReachable } from './reachable.js';
 import { checkSessionId, sessionFileName } from './session-names.js';
-import type { PublishRequest, SessionHead, SessionStore } from './session-store.js';
+import type { PublishRequest, SessionHead, SessionInfo, SessionStore } from './session-store.js';
 
 export interface LocalSessionStoreOptions {
   /** The store directory: created when absent; an existing one must be a store of this version. */
@@ -22,16 +23,23 @@ export interface LocalSessionStoreOptions {
   fsync?: boolean;
 }
 
-/** A session's head file: the head, its lease and the retained roots. */
+/**
+ * A session's head file: the head, its lease and the retained roots. Times are milliseconds since the
+ * epoch (this machine's clock: every process of a local store shares it). `base`, `createdAt`,
+ * `updatedAt` and a retained root's `at` are absent from heads written before they existed.
+ */
 interface HeadRecord {
   sessionId: string;
   parentId: string | null;
   root: string | null;
   version: number;
   leaseOwner: string | null;
-  /** Milliseconds since the epoch (this machine's clock: every process of a local store shares it). */
   leaseUntil: number | null;
-  retained: { version: number; root: string }[];
+  retained: { version: number; root: string; at?: number }[];
+  /** The root the session began from (null: the empty tree). */
+  base?: string | null;
+  createdAt?: number;
+  updatedAt?: number;
 }
 
 const OPTIONS = new Set(['dir', 'keepVersions', 'fsync']);
@@ -110,10 +118,22 @@ export function localSessionStore(options: LocalSessionStoreOptions): SessionSto
             if (parent === undefined) throw new InvalidArgumentError(`cannot fork session '${from}': it does not exist`);
             root = parent.root;
           }
-          record = { sessionId, parentId: from ?? null, root, version: 0, leaseOwner: null, leaseUntil: null, retained: [] };
+          const now = Date.now();
+          record = {
+            sessionId,
+            parentId: from ?? null,
+            root,
+            version: 0,
+            leaseOwner: null,
+            leaseUntil: null,
+            retained: [],
+            base: root,
+            createdAt: now,
+            updatedAt: now,
+          };
         }
         const now = Date.now();
-        if (record.leaseOwner !== null && record.leaseOwner !== owner && (record.leaseUntil ?? 0) > now)
+        if (leaseHeld(record, now) && record.leaseOwner !== owner)
           throw new ConflictError(
             `session '${sessionId}' is open elsewhere: its lease is held until ${new Date(record.leaseUntil ?? 0).toISOString()}`,
           );
@@ -157,8 +177,17 @@ export function localSessionStore(options: LocalSessionStoreOptions): SessionSto
           throw new InvalidArgumentError(`publish names a root manifest ${upload.root} that is not stored; nothing was published`);
         await blobs.flush(); // every blob on disk before the head that names it
         const version = record.version + 1;
-        const retained = [...record.retained, { version, root: upload.root }].filter((entry) => entry.version > version - keep);
-        await writeRecord({ ...record, root: upload.root, version, leaseUntil: Date.now() + request.leaseMs, retained });
+        const now = Date.now();
+        const retained = [...record.retained, { version, root: upload.root, at: now }].filter((entry) => entry.version > version - keep);
+        await writeRecord({
+          ...record,
+          root: upload.root,
+          version,
+          leaseUntil: now + request.leaseMs,
+          retained,
+          updatedAt: now,
+          ...(request.base === true ? { base: upload.root } : {}),
+        });
         return version;
       });
     },
@@ -170,6 +199,11 @@ export function localSessionStore(options: LocalSessionStoreOptions): SessionSto
           if (error.code !== 'ENOENT') throw storeWriteError(error, `delete session '${sessionId}'`);
         });
       });
+    },
+
+    async describeSession(sessionId) {
+      const record = await readRecord(checkSessionId(sessionId));
+      return record === undefined ? undefined : toInfo(record);
     },
 
     async listSessions() {
@@ -220,8 +254,32 @@ function toHead(record: HeadRecord): SessionHead {
   return { sessionId: record.sessionId, parentId: record.parentId ?? undefined, root: record.root ?? undefined, version: record.version };
 }
 
+/** An unexpired lease whose owner may still be alive. */
+function leaseHeld(record: HeadRecord, now: number): boolean {
+  return record.leaseOwner !== null && (record.leaseUntil ?? 0) > now && !leaseOwnerIsGone(record.leaseOwner);
+}
+
+/** The root a session began from: a head written before `base` existed began where its parent was, unknown here, so empty. */
+function baseOf(record: HeadRecord): string | null {
+  return record.base ?? null;
+}
+
+function toInfo(record: HeadRecord): SessionInfo {
+  const updatedAt = record.updatedAt ?? record.retained.at(-1)?.at ?? record.createdAt ?? 0;
+  return {
+    ...toHead(record),
+    base: baseOf(record) ?? undefined,
+    createdAt: new Date(record.createdAt ?? updatedAt),
+    updatedAt: new Date(updatedAt),
+    leaseUntil: leaseHeld(record, Date.now()) ? new Date(record.leaseUntil ?? 0) : undefined,
+    retained: record.retained
+      .map((entry) => ({ version: entry.version, root: entry.root, publishedAt: new Date(entry.at ?? updatedAt) }))
+      .sort((a, b) => b.version - a.version),
+  };
+}
+
 /**
- * Marks every blob reachable from a head or retained root, then deletes those unreachable on every
+ * Marks every blob reachable from a head, base or retained root, then deletes those unreachable on every
  * collection for longer than `graceMs` (first seen unreachable is remembered in `gc.json`). A manifest that
  * cannot be read aborts the collection before anything is deleted. Temp files a killed writer left are
  * swept once older than the grace period.
@@ -236,6 +294,8 @@ async function collect(
   const reachable = new Set<string>();
   for (const record of await allRecords(sessionsDir)) {
     if (record.root !== null) await markReachable(blobs, record.root, reachable);
+    const base = baseOf(record);
+    if (base !== null) await markReachable(blobs, base, reachable);
     for (const { root } of record.retained) await markReachable(blobs, root, reachable);
   }
   const statePath = `${dir}/gc.json`;

@@ -1,8 +1,9 @@
 import type { BlobStore } from '../workspace/driver.js';
 import { ConflictError, InvalidArgumentError } from '../workspace/errors.js';
+import { leaseOwnerIsGone } from './lease-owner.js';
 import { markReachable } from './reachable.js';
 import { resolveRetry, withRetry, type RetryOptions } from './retry.js';
-import type { PublishRequest, SessionHead, SessionStore } from './session-store.js';
+import type { PublishRequest, SessionHead, SessionInfo, SessionStore } from './session-store.js';
 
 /** The part of `pg`'s `Pool` this store uses (so `pg` is the user's dependency, not ours). */
 export interface PgPool {
@@ -105,9 +106,10 @@ export function postgresSessionStore(options: PostgresSessionStoreOptions): Sess
           if (parent.rows[0] === undefined) throw new InvalidArgumentError(`cannot fork session '${from}': it does not exist`);
           root = parent.rows[0].root as string | null;
         }
-        await client.query(`INSERT INTO ${t('sessions')} (id, parent_id) VALUES ($1, $2) ON CONFLICT DO NOTHING`, [
+        await client.query(`INSERT INTO ${t('sessions')} (id, parent_id, base_root) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`, [
           sessionId,
           from ?? null,
+          root,
         ]);
         await client.query(`INSERT INTO ${t('heads')} (session_id, root) VALUES ($1, $2) ON CONFLICT DO NOTHING`, [sessionId, root]);
         const { rows } = await client.query(
@@ -116,7 +118,7 @@ export function postgresSessionStore(options: PostgresSessionStoreOptions): Sess
           [sessionId],
         );
         const row = rows[0] as Record<string, unknown>;
-        if (row.held === true && row.lease_owner !== owner) {
+        if (row.held === true && row.lease_owner !== owner && !leaseOwnerIsGone(String(row.lease_owner))) {
           const until = (row.lease_until as Date).toISOString();
           throw new ConflictError(`session '${sessionId}' is open elsewhere: its lease is held until ${until}`);
         }
@@ -182,6 +184,8 @@ export function postgresSessionStore(options: PostgresSessionStoreOptions): Sess
           upload.root,
         ]);
         await client.query(`DELETE FROM ${t('snapshots')} WHERE session_id = $1 AND version <= $2`, [request.sessionId, version - keep]);
+        if (request.base === true)
+          await client.query(`UPDATE ${t('sessions')} SET base_root = $2 WHERE id = $1`, [request.sessionId, upload.root]);
         return version;
       });
     },
@@ -198,10 +202,37 @@ export function postgresSessionStore(options: PostgresSessionStoreOptions): Sess
         return rows.map((row) => toHead(row.session_id as string, row));
       }),
 
+    describeSession: (sessionId) =>
+      transaction('describing a session', async (client) => {
+        const { rows } = await client.query(
+          `SELECT h.root, h.version, h.lease_owner, h.lease_until, h.lease_until > now() AS held, h.updated_at, s.parent_id, s.base_root, s.created_at
+             FROM ${t('heads')} h JOIN ${t('sessions')} s ON s.id = h.session_id WHERE h.session_id = $1`,
+          [sessionId],
+        );
+        const row = rows[0];
+        if (row === undefined) return undefined;
+        const retained = await client.query(
+          `SELECT version, root, created_at FROM ${t('snapshots')} WHERE session_id = $1 ORDER BY version DESC`,
+          [sessionId],
+        );
+        const held = row.held === true && !leaseOwnerIsGone(String(row.lease_owner));
+        const info: SessionInfo = {
+          ...toHead(sessionId, row),
+          base: (row.base_root as string | null) ?? undefined,
+          createdAt: row.created_at as Date,
+          updatedAt: row.updated_at as Date,
+          leaseUntil: held ? (row.lease_until as Date) : undefined,
+          retained: retained.rows.map((r) => ({ version: Number(r.version), root: r.root as string, publishedAt: r.created_at as Date })),
+        };
+        return info;
+      }),
+
     gc: ({ graceMs = 3_600_000 } = {}) =>
       transaction('collecting', async (client) => {
         await client.query(`SELECT pg_advisory_xact_lock(${gcLock})`);
-        const roots = await client.query(`SELECT root FROM ${t('heads')} WHERE root IS NOT NULL UNION SELECT root FROM ${t('snapshots')}`);
+        const roots = await client.query(
+          `SELECT root FROM ${t('heads')} WHERE root IS NOT NULL UNION SELECT root FROM ${t('snapshots')} UNION SELECT base_root FROM ${t('sessions')} WHERE base_root IS NOT NULL`,
+        );
         const reachable = new Set<string>();
         for (const { root } of roots.rows) await markReachable(blobs, root as string, reachable);
         const unreachable: string[] = [];
@@ -243,6 +274,8 @@ async function createTables(pool: PgPool, schema: string, t: (table: string) => 
       root text NOT NULL, created_at timestamptz NOT NULL DEFAULT now(), PRIMARY KEY (session_id, version))`);
     await client.query(`CREATE TABLE IF NOT EXISTS ${t('gc_candidates')} (
       hash text PRIMARY KEY, first_seen timestamptz NOT NULL DEFAULT now(), deleted_at timestamptz)`);
+    // The root a session began from (null: the empty tree); tables made before it existed gain it here.
+    await client.query(`ALTER TABLE ${t('sessions')} ADD COLUMN IF NOT EXISTS base_root text`);
     await client.query('COMMIT');
   } catch (error) {
     await client.query('ROLLBACK').catch(() => undefined);

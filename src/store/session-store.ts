@@ -24,6 +24,32 @@ export interface PublishRequest {
    */
   upload(): Promise<{ root: string; blobs: Map<string, Uint8Array> }>;
   leaseMs: number;
+  /**
+   * This root is where the session starts (what `describeSession` reports as `base`, and `sessionfs sessions
+   * diff` compares against): the first publish of a session seeded from host folders. Default: the base
+   * stays the root the session was created with (its parent's head for a fork, else the empty tree).
+   */
+  base?: boolean;
+}
+
+/** A published root the store keeps besides the head (restorable; gc keeps its blobs). */
+export interface RetainedRoot {
+  version: number;
+  root: string;
+  publishedAt: Date;
+}
+
+/** What the store knows of a session: its head, where it began, its times, its lease and retained roots. */
+export interface SessionInfo extends SessionHead {
+  /** The root the session began from (`undefined`: the empty tree); gc keeps its blobs while the session lives. */
+  base: string | undefined;
+  createdAt: Date;
+  /** When the head last moved (or the session was created). */
+  updatedAt: Date;
+  /** When the current lease expires; `undefined` when nobody holds it (or its owner is certainly gone). */
+  leaseUntil: Date | undefined;
+  /** Retained published roots, newest first (the head's among them once it published). */
+  retained: RetainedRoot[];
 }
 
 /**
@@ -37,7 +63,8 @@ export interface SessionStore {
   head(sessionId: string): Promise<SessionHead | undefined>;
   /**
    * Creates the session when absent (from `from`'s head when given: a fork) and takes its lease for
-   * `owner`. Throws `ConflictError` while another owner holds an unexpired lease.
+   * `owner`. Throws `ConflictError` while another owner holds an unexpired lease, unless that owner is
+   * certainly gone (a process of this machine that no longer exists: see `lease-owner.ts`).
    */
   acquire(sessionId: string, owner: string, leaseMs: number, from?: string): Promise<SessionHead>;
   /** Extends the lease; `false` when `owner` no longer holds it. */
@@ -47,6 +74,8 @@ export interface SessionStore {
   publish(request: PublishRequest): Promise<number>;
   deleteSession(sessionId: string): Promise<void>;
   listSessions(): Promise<SessionHead[]>;
-  /** Deletes blobs unreachable from every head and retained snapshot for longer than `graceMs`. */
+  /** The session's head with its base, times, lease and retained roots; `undefined` when it does not exist. */
+  describeSession(sessionId: string): Promise<SessionInfo | undefined>;
+  /** Deletes blobs unreachable from every head, base and retained snapshot for longer than `graceMs`. */
   gc(options?: { graceMs?: number }): Promise<{ reachable: number; deleted: number; pending: number }>;
 }

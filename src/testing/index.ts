@@ -19,6 +19,7 @@ import { mutations } from './mutations.js';
 import { pathRules } from './paths.js';
 import { protectedPaths } from './protected.js';
 import { readAndWrite } from './read-write.js';
+import { restorePreview } from './restore-preview.js';
 import { concurrency, readOnlyMode } from './safety.js';
 import { longCallRules } from './long-calls.js';
 import { listingAndSearch } from './search.js';
@@ -65,6 +66,7 @@ export function describeWorkspaceCompliance(name: string, harness: ComplianceHar
     forkSemantics(harness);
     streams(harness);
     protectedPaths(harness);
+    restorePreview(harness);
     bytesNeverAlias(harness);
   });
 }

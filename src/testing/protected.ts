@@ -111,6 +111,21 @@ export function protectedPaths(harness: ComplianceHarness): void {
       expect(await text(ws, 'repo/.git/config')).toBe(REPOSITORY['.git/config']);
       expect(result.skipped.map((entry) => entry.path)).toContain('repo/.git');
       expect(result.skipped.find((entry) => entry.path === 'repo/.git')?.reason).toMatch(/protected/);
+      // The restore could not make the snapshot's tree: its receipt says so.
+      expect(result.receipt?.matches).toBe(false);
+    });
+
+    it('a dry-run restore lists protected paths as blocked, and changes nothing', async () => {
+      const ws = await create();
+      const empty = await ws.snapshot();
+      await withRepository(ws);
+      const before = await contentsOf(ws);
+      const { preview } = await ws.restore(empty, { dryRun: true });
+      expect(preview?.blocked.map((entry) => entry.path)).toContain('repo/.git');
+      expect(preview?.blocked.find((entry) => entry.path === 'repo/.git')?.reason).toMatch(/protected/);
+      expect(preview?.deleted).toContain('repo/src/a.ts');
+      expect(preview?.deleted.some((path) => path.includes('.git/'))).toBe(false);
+      expect(await contentsOf(ws)).toEqual(before);
     });
   });
 }

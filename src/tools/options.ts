@@ -42,9 +42,10 @@ export interface WorkspaceToolsOptions {
   preserveLineEndings?: boolean;
   /**
    * Adds the `bash` tool (see `shellTool`): `true` runs commands in just-bash over the workspace; `'host'`
-   * runs real programs in a host workspace's root (allow-listed; not a security boundary). Default false.
+   * runs real programs in a host workspace's root (allow-listed; not a security boundary); `'sandbox'` runs
+   * real programs in a sandbox on any backend (`session.exec`, docs/programs.md). Default false.
    */
-  shell?: boolean | 'host';
+  shell?: boolean | 'host' | 'sandbox';
 }
 
 export type ResolvedToolsOptions = Required<WorkspaceToolsOptions>;
@@ -86,7 +87,7 @@ export const WorkspaceToolsOptionsSchema = z.object({
   readBeforeWrite: z.boolean().optional(),
   staleWriteGuard: z.boolean().optional(),
   preserveLineEndings: z.boolean().optional(),
-  shell: z.union([z.boolean(), z.literal('host')]).optional(),
+  shell: z.union([z.boolean(), z.literal('host'), z.literal('sandbox')]).optional(),
 });
 
 export function resolveToolsOptions(options: WorkspaceToolsOptions = {}): Readonly<ResolvedToolsOptions> {

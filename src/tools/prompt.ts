@@ -73,14 +73,23 @@ export function workspacePrompt(options: WorkspacePromptOptions = {}): string {
 }
 
 /** The `bash` tool's line, and when to prefer it over the file tools. */
-function shellLines(shell: boolean | 'host'): string[] {
+function shellLines(shell: boolean | 'host' | 'sandbox'): string[] {
   if (shell === false) return [];
   const where =
     shell === 'host'
       ? 'real programs from an allow-list, run in the workspace root'
-      : 'a bash interpreter over the workspace (the root is `/`; coreutils, grep, sed, awk, find, jq built in; no network)';
+      : shell === 'sandbox'
+        ? 'real bash and the system programs (node, git, compilers, test runners …) in a sandbox whose working directory `/workspace` is the workspace; no network'
+        : 'a bash interpreter over the workspace (the root is `/`; coreutils, grep, sed, awk, find, jq built in; no network)';
+  const programs =
+    shell === 'sandbox'
+      ? [
+          '  Run programs to check your work: the tests, the type checker, the linter, a script you wrote, git. What they change is kept only when the call succeeds.',
+        ]
+      : [];
   return [
     `- \`bash { command, cwd?, timeout_ms? }\`: ${where}. Returns the exit code, stdout, stderr and the changed files; a non-zero exit code is a normal result.`,
+    ...programs,
     '  Use it for what takes one line in a shell: exploring (`ls`, `find`), pipelines, bulk renames, `sed` over many files. Use `read_file` to read a file (windows of large files) and `edit_file` for an exact change to one file.',
     '  To search a whole tree, prefer the `grep` and `glob` tools: they are many times faster than `grep -r` or `find` in the shell.',
   ];

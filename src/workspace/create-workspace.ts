@@ -38,6 +38,7 @@ import type {
   ReadResult,
   ReadStreamOptions,
   RenameOptions,
+  RestoreOptions,
   RestoreResult,
   SnapshotableWorkspace,
   SnapshotOptions,
@@ -402,8 +403,14 @@ export class DriverWorkspace implements ManagedWorkspace {
     return this.#audit.record(AUDITED.snapshot, undefined, undefined, () => this.#snapshots.snapshot(optionsObject(given, 'snapshot')));
   }
 
-  /** Watchers are told what it changed (see `WatchLayer.restore`). */
-  restore(snapshot: WorkspaceSnapshot, options?: LongCallOptions): Promise<RestoreResult> {
+  /** Watchers are told what it changed (see `WatchLayer.restore`). `dryRun`: the preview, nothing changed (not audited as a change). */
+  restore(snapshot: WorkspaceSnapshot, options?: RestoreOptions): Promise<RestoreResult> {
+    const dryRun = (options as RestoreOptions | null | undefined)?.dryRun;
+    if (dryRun !== undefined && typeof dryRun !== 'boolean') return Promise.reject(new InvalidArgumentError('dryRun must be a boolean'));
+    if (dryRun === true) {
+      const readOnly = this.readOnly ? 'the workspace is read-only' : undefined;
+      return this.#audit.record(AUDITED.diff, undefined, undefined, () => this.#snapshots.preview(snapshot, options, () => readOnly));
+    }
     return this.#audit.record(AUDITED.restore, undefined, undefined, async () => {
       this.admit('restore');
       return this.#watch.restore(

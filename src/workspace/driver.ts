@@ -269,6 +269,11 @@ export interface Snapshotter {
     leavesAlone: (path: string, exists: boolean) => boolean,
     options?: LongCallOptions,
   ): Promise<RestoreResult>;
+  /**
+   * Optional: why `restore` leaves `path` as it is (a read-only mount of a composition, say), or undefined
+   * when it restores it. What `restore(snapshot, { dryRun: true })` lists as `blocked`.
+   */
+  leftByRestore?(path: string): string | undefined;
   /** Files and symlinks that differ, sorted by path; `to` omitted compares with the live state. */
   diff(from: WorkspaceSnapshot, to?: WorkspaceSnapshot, options?: LongCallOptions): Promise<DiffEntry[]>;
   /**

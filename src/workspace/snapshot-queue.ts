@@ -3,9 +3,12 @@ import { parseSnapshotRecord } from '../snapshots/record.js';
 import { restoreLeaving, restoreOnly, type LeftAlone } from '../snapshots/protected-restore.js';
 import { createGitPatch } from '../snapshots/patch.js';
 import type { BackendDriver, Snapshotter, SnapshotTree } from './driver.js';
-import { InvalidArgumentError, SnapshotError } from './errors.js';
+import { previewRestore } from '../snapshots/restore-preview.js';
+import { treeHash } from '../snapshots/tree-hash.js';
+import { InvalidArgumentError, NotSupportedError, SnapshotError } from './errors.js';
+import type { NormalizedPath } from './paths.js';
 import { LongCall, type LongCallOptions } from './progress.js';
-import type { DiffEntry, RestoreResult, SnapshotOptions, WorkspaceSnapshot } from './types.js';
+import type { DiffEntry, RestoreReceipt, RestorePreview, RestoreResult, SnapshotOptions, WorkspaceSnapshot } from './types.js';
 
 /**
  * How a session lets go of snapshots it no longer keeps (`retention`), without a protocol method that every
@@ -51,6 +54,7 @@ export class SnapshotQueue {
     return this.#exclusive(call, () => this.snapshots.snapshot(tag === undefined ? call.forward : { tag, ...call.forward }));
   }
 
+  /** The restore, then its receipt (see `RestoreReceipt`). */
   async restore(snapshot: WorkspaceSnapshot, options?: LongCallOptions): Promise<RestoreResult> {
     const record = parseSnapshotRecord(snapshot);
     const call = LongCall.start(options, 'restore');
@@ -59,7 +63,58 @@ export class SnapshotQueue {
       protect === undefined
         ? this.snapshots.restore(record, call.forward)
         : restoreLeaving(this.snapshots, protect.driver, record, protect.left, call.forward);
-    return this.#exclusive(call, () => run().finally(() => this.governance.restored()));
+    return this.#exclusive(call, async () => {
+      const result = await run().finally(() => this.governance.restored());
+      const receipt = await this.#receipt(record);
+      return receipt === undefined ? result : { ...result, receipt };
+    });
+  }
+
+  /** The tree the restore left, hashed and compared with the snapshot's; none when the snapshots cannot be read as trees. */
+  async #receipt(record: WorkspaceSnapshot): Promise<RestoreReceipt | undefined> {
+    if (this.snapshots.open === undefined) return undefined;
+    const [live, target] = [await this.snapshots.open(), await this.snapshots.open(record)];
+    const [treeHashAfter, snapshotTreeHash] = [await treeHash(live), await treeHash(target)];
+    return { treeHash: treeHashAfter, snapshotTreeHash, matches: treeHashAfter === snapshotTreeHash };
+  }
+
+  /**
+   * What `restore` would do, changing nothing: `blockedBy` adds the workspace's own reasons to leave a path
+   * (read-only); the `protect` rule's and the snapshotter's (`leftByRestore`) are asked here. Paths the
+   * policy hides are not shown.
+   */
+  async preview(
+    snapshot: WorkspaceSnapshot,
+    options: LongCallOptions | undefined,
+    blockedBy: (path: string) => string | undefined,
+  ): Promise<RestoreResult> {
+    const record = parseSnapshotRecord(snapshot);
+    const call = LongCall.start(options, 'restore');
+    const snapshots = this.snapshots;
+    const left = this.protect?.active === true ? this.protect.left : undefined;
+    const reason = (path: string, exists: boolean): string | undefined =>
+      blockedBy(path) ??
+      snapshots.leftByRestore?.(path) ??
+      (left?.leavesAlone(path as NormalizedPath, exists) === true ? left.reason(left.rootOf(path as NormalizedPath)) : undefined);
+    const preview = await this.#exclusive(call, async () => {
+      if (snapshots.open === undefined) throw new NotSupportedError(`the ${this.backend} backend cannot preview a restore`);
+      return previewRestore(await snapshots.open(undefined, call.forward), await snapshots.open(record, call.forward), reason);
+    });
+    const shown = (paths: string[], status: DiffEntry['status']): string[] =>
+      this.governance.filterDiff(paths.map((path) => ({ path, status }))).map((entry) => entry.path);
+    const visible = new Set(
+      shown(
+        preview.blocked.map((entry) => entry.path),
+        'modified',
+      ),
+    );
+    const filtered: RestorePreview = {
+      created: shown(preview.created, 'added'),
+      modified: shown(preview.modified, 'modified'),
+      deleted: shown(preview.deleted, 'deleted'),
+      blocked: preview.blocked.filter((entry) => visible.has(entry.path)),
+    };
+    return { skipped: filtered.blocked, preview: filtered };
   }
 
   /** Puts only `roots` back as the snapshot holds them (see `WorkspaceTrust.restoreOnly`). */

@@ -313,6 +313,39 @@ export interface RestoreResult {
    * into a directory being removed, say), each retried; absent when the first attempt succeeded.
    */
   retries?: RestoreRetry[];
+  /**
+   * A real restore's check of what it did: the tree it left, hashed, against the snapshot's. Absent on a
+   * dry run, and on a backend whose snapshots cannot be read as trees.
+   */
+  receipt?: RestoreReceipt;
+  /** `dryRun: true`: what the restore would do (nothing was changed). */
+  preview?: RestorePreview;
+}
+
+/** `restore` options: those of every long call, and `dryRun`. */
+export interface RestoreOptions extends LongCallOptions {
+  /** List what the restore would create, modify, delete and leave alone, changing nothing. Default false. */
+  dryRun?: boolean;
+}
+
+/**
+ * The workspace after a restore, checked: `treeHash` is git's tree id of the tree the restore left (see
+ * docs/history.md, "Restore receipts"); `matches` says whether it is the snapshot's. False when the restore
+ * left paths alone (protected paths, read-only mounts: what a dry run lists as `blocked`).
+ */
+export interface RestoreReceipt {
+  treeHash: string;
+  snapshotTreeHash: string;
+  matches: boolean;
+}
+
+/** What a restore would do, by path (files, links and directories), sorted. */
+export interface RestorePreview {
+  created: string[];
+  modified: string[];
+  deleted: string[];
+  /** Changes the restore would not make, and why (a protected path, a read-only mount, a read-only workspace). */
+  blocked: SkippedPath[];
 }
 
 export type { RestoreRetry } from './errors.js';
@@ -329,9 +362,10 @@ export interface SnapshotableWorkspace extends Workspace {
   /**
    * Makes the workspace hold exactly the snapshot. `signal` is honoured until the restore starts changing
    * files: an abort leaves the workspace exactly as before (`AbortError`) or, once changes began, the
-   * restore completes and the workspace is exactly at the snapshot.
+   * restore completes and the workspace is exactly at the snapshot. Its result carries a `receipt`;
+   * `dryRun: true` changes nothing and returns the `preview` instead (allowed on a read-only workspace).
    */
-  restore(snapshot: WorkspaceSnapshot, options?: LongCallOptions): Promise<RestoreResult>;
+  restore(snapshot: WorkspaceSnapshot, options?: RestoreOptions): Promise<RestoreResult>;
   /** Files and symlinks that differ between `from` and `to` (the live state when omitted), sorted by path. */
   diff(from: WorkspaceSnapshot, to?: WorkspaceSnapshot, options?: LongCallOptions): Promise<DiffEntry[]>;
   /**

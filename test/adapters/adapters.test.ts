@@ -56,7 +56,7 @@ describe('sessionfs/ai-sdk with the AI SDK and its MockLanguageModelV3', () => {
     expect(error).toMatchObject({ toolCallId: 'c2', toolName: 'edit_file' });
     expect((error as { error: unknown }).error).toBeInstanceOf(ToolCallFailedError);
     expect(String((error as { error: Error }).error.message)).toMatch(/^Error \[ENOENT\]|^Error \[E[A-Z]+\]/);
-    expect(session.history.map((h) => [h.tool, h.result.success, h.result.rolledBack])).toEqual([
+    expect(session.calls.map((h) => [h.tool, h.result.success, h.result.rolledBack])).toEqual([
       ['write_file', true, false],
       ['edit_file', false, true],
     ]);
@@ -204,7 +204,7 @@ describe('sessionfs/anthropic with the Anthropic SDK on a fixture response', () 
     expect(typed).toHaveLength(3);
     expect((sent[0] as { tools: { input_schema: unknown }[] }).tools[0]!.input_schema).toMatchObject({ type: 'object' });
     expect(await session.filesystem.read('a.txt')).toMatchObject({ content: 'uno' });
-    expect(session.history.at(-1)?.result).toMatchObject({ success: false, rolledBack: true });
+    expect(session.calls.at(-1)?.result).toMatchObject({ success: false, rolledBack: true });
   });
 });
 
@@ -226,7 +226,7 @@ describe('sessionfs/langchain with @langchain/core tools and a fixture AIMessage
     expect(outputs[0]!.status).not.toBe('error');
     expect(outputs[1]).toMatchObject({ status: 'error', tool_call_id: 't2' });
     expect(String(outputs[1]!.content)).toMatch(/^Error \[ENOENT\]/);
-    expect(session.history.map((h) => h.result.rolledBack)).toEqual([false, true]);
+    expect(session.calls.map((h) => h.result.rolledBack)).toEqual([false, true]);
     // Plain-argument invocation throws the typed error.
     await expect(byName.get('delete')!.invoke({ path: 'missing' })).rejects.toBeInstanceOf(ToolCallFailedError);
   });
@@ -251,7 +251,7 @@ describe('sessionfs/langchain with @langchain/core tools and a fixture AIMessage
     expect(message).toBeInstanceOf(ToolMessage);
     expect(message).toMatchObject({ status: 'error', tool_call_id: 't9', name: 'write_file' });
     expect(String(message.content)).toMatch(/^Error \[EINVAL\]: invalid parameters for write_file/);
-    expect(session.history.at(-1)?.result).toMatchObject({ success: false, code: 'EINVAL', rolledBack: false });
+    expect(session.calls.at(-1)?.result).toMatchObject({ success: false, code: 'EINVAL', rolledBack: false });
     // With plain arguments (no tool call to answer) the failure is thrown, typed, as for any failed call.
     await expect(byName.get('write_file')!.invoke({ path: 5, content: 'x' } as never)).rejects.toMatchObject({
       name: 'ToolCallFailedError',

@@ -37,7 +37,7 @@ describe('sessionfs/claude-agent-sdk: the in-process MCP server', () => {
       arguments: { path: 'src/greet.ts', old_string: 'Bonjour', new_string: 'Hi' },
     });
     expect(failing).toMatchObject({ isError: true, content: [{ type: 'text', text: expect.stringMatching(/^Error \[/) }] });
-    expect(session.history.map((r) => [r.tool, r.result.success, r.result.rolledBack])).toEqual([
+    expect(session.calls.map((r) => [r.tool, r.result.success, r.result.rolledBack])).toEqual([
       ['read_file', true, false],
       ['edit_file', false, false],
       ['edit_file', false, true],
@@ -126,7 +126,7 @@ describe('query() of the Claude Agent SDK with sessionfs tools, against a fake M
     expect(toolResults(seen[3]!)[0]?.is_error).not.toBe(true);
     expect(messages.at(-1)).toMatchObject({ type: 'result', subtype: 'success', result: 'greet now says Hi.' });
     expect((await session.filesystem.read('src/greet.ts')).content).toBe('export const greet = (name: string) => `Hi, ${name}!`;');
-    expect(session.history.map((r) => [r.tool, r.result.success, r.result.rolledBack])).toEqual([
+    expect(session.calls.map((r) => [r.tool, r.result.success, r.result.rolledBack])).toEqual([
       ['read_file', true, false],
       ['edit_file', false, true],
       ['edit_file', true, false],

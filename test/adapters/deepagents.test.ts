@@ -206,7 +206,7 @@ describe('sessionfs/deepagents against deepagents’ FilesystemBackend, call by 
   });
 
   it('every change is a session tool call; a failed edit is rolled back and recorded', () => {
-    const calls = session.history.map((record) => [record.tool, record.result.success, record.result.rolledBack]);
+    const calls = session.calls.map((record) => [record.tool, record.result.success, record.result.rolledBack]);
     expect(calls).toContainEqual(['edit_file', false, true]);
     expect(calls).toContainEqual(['write_file', true, false]);
     expect(calls).toContainEqual(['upload_file', true, false]);
@@ -269,7 +269,7 @@ describe('createDeepAgent over a session, driven by a fake chat model', () => {
     expect(lastTool(seen[2]!)).toBe("Successfully replaced 1 occurrence(s) in '/src/greet.ts'");
     expect(String(state.messages.at(-1)?.content)).toBe('greet now says Hi.');
     expect((await session.filesystem.read('src/greet.ts')).content).toBe('export const greet = (name: string) => `Hi, ${name}!`;');
-    expect(session.history.map((r) => [r.tool, r.result.success, r.result.rolledBack])).toEqual([
+    expect(session.calls.map((r) => [r.tool, r.result.success, r.result.rolledBack])).toEqual([
       ['edit_file', false, true],
       ['edit_file', true, false],
     ]);

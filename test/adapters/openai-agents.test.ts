@@ -90,7 +90,7 @@ describe('sessionfs/openai-agents with Runner and a fake Responses API', () => {
     );
     expect(outputs(model.requests[3]!).call_edit2).not.toMatch(/^Error/);
     expect((await session.filesystem.read('src/greet.ts')).content).toBe('export const greet = (name: string) => `Hi, ${name}!`;');
-    expect(session.history.map((r) => [r.tool, r.result.success, r.result.rolledBack])).toEqual([
+    expect(session.calls.map((r) => [r.tool, r.result.success, r.result.rolledBack])).toEqual([
       ['read_file', true, false],
       ['edit_file', false, true],
       ['edit_file', true, false],

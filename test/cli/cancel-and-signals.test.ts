@@ -26,7 +26,7 @@ describe('mcp server: cancellation', () => {
       await sleep(250);
       // Reproduced: x.txt was written although the client had cancelled the call.
       expect(await real.exists('x.txt')).toBe(false);
-      expect(session.history.at(-1)?.result).toMatchObject({ rolledBack: true, code: 'ABORT_ERR' });
+      expect(session.calls.at(-1)?.result).toMatchObject({ rolledBack: true, code: 'ABORT_ERR' });
     } finally {
       await client.close();
       await server.close();

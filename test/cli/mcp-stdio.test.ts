@@ -99,7 +99,7 @@ describe('McpStdioTransport: tools/call through the direct lane', () => {
       await sleep(250);
       expect(ends.lines.map((line) => (line as { id?: unknown }).id)).toEqual([0, 8]);
       expect(await real.exists('x.txt')).toBe(false);
-      const written = session.history.find((entry) => entry.tool === 'write_file');
+      const written = session.calls.find((entry) => entry.tool === 'write_file');
       expect(written?.result).toMatchObject({ rolledBack: true, code: 'ABORT_ERR' });
     } finally {
       await server.close();

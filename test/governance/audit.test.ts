@@ -245,7 +245,7 @@ describe('audit in a session: tool calls are the actor of what they do', () => {
     await session.filesystem.write('seed.txt', 'seed');
     await session.runTool(writeThenMaybeFail, { fail: false });
     await session.runTool(writeThenMaybeFail, { fail: true });
-    const [first, second] = session.history;
+    const [first, second] = session.calls;
     expect(first?.callId).not.toBe(second?.callId);
     const tool = (callId: string | undefined) => ({ kind: 'tool', tool: 'write_then_maybe_fail', callId });
     expect(shape(sink.events).map(({ sessionId, actor, op, outcome }) => ({ sessionId, actor, op, outcome }))).toEqual([
@@ -269,7 +269,7 @@ describe('audit in a session: tool calls are the actor of what they do', () => {
     const session = await createSession({ workspace });
     sessions.push(session);
     await session.runTool(writeThenMaybeFail, { fail: false });
-    const call = session.history[0]?.callId;
+    const call = session.calls[0]?.callId;
     expect(sink.events.filter((event) => event.op === 'toolCall')).toMatchObject([
       { sessionId: session.id, actor: { kind: 'tool', tool: 'write_then_maybe_fail', callId: call }, outcome: 'ok' },
     ]);

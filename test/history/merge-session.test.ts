@@ -43,7 +43,7 @@ describe('session.merge', () => {
         'src/app.ts': ten.replace('line 2\n', 'a 2\n').replace('line 9\n', 'b 9\n'),
       });
       // Each merge is one call in the parent's history, with the snapshot before it.
-      expect(parent.history.map((call) => [call.tool, call.params])).toEqual([
+      expect(parent.calls.map((call) => [call.tool, call.params])).toEqual([
         ['write', expect.anything()],
         ['merge', { from: a.id }],
         ['merge', { from: b.id }],
@@ -70,7 +70,7 @@ describe('session.merge', () => {
       ],
     });
     expect(await contentsOf(parent.filesystem)).toEqual(before);
-    expect(parent.history.at(-1)?.result).toMatchObject({ success: false, message: expect.stringContaining('f.txt (content)') });
+    expect(parent.calls.at(-1)?.result).toMatchObject({ success: false, message: expect.stringContaining('f.txt (content)') });
 
     const marked = await parent.merge(child, { conflicts: 'markers' });
     expect(marked).toMatchObject({ applied: true, merged: ['clean.txt', 'f.txt'], conflicts: [{ path: 'f.txt' }] });
@@ -95,7 +95,7 @@ describe('session.merge', () => {
     const before = await contentsOf(parent.filesystem);
     await expectError(parent.merge(child, { base }), 'PolicyError', 'EPERM');
     expect(await contentsOf(parent.filesystem)).toEqual(before);
-    expect(parent.history.at(-1)?.result).toMatchObject({ success: false, rolledBack: true, code: 'EPERM' });
+    expect(parent.calls.at(-1)?.result).toMatchObject({ success: false, rolledBack: true, code: 'EPERM' });
     await workspace.dispose();
   });
 

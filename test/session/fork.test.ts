@@ -25,7 +25,7 @@ describe('session.fork()', () => {
       await using child = await parent.fork();
       expect(child.id).not.toBe(parent.id);
       expect((await child.filesystem.read('plan.md')).content).toBe('try A, refined');
-      expect(child.history.map((h) => h.tool)).toEqual(['write_file', 'send_file', 'write_file']);
+      expect(child.calls.map((h) => h.tool)).toEqual(['write_file', 'send_file', 'write_file']);
       expect(child.snapshots).toEqual(parent.snapshots);
       expect(child.outputs).toEqual(parent.outputs);
       expect(text(child.readOutput('output-1'))).toBe('try A\n');
@@ -34,15 +34,15 @@ describe('session.fork()', () => {
       await run(child, 'write_file', { path: 'plan.md', content: 'try B\n' });
       await run(child, 'send_file', { path: 'plan.md' });
       expect((await parent.filesystem.read('plan.md')).content).toBe('try A, refined');
-      expect(parent.history).toHaveLength(3);
+      expect(parent.calls).toHaveLength(3);
       expect(parent.outputs.map((o) => o.id)).toEqual(['output-1']);
       expect(text(child.readOutput('output-2'))).toBe('try B\n');
       expect(() => parent.readOutput('output-2')).toThrow(/known ids: output-1/);
       // And the other way: the parent's later calls and snapshots are not the fork's.
       const childSnapshots = [...child.snapshots];
       await run(parent, 'write_file', { path: 'parent-only.md', content: 'p\n' });
-      expect(parent.history).toHaveLength(4);
-      expect(child.history.map((h) => h.tool)).toEqual(['write_file', 'send_file', 'write_file', 'write_file', 'send_file']);
+      expect(parent.calls).toHaveLength(4);
+      expect(child.calls.map((h) => h.tool)).toEqual(['write_file', 'send_file', 'write_file', 'write_file', 'send_file']);
       expect(child.snapshots).toEqual(childSnapshots);
       expect(await child.filesystem.exists('parent-only.md')).toBe(false);
 
@@ -56,7 +56,7 @@ describe('session.fork()', () => {
       await child.reset();
       expect((await child.filesystem.read('plan.md')).content).toBe('try A, refined');
       expect(await child.filesystem.exists('extra.txt')).toBe(false);
-      expect(child.history).toEqual([]);
+      expect(child.calls).toEqual([]);
     });
   }
 

@@ -97,7 +97,7 @@ describe('createSession({ workspace }) over any backend (the key-value example)'
     await workspace.write('outside.txt', 'written by the orchestrator');
     await session.reset();
     expect(unguardedWorkspace(session.filesystem)).toBe(workspace);
-    expect(session.history).toEqual([]);
+    expect(session.calls).toEqual([]);
     expect(await contentsOf(workspace)).toEqual(hydrated);
   });
 

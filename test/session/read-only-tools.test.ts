@@ -17,10 +17,10 @@ for (const backend of SESSION_KINDS) {
         expect(result.success, name).toBe(true);
       }
       expect(session.snapshots).toHaveLength(before);
-      expect(session.history.every((call) => call.snapshot === undefined)).toBe(true);
+      expect(session.calls.every((call) => call.snapshot === undefined)).toBe(true);
       await session.runTool(tools.get('write_file')!, { path: 'a.txt', content: 'bye\n' });
       expect(session.snapshots).toHaveLength(before + 1);
-      expect(session.history.at(-1)?.snapshot).toBeDefined();
+      expect(session.calls.at(-1)?.snapshot).toBeDefined();
     });
 
     it('cannot change the workspace even when the annotation is wrong: the write is EROFS and nothing changes', async () => {

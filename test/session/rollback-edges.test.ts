@@ -32,11 +32,14 @@ describe('session: rollback exactness', () => {
       await session.filesystem.write('keep.txt', 'kept');
       const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
       const late: unknown[] = [];
+      const controller = new AbortController();
       const stubborn = defineTool({
         name: 'stubborn',
         description: 'ignores its signal and writes through the session',
         parameters: z.object({}),
         async handler(_params, { session: own }) {
+          // Aborted while it runs (timed from its start: the session records the write before the call first).
+          setTimeout(() => controller.abort(), 12);
           for (let i = 0; i < 10; i += 1) {
             try {
               await own.filesystem.write(`b${i}.txt`, 'x');
@@ -49,8 +52,6 @@ describe('session: rollback exactness', () => {
           return { success: true, message: 'done' };
         },
       });
-      const controller = new AbortController();
-      setTimeout(() => controller.abort(), 12);
       expect(await session.runTool(stubborn, {}, { signal: controller.signal })).toMatchObject({
         success: false,
         rolledBack: true,

@@ -85,9 +85,9 @@ describe.each(SESSION_BACKENDS)('sessions on $name', ({ session: backend }) => {
       'project/src/': '',
       'project/src/a.ts': 'export const a = 1;\n',
     });
-    expect(session.history).toHaveLength(1);
-    expect(session.history[0]).toMatchObject({ tool: 'write', params: { files: { 'project/b.ts': 'b' } }, result: { success: true } });
-    expect(session.snapshots).toEqual([session.history[0]?.snapshot]);
+    expect(session.calls).toHaveLength(1);
+    expect(session.calls[0]).toMatchObject({ tool: 'write', params: { files: { 'project/b.ts': 'b' } }, result: { success: true } });
+    expect(session.snapshots).toEqual([session.calls[0]?.snapshot]);
   });
 
   it.each([
@@ -102,8 +102,8 @@ describe.each(SESSION_BACKENDS)('sessions on $name', ({ session: backend }) => {
     const result = await session.runTool(failingTool, { path: 'new/file.txt', how });
     expect(result).toMatchObject({ success: false, rolledBack: true, code });
     expect(await contentsOf(session.filesystem)).toEqual({ 'keep.txt': 'kept' });
-    expect(session.history[0]).toMatchObject({ tool: 'fail_after_write', result: { rolledBack: true, code } });
-    expect(session.history[0]?.snapshot).toBeDefined();
+    expect(session.calls[0]).toMatchObject({ tool: 'fail_after_write', result: { rolledBack: true, code } });
+    expect(session.calls[0]?.snapshot).toBeDefined();
   });
 
   it('a thrown host error reaches the result with no host path in it', async () => {
@@ -169,8 +169,8 @@ describe.each(SESSION_BACKENDS)('sessions on $name', ({ session: backend }) => {
     expect(thrown.message).not.toContain('/srv');
     expect(ran).toBe(false);
     expect(session.snapshots).toEqual([]);
-    expect(session.history).toHaveLength(8);
-    expect(session.history.every((entry) => entry.snapshot === undefined)).toBe(true);
+    expect(session.calls).toHaveLength(8);
+    expect(session.calls.every((entry) => entry.snapshot === undefined)).toBe(true);
   });
 
   it('an abort rolls back, even when the handler ignores the signal, and the handler cannot write afterwards', async () => {
@@ -179,12 +179,15 @@ describe.each(SESSION_BACKENDS)('sessions on $name', ({ session: backend }) => {
     let lateWrite: Promise<unknown> | undefined;
     let release!: () => void;
     const stuck = new Promise<void>((resolve) => (release = resolve));
+    let started!: () => void;
+    const running = new Promise<void>((resolve) => (started = resolve));
     const tool = defineTool({
       name: 'slow',
       description: 'ignores its signal',
       parameters: z.object({}),
       async handler(_params, { filesystem }) {
         await filesystem.write('partial.txt', 'partial');
+        started();
         await stuck;
         lateWrite = filesystem.write('late.txt', 'after the abort');
         await lateWrite.catch(() => undefined);
@@ -193,7 +196,8 @@ describe.each(SESSION_BACKENDS)('sessions on $name', ({ session: backend }) => {
     });
     const controller = new AbortController();
     const pending = session.runTool(tool, {}, { signal: controller.signal });
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    // Aborted once it runs (the session records the write before it first).
+    await running;
     controller.abort();
     const result = await pending;
     expect(result).toMatchObject({ success: false, rolledBack: true, code: 'ABORT_ERR' });
@@ -277,7 +281,7 @@ describe.each(SESSION_BACKENDS)('sessions on $name', ({ session: backend }) => {
     expect(events).toEqual(['start a', 'end a saw a.txt', 'start b', 'end b saw a.txt,b.txt', 'start c', 'end c saw a.txt,c.txt']);
     expect(results.map((r) => r.rolledBack)).toEqual([false, true, false]);
     expect(await contentsOf(session.filesystem)).toEqual({ 'a.txt': 'a', 'c.txt': 'c' });
-    expect(session.history.map((entry) => entry.result.message)).toEqual(['a', 'b', 'c']);
+    expect(session.calls.map((entry) => entry.result.message)).toEqual(['a', 'b', 'c']);
   });
 
   it('a tool cannot call back into its own session (it would deadlock), dispose or seal the workspace', async () => {
@@ -323,7 +327,7 @@ describe.each(SESSION_BACKENDS)('sessions on $name', ({ session: backend }) => {
     await session.reset();
     expect(session.filesystem).not.toBe(first);
     expect(await contentsOf(session.filesystem)).toEqual({ 'm/': '', 'm/a.txt': 'one', 'm/b.txt': 'two' });
-    expect(session.history).toEqual([]);
+    expect(session.calls).toEqual([]);
     expect(session.snapshots).toEqual([]);
     expect(session.hydration).toMatchObject({ files: 2 });
   });

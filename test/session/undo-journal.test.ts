@@ -89,7 +89,7 @@ describe.each(SESSION_BACKENDS)("rollback: 'journal' on $name", ({ session: back
     ]);
     expect(await contentsOf(session.filesystem)).toEqual(before);
     expect(session.snapshots).toHaveLength(1);
-    expect(session.history.at(-1)?.snapshot).toBe(session.snapshots[0]);
+    expect(session.calls.at(-1)?.snapshot).toBe(session.snapshots[0]);
   });
 
   it('stays exact for random sequences of changes', async () => {

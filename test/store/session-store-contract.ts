@@ -1,4 +1,6 @@
+import { spawnSync } from 'node:child_process';
 import { expect, it } from 'vitest';
+import { newLeaseOwner } from '../../src/store/lease-owner.js';
 import { BlobTreeDriver } from '../../src/store/blob-tree-driver.js';
 import type { SessionStore } from '../../src/store/session-store.js';
 import type { BlobStore } from '../../src/workspace/driver.js';
@@ -13,6 +15,7 @@ export async function publishFiles(
   files: Record<string, string>,
   leaseMs = 30_000,
   blobs: BlobStore = store.blobs,
+  base = false,
 ): Promise<number> {
   const head = await store.head(sessionId);
   const driver = new BlobTreeDriver(blobs, head?.root, { trackUnpublished: true });
@@ -24,7 +27,17 @@ export async function publishFiles(
     expectedVersion,
     leaseMs,
     upload: async () => ({ root: (await driver.capture()).root, blobs: driver.unpublished() }),
+    ...(base ? { base } : {}),
   });
+}
+
+/** A lease owner as `newLeaseOwner()` makes them, naming a process of this machine that has exited. */
+function deadOwner(): string | undefined {
+  const parts = newLeaseOwner().split(':');
+  if (parts.length !== 5) return undefined; // no /proc: owners name no process here
+  const exited = spawnSync(process.execPath, ['-e', '0']);
+  parts[3] = String(exited.pid);
+  return parts.join(':');
 }
 
 async function listed(blobs: BlobStore): Promise<string[]> {
@@ -75,6 +88,63 @@ export function sessionStoreContract(storeNamed: (name: string) => SessionStore)
     expect((await listed(store.blobs)).length).toBe(stored);
     expect((await store.listSessions()).map((head) => head.sessionId)).toEqual(['child', 'parent']);
     await expect(store.acquire('orphan', 'c', 30_000, 'missing')).rejects.toMatchObject({ code: 'EINVAL' });
+  });
+
+  it('describes a session: its base, times, lease and retained roots (newest first)', async () => {
+    const store = storeNamed('describe');
+    expect(await store.describeSession('nobody')).toBeUndefined();
+    const before = Date.now() - 1000; // Postgres's clock may trail this one a little
+    await store.acquire('s', 'a', 30_000);
+    const fresh = await store.describeSession('s');
+    expect(fresh).toMatchObject({ sessionId: 's', version: 0, root: undefined, base: undefined, retained: [] });
+    expect(fresh?.leaseUntil?.getTime()).toBeGreaterThan(Date.now() + 20_000);
+    expect(fresh?.createdAt.getTime()).toBeGreaterThanOrEqual(before);
+    await publishFiles(store, 's', 'a', 0, { '/a.txt': 'one' });
+    await publishFiles(store, 's', 'a', 1, { '/b.txt': 'two' });
+    const two = await store.describeSession('s');
+    const head = await store.head('s');
+    expect(two).toMatchObject({ version: 2, root: head?.root, base: undefined });
+    expect(two?.retained.map((entry) => entry.version)).toEqual([2, 1]);
+    expect(two?.retained[0]?.root).toBe(head?.root);
+    expect(two?.updatedAt.getTime()).toBeGreaterThanOrEqual(fresh?.createdAt.getTime() ?? 0);
+    await store.release('s', 'a');
+    expect((await store.describeSession('s'))?.leaseUntil).toBeUndefined();
+    // A fork begins where its parent was; a publish marked `base` moves where a session begins (a seed).
+    await store.acquire('child', 'b', 30_000, 's');
+    expect((await store.describeSession('child'))?.base).toBe(head?.root);
+    await store.acquire('seeded', 'c', 30_000);
+    await publishFiles(store, 'seeded', 'c', 0, { '/seed.txt': 'seed' }, 30_000, store.blobs, true);
+    const seeded = await store.describeSession('seeded');
+    expect(seeded?.base).toBe(seeded?.root);
+    await publishFiles(store, 'seeded', 'c', 1, { '/work.txt': 'work' });
+    expect((await store.describeSession('seeded'))?.base).toBe(seeded?.root);
+  });
+
+  it('gc keeps what a session began from after its head moved past every retained root', async () => {
+    const store = storeNamed('base_kept');
+    await store.acquire('s', 'a', 30_000);
+    await publishFiles(store, 's', 'a', 0, { '/seed.txt': 'the seed' }, 30_000, store.blobs, true);
+    const base = (await store.describeSession('s'))?.base;
+    for (let version = 1; version < 8; version += 1) await publishFiles(store, 's', 'a', version, { '/seed.txt': `edit ${version}` });
+    expect((await store.describeSession('s'))?.retained.some((entry) => entry.root === base)).toBe(false);
+    await store.gc({ graceMs: 0 });
+    await store.gc({ graceMs: 0 });
+    const began = createWorkspace(new BlobTreeDriver(store.blobs, base));
+    expect((await began.read('/seed.txt')).content).toBe('the seed');
+  });
+
+  it('gives the lease at once to the next owner when its holder is a process of this machine that exited', async (context) => {
+    const store = storeNamed('dead_owner');
+    const dead = deadOwner();
+    if (dead === undefined) return context.skip();
+    await store.acquire('s', dead, 30_000);
+    expect((await store.describeSession('s'))?.leaseUntil).toBeUndefined();
+    await expect(store.acquire('s', newLeaseOwner(), 30_000)).resolves.toMatchObject({ sessionId: 's' });
+    // A live holder (this process) keeps it until it expires.
+    await expect(store.acquire('s', newLeaseOwner(), 30_000)).rejects.toMatchObject({ code: 'ECONFLICT' });
+    // An owner from another boot is never judged gone: its machine is not this one.
+    await store.acquire('t', dead.replace(/^([^:]+):[0-9a-f]/, '$1:x'), 30_000);
+    await expect(store.acquire('t', newLeaseOwner(), 30_000)).rejects.toMatchObject({ code: 'ECONFLICT' });
   });
 
   it('gc deletes only blobs unreachable for longer than the grace period, and never a reachable one', async () => {

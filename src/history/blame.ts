@@ -1,0 +1,153 @@
+import { isUtf8 } from 'node:buffer';
+import { InvalidContentError } from '../workspace/errors.js';
+import { displayPath, normalizePath } from '../workspace/paths.js';
+import type { SnapshotableWorkspace, SnapshotTree, WorkspaceSnapshot } from '../workspace/types.js';
+import type { LoggedOperation } from './log.js';
+import { matchLines, splitLines } from './line-diff.js';
+import type { BlameLine, BlameResult } from './types.js';
+
+/** Lines with, for each, the index of the operation that wrote it (-1: before the history kept). */
+interface Attributed {
+  lines: string[];
+  owners: number[];
+}
+
+/** Operations that put back a state the history had: a line they bring back keeps the operation that first wrote it. */
+const RESTORING = new Set(['restore', 'undo', 'redo']);
+
+const UTF8 = new TextDecoder('utf-8', { ignoreBOM: true });
+
+/**
+ * For each line of the file at `path` now, the operation that last changed it, read from the snapshots
+ * before and after each operation that changed the path:
+ * - an edit keeps the owners of the lines it left (a line diff) and owns the lines it wrote;
+ * - a file an operation created while deleting another with the same bytes is a rename: its lines keep
+ *   the owners they had under the old name;
+ * - a restore, undo or redo that brings the file back to bytes it had after an earlier operation gives it
+ *   the owners it had then (the lines were written by that operation, not by the restore); otherwise the
+ *   restore owns the lines it changed, as an edit would.
+ * Lines older than the history kept have no operation.
+ */
+export async function blameFile(
+  workspace: SnapshotableWorkspace,
+  operations: readonly LoggedOperation[],
+  pathInput: string,
+): Promise<BlameResult> {
+  const path = normalizePath(pathInput);
+  const live = (await workspace.readBytes(path)).content;
+  if (!isUtf8(live)) throw new InvalidContentError(displayPath(path), `${displayPath(path)} is not UTF-8 text: blame reads lines`);
+  const blamer = new Blamer(workspace, operations);
+  const lines = splitLines(UTF8.decode(live));
+  const known = await blamer.at(path, operations.length);
+  const owners = known === undefined ? lines.map(() => -1) : attribute(known, lines, -1);
+  return {
+    path: displayPath(path),
+    lines: lines.map((text, index) => {
+      const line: BlameLine = { line: index + 1, text };
+      const owner = owners[index] ?? -1;
+      const operation = owner < 0 ? undefined : operations[owner]?.operation;
+      if (operation !== undefined)
+        Object.assign(line, { operationId: operation.id, turnId: operation.turnId, actor: operation.actor, tool: operation.tool });
+      return line;
+    }),
+  };
+}
+
+/** The owners of `lines` when they replace `previous`: kept for the lines left, `owner` for the others. */
+function attribute(previous: Attributed, lines: string[], owner: number): number[] {
+  return matchLines(previous.lines, lines).map((index) => (index < 0 ? owner : (previous.owners[index] as number)));
+}
+
+class Blamer {
+  readonly #workspace: SnapshotableWorkspace;
+  readonly #operations: readonly LoggedOperation[];
+  /** Path → indexes of the operations that changed it, ascending. */
+  readonly #changes = new Map<string, number[]>();
+  readonly #trees = new Map<string, Promise<SnapshotTree>>();
+  readonly #memo = new Map<string, Promise<Attributed | undefined>>();
+
+  constructor(workspace: SnapshotableWorkspace, operations: readonly LoggedOperation[]) {
+    this.#workspace = workspace;
+    this.#operations = operations;
+    operations.forEach(({ operation }, index) => {
+      for (const entry of operation.changed) {
+        const list = this.#changes.get(entry.path);
+        if (list === undefined) this.#changes.set(entry.path, [index]);
+        else list.push(index);
+      }
+    });
+  }
+
+  /** The snapshot of state `k`: before the first operation (0), or after operation `k - 1`. */
+  #state(k: number): WorkspaceSnapshot | undefined {
+    if (k === 0) return this.#operations[0]?.before;
+    const entry = this.#operations[k - 1];
+    return entry?.after ?? entry?.before;
+  }
+
+  /** The text at `path` in state `k`: undefined when absent (or unknown), null when not UTF-8. */
+  async #text(path: string, k: number): Promise<string | null | undefined> {
+    const record = this.#state(k);
+    if (record === undefined) return undefined;
+    let tree = this.#trees.get(record.id);
+    if (tree === undefined) {
+      tree = this.#workspace.snapshotTree(record);
+      this.#trees.set(record.id, tree);
+    }
+    const entry = await (await tree).entry(path);
+    if (entry === undefined || entry.kind === 'directory') return undefined;
+    const bytes = await entry.bytes();
+    return isUtf8(bytes) ? UTF8.decode(bytes) : null;
+  }
+
+  /** The lines of `path` in state `k`, attributed. */
+  at(path: string, k: number): Promise<Attributed | undefined> {
+    const key = `${k}\0${path}`;
+    let found = this.#memo.get(key);
+    if (found === undefined) {
+      found = this.#compute(path, k);
+      this.#memo.set(key, found);
+    }
+    return found;
+  }
+
+  async #compute(path: string, k: number): Promise<Attributed | undefined> {
+    const earlier = (this.#changes.get(path) ?? []).filter((index) => index < k);
+    const last = earlier.at(-1);
+    if (last === undefined) {
+      const text = await this.#text(path, 0);
+      if (typeof text !== 'string') return undefined;
+      const lines = splitLines(text);
+      return { lines, owners: lines.map(() => -1) };
+    }
+    const text = await this.#text(path, last + 1);
+    if (typeof text !== 'string') return undefined;
+    const lines = splitLines(text);
+    const { operation } = this.#operations[last] as LoggedOperation;
+    if (RESTORING.has(operation.kind)) {
+      // Back to bytes an earlier state had: the lines are that state's.
+      for (const state of [...earlier.slice(0, -1).map((index) => index + 1), 0].sort((a, b) => b - a)) {
+        if ((await this.#text(path, state)) === text) return this.at(path, state);
+      }
+    }
+    const status = operation.changed.find((entry) => entry.path === path)?.status;
+    const previous = status === 'added' ? await this.#renamedFrom(path, last, text) : await this.at(path, last);
+    if (previous === undefined) return { lines, owners: lines.map(() => last) };
+    return { lines, owners: attribute(previous, lines, last) };
+  }
+
+  /** The lines of the path operation `index` deleted while creating `path` with the same text (a rename), if any. */
+  async #renamedFrom(path: string, index: number, text: string): Promise<Attributed | undefined> {
+    const { operation } = this.#operations[index] as LoggedOperation;
+    const name = path.slice(path.lastIndexOf('/') + 1);
+    const deleted = operation.changed
+      .filter((entry) => entry.status === 'deleted')
+      .map((entry) => entry.path)
+      // The same name first: a moved directory moves each file under its own name.
+      .sort((a, b) => Number(b.endsWith(`/${name}`) || b === name) - Number(a.endsWith(`/${name}`) || a === name));
+    for (const source of deleted) {
+      if ((await this.#text(source, index)) === text) return this.at(source, index);
+    }
+    return undefined;
+  }
+}

@@ -1,0 +1,3 @@
+export { NothingToRedoError, NothingToUndoError } from './errors.js';
+export { summarizeArguments } from './summary.js';
+export type * from './types.js';

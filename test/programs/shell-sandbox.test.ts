@@ -1,0 +1,41 @@
+import { describe, expect, it } from 'vitest';
+import { parseCommandLine } from '../../src/cli/args.js';
+import { createSession } from '../../src/session/create-session.js';
+import { workspaceTools } from '../../src/shell/suite.js';
+import { shellTool } from '../../src/shell/shell-tool.js';
+import { workspacePrompt } from '../../src/tools/prompt.js';
+import { sandboxAvailable } from './support.js';
+
+const available = await sandboxAvailable();
+
+describe('the bash tool in sandbox mode', () => {
+  it.skipIf(!available)('runs real programs on a memory workspace; a deadline fails the call and rolls it back', async () => {
+    const bash = workspaceTools({ shell: 'sandbox' }).find((tool) => tool.name === 'bash')!;
+    expect(bash.description).toContain('/workspace');
+    expect(bash.annotations?.openWorldHint).toBe(false);
+    expect(JSON.stringify(bash.jsonSchema)).not.toContain('network');
+    await using session = await createSession({ backend: 'memory' });
+    await session.filesystem.write('lib/sum.js', 'module.exports = (a, b) => a + b;\n');
+    const ran = await session.runTool(bash, {
+      command: 'node -e "console.log(require(\'./sum.js\')(2, 3))" > out.txt; cat out.txt; pwd',
+      cwd: 'lib',
+    });
+    expect(ran).toMatchObject({ success: true, value: { exitCode: 0, stdout: '5\n/workspace/lib\n', changed: ['lib/out.txt'] } });
+    const late = await session.runTool(bash, { command: 'echo x > late.txt; sleep 20', timeout_ms: 300 });
+    expect(late).toMatchObject({ success: false, rolledBack: true, code: 'ETIMEDOUT' });
+    expect(await session.filesystem.exists('late.txt')).toBe(false);
+    const failing = await session.runTool(bash, { command: 'node -e "process.exit(4)"' });
+    expect(failing).toMatchObject({ success: true, value: { exitCode: 4 } });
+  });
+
+  it('is a mode of shellTool, of workspaceTools, of the prompt and of `sessionfs mcp --shell sandbox`', () => {
+    expect(shellTool({ mode: 'sandbox' }).name).toBe('bash');
+    expect(() => shellTool({ mode: 'docker' as never })).toThrow(/'sandbox'/);
+    expect(workspacePrompt({ shell: 'sandbox' })).toMatch(/Run programs to check your work/);
+    expect(workspacePrompt({ shell: true })).not.toMatch(/Run programs to check your work/);
+    expect(parseCommandLine(['mcp', '--shell', 'sandbox'])).toMatchObject({ command: 'mcp', shell: 'sandbox' });
+    expect(parseCommandLine(['mcp', '--shell=sandbox'])).toMatchObject({ command: 'mcp', shell: 'sandbox' });
+    expect(parseCommandLine(['mcp', '--shell'])).toMatchObject({ command: 'mcp', shell: true });
+    expect(() => parseCommandLine(['mcp', '--shell', 'sandbox', '--shell-host', '--backend', 'host'])).toThrow(/exclude each other/);
+  });
+});
