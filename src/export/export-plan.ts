@@ -258,7 +258,7 @@ async function decide(
 ): Promise<void> {
   const wanted = want === undefined ? undefined : await want.bytes();
   const executable = want?.kind === 'file' && want.executable;
-  // Modes: backends without permission bits (memory) say "not executable" for every file, so only an exec
+  // Modes: backends without executable bits say "not executable" for every file, so only an exec
   // bit the workspace has, or a change of it since `from`, is carried to the destination.
   const modeChanged = want?.kind === 'file' && base?.kind === 'file' && base.executable !== want.executable;
   const modeHeld = state.kind !== 'file' || (modeChanged ? state.executable === executable : !executable || state.executable);

@@ -28,7 +28,10 @@ async function gitView(source: string, dir: string, index: string): Promise<{ fi
   const env = { GIT_INDEX_FILE: index };
   const at = ['--git-dir', join(source, '.git'), '--work-tree', dir];
   await git(dir, [...at, 'add', '-A'], env);
-  return { files: await git(dir, [...at, 'ls-files', '-s'], env), stat: await git(dir, [...at, 'diff', '--cached', '--stat', 'HEAD'], env) };
+  return {
+    files: await git(dir, [...at, 'ls-files', '-s'], env),
+    stat: await git(dir, [...at, 'diff', '--cached', '--stat', 'HEAD'], env),
+  };
 }
 
 /** The source tree of the issue: an executable script, a relative link, a link to a directory, a dangling link. */

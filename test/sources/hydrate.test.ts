@@ -756,7 +756,10 @@ describe('hydrate into a workspace without file kinds (a driver without the opti
         'project/sub/': '',
         'project/sub/a.txt': 'a',
       });
-      expect(result).toMatchObject({ files: 2, skipped: [{ path: 'project/a-link', reason: 'symlink (this workspace keeps no symlinks)' }] });
+      expect(result).toMatchObject({
+        files: 2,
+        skipped: [{ path: 'project/a-link', reason: 'symlink (this workspace keeps no symlinks)' }],
+      });
     });
   }
 });

@@ -37,7 +37,8 @@ export async function writeEntries(
       }
       const directory = pins.directory(parentPath(entry.path), entry.path);
       if (entry.kind === 'symlink') {
-        if (directory === undefined || !placeLink(directory, entry.path, entry.target, changes)) await slow.symlink(entry.target, entry.path);
+        if (directory === undefined || !placeLink(directory, entry.path, entry.target, changes))
+          await slow.symlink(entry.target, entry.path);
       } else if (directory === undefined || !createFile(directory, entry.path, entry.content, entry.executable, changes))
         await slow.writeFile(entry.path, entry.content, entry.executable);
     }
