@@ -11,7 +11,7 @@ import { displayPath, joinPath, pathDepth, relativeTo, type NormalizedPath } fro
 import { ComposeSnapshotter } from './compose-snapshots.js';
 import { kindIn, kindOf } from './mounted-kind.js';
 import { inMount } from './mounted-errors.js';
-import { assertLinksStayInMount } from './mount-links.js';
+import { assertLinksStayInMount, followInMount } from './mount-links.js';
 import type { MountTable, Route } from './mount-table.js';
 
 /** What a mutation does to the path it names, as access levels judge it. */
@@ -45,6 +45,13 @@ export class ComposeDriver implements BackendDriver {
   async #staying(route: Route, followFinal: boolean): Promise<Route> {
     await assertLinksStayInMount(route, this.#table.nestedIn(route.mount), followFinal);
     return route;
+  }
+
+  /** Where an access to `path` lands, links followed inside its mount: what the policy and `protect` judge. */
+  async resolve(path: NormalizedPath): Promise<NormalizedPath> {
+    const route = this.#table.route(path);
+    if (route === undefined || route.inner === '') return path;
+    return joinPath(route.mount.path, await followInMount(route, this.#table.nestedIn(route.mount), true));
   }
 
   // ---- reading ----------------------------------------------------------------------------------------

@@ -14,12 +14,22 @@ import type { Route } from './mount-table.js';
  * place). `nested`: the nested mount points, relative to the mount. Anything else the mounted workspace
  * answers itself (a missing entry, a link leaving it, a loop): the walk stops there and lets it.
  */
-export async function assertLinksStayInMount(
+export async function assertLinksStayInMount(route: Route, nested: readonly NormalizedPath[], followFinal: boolean): Promise<void> {
+  if (nested.length === 0 || route.inner === '') return;
+  await followInMount(route, nested, followFinal);
+}
+
+/**
+ * Where `route.inner` leads inside its mount, its links followed (the final one when `followFinal`) as the
+ * mounted workspace follows them, refusing what `assertLinksStayInMount` refuses; past a missing entry (or
+ * whatever the mounted workspace will refuse itself) the rest is kept as written. What a composition's
+ * policy and `protect` rule judge: where an access really lands, not the link's name.
+ */
+export async function followInMount(
   { mount, inner }: Route,
   nested: readonly NormalizedPath[],
   followFinal: boolean,
-): Promise<void> {
-  if (nested.length === 0 || inner === '') return;
+): Promise<NormalizedPath> {
   const refuse = (): PathEscapeError => {
     const shown = displayPath(joinPath(mount.path, inner));
     return new PathEscapeError(shown, `a symlink leads out of the mount at ${displayPath(mount.path)}: ${shown}`);
@@ -32,7 +42,7 @@ export async function assertLinksStayInMount(
     const name = queue.shift() as string;
     if (name === '' || name === '.') continue;
     if (name === '..') {
-      if (names.pop() === undefined) return; // climbs out of the mount: the mount refuses it itself
+      if (names.pop() === undefined) return inner; // climbs out of the mount: the mount refuses it itself
       continue;
     }
     names.push(name);
@@ -48,15 +58,16 @@ export async function assertLinksStayInMount(
       continue;
     }
     if (!isSymlink) continue;
-    if ((hops += 1) > MAX_LINK_HOPS) return;
+    if ((hops += 1) > MAX_LINK_HOPS) return inner;
     let target: string;
     try {
       target = await mount.workspace.readlink(real);
     } catch {
-      return;
+      return inner;
     }
     if (target.startsWith('/')) throw refuse();
     names.pop();
     queue.unshift(...target.split('/'));
   }
+  return names.join('/');
 }
