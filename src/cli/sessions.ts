@@ -1,7 +1,7 @@
 import { dirname, resolve } from 'node:path';
 import { exportTo } from '../export/export.js';
 import { ExportConflictError, type ExportResult } from '../export/export-plan.js';
-import { blobTreeSnapshot } from '../store/blob-tree-driver.js';
+import { blobTreeSnapshot } from '../store/blob-tree-snapshotter.js';
 import { storeDriver } from '../store/store-driver.js';
 import type { SessionInfo, SessionStore } from '../store/session-store.js';
 import { treeSize, type TreeSize } from '../store/tree-size.js';

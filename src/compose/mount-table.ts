@@ -34,7 +34,20 @@ export interface Route {
   inner: NormalizedPath;
 }
 
-const WORKSPACE_METHODS = ['read', 'readBytes', 'writeBytes', 'stat', 'list', 'mkdir', 'delete', 'rename', 'copy'] as const;
+const WORKSPACE_METHODS = [
+  'read',
+  'readBytes',
+  'writeBytes',
+  'stat',
+  'list',
+  'mkdir',
+  'delete',
+  'rename',
+  'copy',
+  'setExecutable',
+  'symlink',
+  'readlink',
+] as const;
 
 /** Whether a workspace takes part in snapshots (it has snapshot, restore, diff and snapshotTree). */
 export function isSnapshotable(workspace: Workspace): workspace is SnapshotableWorkspace {
@@ -50,6 +63,7 @@ export class MountTable {
   /** Longest path first, so the first prefix match is the longest. */
   readonly mounts: readonly Mount[];
   readonly #visibleDirectories = new Set<NormalizedPath>();
+  readonly #nested = new Map<Mount, NormalizedPath[]>();
 
   constructor(specs: readonly MountSpec[]) {
     if (!Array.isArray(specs) || specs.length === 0) throw new InvalidArgumentError('mounts must be a non-empty array');
@@ -67,6 +81,11 @@ export class MountTable {
           `mount ${displayPath(mount.path)} lies inside the disabled mount ${displayPath(above.path)}`,
           displayPath(mount.path),
         );
+      const nested = this.mounts.filter((other) => other !== mount && isSameOrInside(other.path, mount.path));
+      this.#nested.set(
+        mount,
+        nested.map((other) => relativeTo(other.path, mount.path)),
+      );
       if (mount.access === 'disabled') continue;
       const segments = splitPath(mount.path);
       for (let depth = 0; depth <= segments.length; depth += 1) this.#visibleDirectories.add(segments.slice(0, depth).join('/'));
@@ -77,6 +96,11 @@ export class MountTable {
   route(path: NormalizedPath): Route | undefined {
     const mount = this.mounts.find((candidate) => isSameOrInside(path, candidate.path));
     return mount === undefined ? undefined : { mount, inner: relativeTo(path, mount.path) };
+  }
+
+  /** The mount points nested inside `mount` (any access), relative to it: the parts of its tree the composition shadows. */
+  nestedIn(mount: Mount): readonly NormalizedPath[] {
+    return this.#nested.get(mount) ?? [];
   }
 
   /** A directory the mount table itself makes visible (a mount point or one of its ancestors). */

@@ -24,7 +24,8 @@ export interface ExportResult {
   conflicts: ExportConflict[];
   /**
    * Present when something was left out: changes to protected paths at the destination (version-control
-   * internals and the workspace's other `protect` patterns), which an export never writes or deletes.
+   * internals and the workspace's other `protect` patterns), which an export never writes or deletes, and
+   * symlinks whose target leads out of the destination, which an export never creates.
    */
   skipped?: ExportConflict[];
   dryRun: boolean;
@@ -64,6 +65,11 @@ export interface ExportTarget {
   destination: ExportDestination;
   /** The destination-relative path for a workspace path, or undefined when it is not exported here. */
   place(path: string): string | undefined;
+  /**
+   * A workspace made to hold a tree exactly (`pullSnapshot`) takes every link, as data. Omitted (a host
+   * directory an export writes into): a link whose target leads out of the destination is left out.
+   */
+  anyLink?: true;
 }
 
 type Leaf = Exclude<SnapshotEntry, { kind: 'directory' }>;
@@ -89,6 +95,8 @@ export interface ExportPlan {
   conflicts: ExportConflict[];
   /** Changes left out because the destination path is protected (one entry per protected root). */
   skipped: ExportConflict[];
+  /** Links left out because their target leads out of the destination (see `ExportTarget.anyLink`). */
+  refusedLinks: ExportConflict[];
 }
 
 /**
@@ -106,7 +114,15 @@ export async function planExport(
   call?: LongCall,
   protect: ProtectedAt = protectRulesOf({}),
 ): Promise<ExportPlan> {
-  const plan: ExportPlan = { writes: [], deletes: [], makeDirectories: [], removeDirectories: [], conflicts: [], skipped: [] };
+  const plan: ExportPlan = {
+    writes: [],
+    deletes: [],
+    makeDirectories: [],
+    removeDirectories: [],
+    conflicts: [],
+    skipped: [],
+    refusedLinks: [],
+  };
   const changes = await changedPaths(from, to, { directories: true });
   for (const target of targets) {
     const protectedRoots = new Set<string>();
@@ -133,6 +149,16 @@ export async function planExport(
       // A file the workspace replaced by a directory: the directory's own change creates it.
       if (wanted?.kind === 'directory' && state.kind === 'directory') continue;
       const want = leaf(wanted);
+      if (want?.kind === 'symlink' && target.anyLink !== true) {
+        const linkTarget = Buffer.from(await want.bytes()).toString();
+        if (leadsOut(rel, linkTarget)) {
+          plan.refusedLinks.push({
+            path: change.path,
+            reason: `a symlink to ${JSON.stringify(linkTarget)} leads out of the destination: an export never creates one`,
+          });
+          continue;
+        }
+      }
       const base = leaf(await from.entry(change.path));
       if (state.kind === 'blocked' || (state.kind === 'directory' && want !== undefined)) {
         pending.push({ path: change.path, rel, state, directory: false, ...(want && { want }), ...(base && { base }) });
@@ -195,6 +221,23 @@ export function protectRulesOf(workspace: object): ProtectedAt {
   return (rel) => rules.rootOf(rel);
 }
 
+/**
+ * Whether a link at destination path `rel` with target text `target` leads out of the destination: an
+ * absolute target (the host would resolve it), or `..` climbing above the destination read from the
+ * link's directory. Judged on the text, as the link will stand there; a chain of links is judged link by
+ * link, each one this export writes checked in turn.
+ */
+function leadsOut(rel: string, target: string): boolean {
+  if (target.startsWith('/')) return true;
+  let depth = rel.split('/').length - 1;
+  for (const segment of target.split('/')) {
+    if (segment === '' || segment === '.') continue;
+    depth += segment === '..' ? -1 : 1;
+    if (depth < 0) return true;
+  }
+  return false;
+}
+
 function protectedReason(pattern: string): string {
   return `protected at the destination (protect: '${pattern}'): an export never writes or deletes there`;
 }
@@ -215,7 +258,7 @@ async function decide(
 ): Promise<void> {
   const wanted = want === undefined ? undefined : await want.bytes();
   const executable = want?.kind === 'file' && want.executable;
-  // Modes: backends without permission bits (memory) say "not executable" for every file, so only an exec
+  // Modes: backends without executable bits say "not executable" for every file, so only an exec
   // bit the workspace has, or a change of it since `from`, is carried to the destination.
   const modeChanged = want?.kind === 'file' && base?.kind === 'file' && base.executable !== want.executable;
   const modeHeld = state.kind !== 'file' || (modeChanged ? state.executable === executable : !executable || state.executable);
@@ -269,7 +312,8 @@ export async function applyExport(
 ): Promise<ExportResult> {
   const byPath = (a: { path: string }, b: { path: string }) => compareStrings(a.path, b.path);
   const result: ExportResult = { written: [], deleted: [], conflicts: [...plan.conflicts].sort(byPath), dryRun: options.dryRun };
-  if (plan.skipped.length > 0) result.skipped = [...plan.skipped].sort(byPath);
+  const skipped = [...plan.skipped, ...plan.refusedLinks];
+  if (skipped.length > 0) result.skipped = skipped.sort(byPath);
   if (options.dryRun) {
     result.written = plan.writes.map((write) => write.path).sort(compareStrings);
     result.deleted = plan.deletes.map((removal) => removal.path).sort(compareStrings);

@@ -2,12 +2,12 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GitStore } from '../backends/host/git/store.js';
-import type { SnapshotTree } from '../workspace/driver.js';
 import { LongCall, type LongCallOptions } from '../workspace/progress.js';
 import {
   AbortError,
   ConflictError,
   InvalidArgumentError,
+  NotSupportedError,
   ReadOnlyError,
   SnapshotError,
   SnapshotRestoreError,
@@ -16,7 +16,7 @@ import {
 import type { SnapshotableWorkspace, WorkspaceSnapshot } from '../workspace/types.js';
 import { gitSnapshotTree } from '../backends/host/git/snapshot-tree.js';
 import { Destination, type ExportDestination } from './destination.js';
-import { applyExport, planExport, protectRulesOf, type ProtectedAt } from './export-plan.js';
+import { applyExport, ExportIncompleteError, planExport, protectRulesOf, type ProtectedAt } from './export-plan.js';
 import { trustOf } from '../governance/trust.js';
 import { checkRemoteTree, writeSnapshotTree } from './remote-tree.js';
 import { WorkspaceDestination } from './workspace-destination.js';
@@ -104,9 +104,10 @@ export async function pushSnapshot(
 
 /**
  * Makes `workspace` hold exactly the tree of the commit at `ref` on `remote`, then returns a new snapshot
- * of it. A host workspace gets files, exec bits, symlinks and empty directories exactly; a backend without
- * symlinks refuses a tree holding one (InvalidArgumentError) before changing anything. On a failure part way
- * the workspace is restored to what it held before.
+ * of it. Every workspace with file kinds gets files, exec bits, symlinks (any target, as data) and empty
+ * directories exactly; a backend without them refuses a tree holding a link or an executable file
+ * (`NotSupportedError`) and is left as it was. On a failure part way the workspace is restored to what it
+ * held before.
  */
 export async function pullSnapshot(workspace: SnapshotableWorkspace, options: PullOptions): Promise<WorkspaceSnapshot> {
   const remote = checkRemote(options?.remote);
@@ -126,14 +127,13 @@ export async function pullSnapshot(workspace: SnapshotableWorkspace, options: Pu
       await checkRemoteTree(store, info.tree);
       const pulled = gitSnapshotTree(store, info.tree);
       const host = isHost(workspace);
-      if (!host) await refuseSymlinks(pulled, workspace.backend);
       const before = await workspace.snapshot({ tag: 'before pull', signal: call.forward.signal });
       try {
         const destination: ExportDestination = host ? new Destination(workspace.root) : new WorkspaceDestination(workspace);
         const plan = await planExport(
           await workspace.snapshotTree(before),
           pulled,
-          [{ destination, place: (path) => path }],
+          [{ destination, place: (path) => path, anyLink: true }],
           'overwrite',
           call,
           protectedInPull(workspace, destination),
@@ -144,6 +144,11 @@ export async function pullSnapshot(workspace: SnapshotableWorkspace, options: Pu
         await workspace.restore(before);
         // Restored: nothing of the pull is left, so an abort part way is a plain abort.
         if (call.signal?.aborted === true) throw new AbortError('pullSnapshot was aborted');
+        if (error instanceof ExportIncompleteError && error.code === 'ENOTSUP')
+          throw new NotSupportedError(
+            `the ${workspace.backend} backend cannot hold ${error.path ?? 'an entry'} the remote tree has (a symlink or an executable file); nothing was pulled`,
+            error.path,
+          );
         throw error;
       } finally {
         if (host) workspace.markChanged();
@@ -158,13 +163,6 @@ type HostLike = SnapshotableWorkspace & { markChanged(): void };
 
 function isHost(workspace: SnapshotableWorkspace): workspace is HostLike {
   return workspace.backend === 'host' && typeof (workspace as Partial<HostLike>).markChanged === 'function';
-}
-
-async function refuseSymlinks(tree: SnapshotTree, backend: string): Promise<void> {
-  for await (const entry of tree.entries()) {
-    if (entry.kind === 'symlink')
-      throw new InvalidArgumentError(`the ${backend} backend cannot hold the symlink ${entry.path} the remote tree has`, entry.path);
-  }
 }
 
 /** The default ref of a pushed snapshot; a session id becomes one ref component (`%XX` for other bytes). */

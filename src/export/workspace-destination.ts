@@ -1,11 +1,12 @@
 import type { SnapshotableWorkspace } from '../workspace/types.js';
-import { InvalidArgumentError, WorkspaceError } from '../workspace/errors.js';
+import { WorkspaceError } from '../workspace/errors.js';
 import type { DestinationState, ExportDestination } from './destination.js';
 
 /**
  * A workspace as the destination of an export plan, written through the protocol: what `pullSnapshot`
- * uses for backends whose files it cannot reach directly. The protocol has no symlinks and no permission
- * bits, so a symlink cannot be written here (InvalidArgumentError) and files are never executable.
+ * uses for backends whose files it cannot reach directly. Links are read as links (`readlink`, never
+ * followed) and written with `symlink`; executable bits with `write({ executable })`. A backend without
+ * them answers `NotSupportedError` for a link or an executable file.
  */
 export class WorkspaceDestination implements ExportDestination {
   readonly #workspace: SnapshotableWorkspace;
@@ -25,17 +26,26 @@ export class WorkspaceDestination implements ExportDestination {
     const kind = await this.#kind(path);
     if (kind === undefined) return { kind: 'missing' };
     if (kind === 'directory') return { kind: 'directory' };
-    if (kind === 'symlink') return { kind: 'other' };
+    if (kind === 'symlink') return { kind: 'symlink', bytes: Buffer.from(await this.#workspace.readlink(path)) };
     const { content } = await this.#workspace.readBytes(path);
-    return { kind: 'file', bytes: content, executable: false, mode: 0o644 };
+    const executable = (await this.#workspace.stat(path)).executable;
+    return { kind: 'file', bytes: content, executable, mode: executable ? 0o755 : 0o644 };
   }
 
+  /** What stands at `path`, a link not followed (one leading out of the workspace is still a link). */
   async #kind(path: string): Promise<'file' | 'directory' | 'symlink' | undefined> {
     try {
       const info = await this.#workspace.stat(path);
       return info.isSymlink ? 'symlink' : info.isDirectory ? 'directory' : 'file';
     } catch (error) {
-      if (error instanceof WorkspaceError && (error.code === 'ENOENT' || error.code === 'ENOTDIR')) return undefined;
+      if (!(error instanceof WorkspaceError)) throw error;
+      if (error.code === 'ENOENT' || error.code === 'ENOTDIR') return undefined;
+      // A link stat cannot follow (out of the workspace, a loop) is a link all the same.
+      if (error.code === 'EACCES' || error.code === 'ELOOP')
+        return this.#workspace.readlink(path).then(
+          () => 'symlink' as const,
+          () => Promise.reject(error),
+        );
       throw error;
     }
   }
@@ -53,13 +63,24 @@ export class WorkspaceDestination implements ExportDestination {
     if (path !== '') await this.#workspace.mkdir(path, { parents: true, existOk: true });
   }
 
+  /** A file or a link at `path`, replacing a link there (never writing through it). */
   async put(
     path: string,
     entry: { kind: 'file'; bytes: Uint8Array; mode: number } | { kind: 'symlink'; bytes: Uint8Array },
   ): Promise<void> {
-    if (entry.kind === 'symlink')
-      throw new InvalidArgumentError(`the ${this.#workspace.backend} backend cannot hold the symlink ${path}`, path);
-    await this.#workspace.writeBytes(path, entry.bytes);
+    const workspace = this.#workspace;
+    if (entry.kind === 'symlink') {
+      const target = Buffer.from(entry.bytes).toString();
+      // The bulk write puts a link over a file or link in one step (a backend without links refuses it first).
+      if (workspace.writeFiles !== undefined) await workspace.writeFiles([{ kind: 'symlink', path, target }]);
+      else {
+        await workspace.delete(path).catch(missingIsFine);
+        await workspace.symlink(target, path);
+      }
+      return;
+    }
+    if ((await this.#kind(path)) === 'symlink') await workspace.delete(path);
+    await workspace.writeBytes(path, entry.bytes, { executable: (entry.mode & 0o100) !== 0 });
   }
 
   async remove(path: string): Promise<void> {
@@ -71,4 +92,9 @@ export class WorkspaceDestination implements ExportDestination {
     await this.#workspace.delete(path);
     return true;
   }
+}
+
+function missingIsFine(error: unknown): void {
+  if (error instanceof WorkspaceError && error.code === 'ENOENT') return;
+  throw error;
 }

@@ -24,8 +24,8 @@ export interface WriteBackOptions extends LongCallOptions {
  * Writes the changes a hydrated workspace made since `baseline` (the state right after hydration) back to
  * each writable source's host path, with `exportTo`'s conflict rules against the baseline. All sources are
  * planned before anything is written, so `fail` writes nothing anywhere. Returns the result and the
- * snapshot that becomes the new baseline (undefined when it must not: a dry run, or conflicts skipped,
- * which must be found again next time).
+ * snapshot that becomes the new baseline (undefined when it must not: a dry run, or conflicts skipped or
+ * links refused, which must be found again next time).
  */
 export async function writeBackToSources(
   workspace: SnapshotableWorkspace,
@@ -46,8 +46,9 @@ export async function writeBackToSources(
     const state = await workspace.snapshot({ tag: 'write-back', ...read });
     const plan = await planExport(from, await workspace.snapshotTree(state, read), targets, policy, call, protectRulesOf(workspace));
     const result = await applyExport(plan, { dryRun, policy, call });
-    const keepsConflicts = policy === 'skip' && result.conflicts.length > 0;
-    return { result, baseline: dryRun || keepsConflicts ? undefined : state };
+    // Skipped conflicts and refused links stay changes since the baseline: found and reported again next time.
+    const keepsChanges = (policy === 'skip' && result.conflicts.length > 0) || plan.refusedLinks.length > 0;
+    return { result, baseline: dryRun || keepsChanges ? undefined : state };
   });
 }
 

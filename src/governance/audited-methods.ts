@@ -34,6 +34,9 @@ const OPS = [
   'patch',
   'snapshotTree',
   'writeFiles',
+  'setExecutable',
+  'symlink',
+  'readlink',
 ] as const;
 
 const TWO_PATHS: ReadonlySet<string> = new Set(['rename', 'copy']);

@@ -104,6 +104,18 @@ function watchedDriver(driver: BackendDriver, feed: ChangeFeed): BackendDriver {
       }
       for (const [type, path] of changes) feed.emit(type, path);
     };
+  const setExecutable = driver.setExecutable?.bind(driver);
+  if (setExecutable !== undefined)
+    overrides.setExecutable = async (path: NormalizedPath, executable: boolean) => {
+      await setExecutable(path, executable);
+      if (feed.active) feed.emit('modified', path);
+    };
+  const symlink = driver.symlink?.bind(driver);
+  if (symlink !== undefined)
+    overrides.symlink = async (target: string, path: NormalizedPath) => {
+      await symlink(target, path);
+      if (feed.active) feed.emit('created', path);
+    };
   if (driver.move !== undefined) overrides.move = transfer('move', driver.move.bind(driver));
   if (driver.copy !== undefined) overrides.copy = transfer('copy', driver.copy.bind(driver));
 

@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import { fromDriverError } from '../workspace/driver-errors.js';
 import { isAbsolute } from 'node:path';
 import { promisify } from 'node:util';
-import { NotADirectoryError, PathEscapeError, WorkspaceError } from '../workspace/errors.js';
+import { linkLoopError, NotADirectoryError, PathEscapeError, WorkspaceError } from '../workspace/errors.js';
 import { displayPath, type NormalizedPath } from '../workspace/paths.js';
 
 /**
@@ -168,7 +168,7 @@ export class Sandbox {
       const stat = reply.stat as S;
       if (stat.isSymbolicLink() && (!isLast || followFinal)) {
         hops += 1;
-        if (hops > MAX_LINK_HOPS) throw new PathEscapeError(shown, `too many levels of symbolic links: ${shown}`);
+        if (hops > MAX_LINK_HOPS) throw linkLoopError(shown);
         const linkReply = yield { op: 'readlink', path: candidateAbs };
         if (linkReply.error !== undefined) {
           // Replaced by something else since the lstat: look at the component again.

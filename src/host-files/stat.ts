@@ -1,6 +1,7 @@
 import type * as fs from 'node:fs';
 import type { DriverStat } from '../workspace/driver.js';
 import { guessMimeType } from '../workspace/mime.js';
+import { isExecutableMode } from './file-mode.js';
 import type { NormalizedPath } from '../workspace/paths.js';
 
 /** A driver stat from a host `fs.Stats` (the host backend's and the overlay's lower layer's). */
@@ -16,6 +17,7 @@ export function statFromHost(path: NormalizedPath, st: fs.Stats, isFile: boolean
   if (isFile) {
     result.mimeType = guessMimeType(path);
     result.version = version;
+    result.executable = isExecutableMode(st.mode);
   }
   return result;
 }

@@ -42,6 +42,7 @@ export const READ_METHODS: ReadonlySet<PropertyKey> = new Set([
   'snapshotTree',
   'createReadStream',
   'watch',
+  'readlink',
 ]);
 
 /** The changing methods that return a promise, so that a journal can record before they run. */

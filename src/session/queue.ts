@@ -86,6 +86,9 @@ export const WORKSPACE_OPERATIONS = [
   'diff',
   'createReadStream',
   'createWriteStream',
+  'setExecutable',
+  'symlink',
+  'readlink',
 ] as const;
 
 /** Protocol methods that return a promise: queued even when a workspace implements them without `async`. */

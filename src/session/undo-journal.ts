@@ -6,7 +6,7 @@ import type { SnapshotableWorkspace, WorkspaceSnapshot } from '../workspace/type
 const MAX_RECORDED_BYTES = 8 * 1024 * 1024;
 
 /** How to put one path back: its former bytes, or nothing (the path, or the directory holding it, was created). */
-type UndoEntry = { kind: 'file'; path: NormalizedPath; bytes: Uint8Array } | { kind: 'absent'; path: NormalizedPath };
+type UndoEntry = { kind: 'file'; path: NormalizedPath; bytes: Uint8Array; executable: boolean } | { kind: 'absent'; path: NormalizedPath };
 
 /** What the state before an operation needs: entries, or a full snapshot (anything the journal cannot describe). */
 type Plan = UndoEntry | 'nothing' | 'snapshot';
@@ -53,8 +53,13 @@ export class UndoJournal {
     await this.#queue;
     if (this.#snapshot !== undefined) await this.#workspace.restore(this.#snapshot);
     for (const entry of this.#entries.splice(0).reverse()) {
-      if (entry.kind === 'file') await this.#workspace.writeBytes(entry.path, entry.bytes, { mode: 'overwrite', createParents: true });
-      else if (await this.#workspace.exists(entry.path)) await this.#workspace.delete(entry.path, { recursive: true });
+      if (entry.kind === 'file') {
+        // The bit is given only when set, so a backend without executable bits restores as before.
+        const mode = entry.executable ? { executable: true } : {};
+        await this.#workspace.writeBytes(entry.path, entry.bytes, { mode: 'overwrite', createParents: true, ...mode });
+        if (!entry.executable && (await this.#workspace.stat(entry.path)).executable)
+          await this.#workspace.setExecutable(entry.path, false);
+      } else if (await this.#workspace.exists(entry.path)) await this.#workspace.delete(entry.path, { recursive: true });
     }
   }
 
@@ -83,7 +88,7 @@ export class UndoJournal {
     if (method === 'mkdir') return found.isDirectory ? 'nothing' : 'snapshot';
     if (!found.isFile || found.sizeBytes > MAX_RECORDED_BYTES) return 'snapshot';
     const { content } = await this.#workspace.readBytes(path);
-    return { kind: 'file', path, bytes: content };
+    return { kind: 'file', path, bytes: content, executable: found.executable };
   }
 
   /** The highest missing directory above `path` (or `path` itself): deleting it undoes what creating `path` made. */

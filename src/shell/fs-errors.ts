@@ -26,6 +26,7 @@ const DESCRIPTIONS: Partial<Record<WorkspaceErrorCode | 'ENAMETOOLONG', [code: s
   EINVAL: ['EINVAL', 'invalid argument'],
   EILSEQ: ['EILSEQ', 'illegal byte sequence'],
   ECONFLICT: ['EBUSY', 'resource busy (changed concurrently)'],
+  ELOOP: ['ELOOP', 'Too many levels of symbolic links'],
   // Refusals: a real system's words, then the workspace's reason (a policy, a mount, a limit).
   EACCES: ['EACCES', 'Permission denied'],
   EROFS: ['EROFS', 'Read-only file system'],

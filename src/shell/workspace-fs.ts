@@ -24,12 +24,15 @@ const EPOCH = new Date(0);
  * file tools. The workspace root is the shell's `/`; nothing of just-bash's own layout (`/bin`, `/usr`,
  * `/proc`) is created, and `/dev/null` and `/dev/zero` are served here without touching the workspace.
  *
- * What the protocol has no notion of: file modes (`chmod` succeeds on an existing path and keeps nothing,
- * files show as 0644 and directories as 0755), times (`touch` on an existing file leaves it unchanged; both
- * fail with EROFS on a read-only workspace), creating links (`ln` and `ln -s` fail with ENOTSUP), and link
- * targets (`readlink` fails with EPERM; links already in a host workspace are followed while they stay
- * inside it, as the protocol does). A path the policy hides does not exist for `stat` (as for `ls`), so a
- * write to it is refused by the write itself, with the policy's reason.
+ * File kinds are the protocol's: `chmod` sets or clears the executable bit (the owner's x bit decides, as
+ * git records it; the other bits are not kept: files show as 0755 or 0644, directories as 0755), `ln -s`
+ * makes a link (an absolute target, which in this shell names a workspace path, is stored relative to the
+ * link so that it resolves the same in the workspace, an export or a sandbox), `readlink` shows the target,
+ * and `cp` without `-r` copies what a link points to while `cp -r` copies links as links (as GNU cp does).
+ * On a backend without kinds these fail with ENOTSUP. Hard links (`ln` without `-s`) fail with ENOTSUP.
+ * Times are not kept (`touch` on an existing file leaves it unchanged; it fails with EROFS on a read-only
+ * workspace). A path the policy hides does not exist for `stat` (as for `ls`), so a write to it is refused
+ * by the write itself, with the policy's reason.
  */
 export class WorkspaceFs implements IFileSystem {
   readonly #workspace: Workspace;
@@ -125,7 +128,16 @@ export class WorkspaceFs implements IFileSystem {
 
   async cp(src: string, dest: string, options?: CpOptions): Promise<void> {
     const to = this.#path('cp', dest);
-    await this.#run('cp', src, (from) => this.#workspace.copy(from, to, { recursive: options?.recursive ?? false, overwrite: true }));
+    const recursive = options?.recursive ?? false;
+    const source = recursive ? undefined : await this.#stat('cp', src);
+    if (source?.isSymlink === true && source.isFile) {
+      // `cp link copy` copies what the link points to (GNU cp dereferences without -r), with its executable bit.
+      const { content } = await this.#run('cp', src, (from) => this.#workspace.readBytes(from));
+      const executable = source.executable ? { executable: true } : {};
+      await this.#run('cp', dest, (at) => this.#workspace.writeBytes(at, content, { createParents: false, ...executable }), true);
+      return;
+    }
+    await this.#run('cp', src, (from) => this.#workspace.copy(from, to, { recursive, overwrite: true }));
     this.#changed.add(shown(to));
   }
 
@@ -144,16 +156,21 @@ export class WorkspaceFs implements IFileSystem {
     return [];
   }
 
-  async chmod(path: string, _mode: number): Promise<void> {
-    await this.#unchanged('chmod', path);
+  /** The owner's execute bit of a file is kept (git's 100755); every other bit, and a directory's mode, is not. */
+  async chmod(path: string, mode: number): Promise<void> {
+    const stat = await this.#stat('chmod', path);
+    const executable = (mode & 0o100) !== 0;
+    if (!stat.isFile || stat.executable === executable) return this.#unchanged('chmod', path);
+    await this.#run('chmod', path, (at) => this.#workspace.setExecutable(at, executable), true);
   }
 
   async utimes(path: string, _atime: Date, _mtime: Date): Promise<void> {
     await this.#unchanged('utime', path);
   }
 
-  async symlink(_target: string, linkPath: string): Promise<void> {
-    throw this.#refused(new ShellFsError('ENOTSUP', LINKS_NOT_SUPPORTED, 'symlink', resolveShellPath('/', linkPath)));
+  async symlink(target: string, linkPath: string): Promise<void> {
+    const stored = target.startsWith('/') ? relativeTarget(resolveShellPath('/', linkPath), resolveShellPath('/', target)) : target;
+    await this.#run('symlink', linkPath, (at) => this.#workspace.symlink(stored, at), true);
   }
 
   async link(_existingPath: string, newPath: string): Promise<void> {
@@ -161,15 +178,33 @@ export class WorkspaceFs implements IFileSystem {
   }
 
   async readlink(path: string): Promise<string> {
-    const stat = await this.#stat('readlink', path);
-    if (!stat.isSymlink) throw new ShellFsError('EINVAL', 'invalid argument', 'readlink', path);
-    throw new ShellFsError('EPERM', 'operation not permitted (link targets are not shown)', 'readlink', path);
+    return this.#run('readlink', path, (at) => this.#workspace.readlink(at));
   }
 
-  /** Links inside a workspace are resolved by the workspace itself, so a path that exists is its own real path. */
+  /** The path with every link on it followed (inside the workspace: the workspace refuses one leading out). */
   async realpath(path: string): Promise<string> {
-    await this.#stat('realpath', path);
-    return resolveShellPath('/', path);
+    const pending = resolveShellPath('/', path)
+      .split('/')
+      .filter((name) => name !== '');
+    const done: string[] = [];
+    for (let hops = 0; pending.length > 0;) {
+      const name = pending.shift() as string;
+      if (name === '.') continue;
+      if (name === '..') {
+        done.pop();
+        continue;
+      }
+      const here = `/${[...done, name].join('/')}`;
+      const stat = await this.#stat('realpath', here);
+      if (!stat.isSymlink || stat.linkTarget === undefined) {
+        done.push(name);
+        continue;
+      }
+      if ((hops += 1) > 40) throw new ShellFsError('ELOOP', 'Too many levels of symbolic links', 'realpath', resolveShellPath('/', path));
+      if (stat.linkTarget.startsWith('/')) done.length = 0;
+      pending.unshift(...stat.linkTarget.split('/').filter((part) => part !== ''));
+    }
+    return `/${done.join('/')}`;
   }
 
   async #write(syscall: string, path: string, content: FileContent, options: EncodingOption, mode: 'overwrite' | 'append') {
@@ -180,7 +215,7 @@ export class WorkspaceFs implements IFileSystem {
 
   async #stat(syscall: string, path: string): Promise<StatResult> {
     if (NULL_DEVICES.has(resolveShellPath('/', path))) {
-      return { path, isFile: true, isDirectory: false, isSymlink: false, sizeBytes: 0 };
+      return { path, isFile: true, isDirectory: false, isSymlink: false, executable: false, sizeBytes: 0 };
     }
     try {
       return await this.#run(syscall, path, (at) => this.#workspace.stat(at));
@@ -244,7 +279,21 @@ export class WorkspaceFs implements IFileSystem {
 }
 
 const YIELD_EVERY_MS = 10;
-const LINKS_NOT_SUPPORTED = 'Operation not supported (symbolic and hard links are not supported on this workspace yet)';
+const LINKS_NOT_SUPPORTED = 'Operation not supported (hard links are not supported on a workspace; use ln -s)';
+
+/** `to` (an absolute shell path) as a link at `link` would name it relatively: `/a/b` from `/c/l` is `../a/b`. */
+function relativeTarget(link: string, to: string): string {
+  const from = link
+    .split('/')
+    .filter((name) => name !== '')
+    .slice(0, -1);
+  const target = to.split('/').filter((name) => name !== '');
+  let common = 0;
+  while (common < from.length && common < target.length && from[common] === target[common]) common += 1;
+  const up = from.length - common;
+  const rest = target.slice(common);
+  return [...Array<string>(up).fill('..'), ...rest].join('/') || '.';
+}
 /**
  * Taken when this module loads: while a script runs, just-bash's defense-in-depth replaces the timer
  * globals to keep guest code from scheduling work; this adapter is host code and needs the real one.
@@ -256,9 +305,9 @@ function shown(workspacePath: string): string {
 }
 
 /**
- * `identity` is the path, as {@link WorkspaceFs.realpath} is: the shell creates no links, so two paths are
- * one file only when they are one path. Without it just-bash's `mv` and `cp` refuse to replace an existing
- * file ("cannot safely determine whether ... are the same file"), the `sort f > t && mv t f` idiom included.
+ * `identity` is the path as given: without one just-bash's `mv` and `cp` refuse to replace an existing file
+ * ("cannot safely determine whether ... are the same file"), the `sort f > t && mv t f` idiom included. A
+ * link and its target therefore count as two files there (`cp link target` copies onto the target).
  */
 function toFsStat(stat: StatResult, asLink: boolean, identity: string): FsStat {
   return {
@@ -266,7 +315,8 @@ function toFsStat(stat: StatResult, asLink: boolean, identity: string): FsStat {
     isFile: stat.isFile && !asLink,
     isDirectory: stat.isDirectory && !asLink,
     isSymbolicLink: asLink,
-    mode: asLink ? 0o120777 : stat.isDirectory ? 0o40755 : 0o100644,
+    // Permission bits only, as just-bash's own file systems keep them (its `stat -c %a` prints them as they are).
+    mode: asLink ? 0o777 : stat.isDirectory || stat.executable ? 0o755 : 0o644,
     size: stat.sizeBytes,
     mtime: stat.modifiedAt ?? EPOCH,
   };

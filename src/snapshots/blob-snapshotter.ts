@@ -1,24 +1,36 @@
 import { randomUUID } from 'node:crypto';
-import type { BackendDriver, BlobStore, Snapshotter, SnapshotTree } from '../workspace/driver.js';
+import type { BackendDriver, BlobStore, DriverEntryKind, Snapshotter, SnapshotTree } from '../workspace/driver.js';
 import { snapshotTree, type TreeReader } from './snapshot-tree.js';
 import { SnapshotError, SnapshotRestoreError, WorkspaceError } from '../workspace/errors.js';
+import { NotLoaded, resolveLinksLoading, type LinkTree } from '../workspace/links.js';
 import { compareStrings } from '../workspace/paths.js';
 import { LongCall, type LongCallOptions } from '../workspace/progress.js';
 import { joinPath, pathDepth, relativeTo, splitPath, parentPath } from '../workspace/paths.js';
 import type { DiffEntry, RestoreResult, SnapshotOptions, WorkspaceSnapshot } from '../workspace/types.js';
 import { memoryBlobStore } from './blob-store.js';
-import { diffManifests, encodeManifest, manifestReader, putBlob, readManifest, type ManifestEntry } from './manifest.js';
+import {
+  diffManifests,
+  encodeManifest,
+  fileKind,
+  manifestReader,
+  putBlob,
+  readManifest,
+  type LeafKind,
+  type ManifestEntry,
+} from './manifest.js';
 import { sortDiff } from './record.js';
 
-interface FileNode {
-  kind: 'file';
+/** A file (`f`, `x`) or a link (`l`): its manifest kind, the blob of its bytes or target, their size. */
+interface LeafNode {
+  kind: 'leaf';
+  mode: LeafKind;
   hash: string;
   size: number;
 }
 
 interface DirNode {
   kind: 'dir';
-  children: Map<string, FileNode | DirNode>;
+  children: Map<string, LeafNode | DirNode>;
   /** Manifest hash; undefined when something below changed since it was computed. */
   hash: string | undefined;
 }
@@ -35,8 +47,14 @@ const newDir = (): DirNode => ({ kind: 'dir', children: new Map(), hash: undefin
  * Cost follows change: the first snapshot reads every file; after that, only paths the protocol changed
  * (the shared layer reports each mutation through `changed`) are read again and only manifests above them
  * rewritten. So the driver's storage must be written through the workspace only; a backend that others
- * write too brings its own `snapshots`. Held: file bytes and directories, empty ones included. Symlinks
- * and permission bits are outside what the driver primitives express, so they are not held.
+ * write too brings its own `snapshots`. Held: file bytes and directories, empty ones included, and, for a
+ * driver with the optional primitives, executable bits (`stat().executable`, restored with `setExecutable`
+ * or a write's `executable`) and symlinks (`readlink`, restored with `symlink`). A driver without them has
+ * no kinds, and nothing of this costs it anything.
+ *
+ * A write through a link changes the link's target, while the shared layer reports the path as written:
+ * a reported path with a link on its way (known from the last capture, or any of it changed since) is
+ * resolved through the driver right away, and its real path re-read at the next capture too.
  *
  * A record belongs to the instance that took it (its id is remembered), as memory snapshots do.
  */
@@ -48,6 +66,8 @@ export class BlobSnapshotter implements Snapshotter {
   /** What the last capture or restore saw; undefined until the first one, or after a failure. */
   #mirror: DirNode | undefined;
   #dirty = new Set<string>();
+  /** Real paths of reported paths that may lead through a link, being resolved. */
+  #resolving: Promise<string | undefined>[] = [];
 
   constructor(driver: BackendDriver, blobs: BlobStore = memoryBlobStore()) {
     this.#driver = driver;
@@ -56,7 +76,54 @@ export class BlobSnapshotter implements Snapshotter {
   }
 
   changed(paths: readonly string[]): void {
-    for (const path of paths) this.#dirty.add(path);
+    for (const path of paths) {
+      if (this.#driver.readlink !== undefined && this.#mirror !== undefined && this.#mayLeadElsewhere(path))
+        this.#resolving.push(this.#realPath(path));
+      this.#dirty.add(path);
+    }
+  }
+
+  /**
+   * Whether a link may lie on the way to `path`: one did at the last capture, or a path on the way (the
+   * path itself included) was reported changed since then. Otherwise the path is its own real path.
+   */
+  #mayLeadElsewhere(path: string): boolean {
+    let node: LeafNode | DirNode | undefined = this.#mirror;
+    let prefix = '';
+    for (const name of splitPath(path)) {
+      prefix = joinPath(prefix, name);
+      if (this.#dirty.has(prefix)) return true;
+      node = node?.kind === 'dir' ? node.children.get(name) : undefined;
+      if (node?.kind === 'leaf' && node.mode === 'l') return true;
+    }
+    return false;
+  }
+
+  /** Where `path` leads now, its links followed through the driver; undefined when it leads nowhere else. */
+  async #realPath(path: string): Promise<string | undefined> {
+    const driver = this.#driver;
+    const seen = new Map<string, { kind: DriverEntryKind | undefined; target: string }>([['', { kind: 'directory', target: '' }]]);
+    const look = async (at: string): Promise<void> => {
+      const kind = await driver.kind(at).catch(() => undefined);
+      seen.set(at, { kind, target: kind === 'symlink' ? await (driver.readlink as (path: string) => Promise<string>)(at) : '' });
+    };
+    const tree: LinkTree<string> = {
+      root: '',
+      child: (directory, name) => {
+        const at = joinPath(directory, name);
+        const known = seen.get(at);
+        if (known === undefined) throw new NotLoaded(look(at));
+        return known.kind === undefined ? undefined : at;
+      },
+      kind: (at) => seen.get(at)?.kind ?? 'file',
+      target: (at) => seen.get(at)?.target ?? '',
+    };
+    try {
+      const real = (await resolveLinksLoading(tree, path, true)).path;
+      return real === path ? undefined : real;
+    } catch {
+      return undefined; // a link leading out, a loop: nothing was written through it
+    }
   }
 
   async snapshot(options: SnapshotOptions): Promise<WorkspaceSnapshot> {
@@ -112,6 +179,7 @@ export class BlobSnapshotter implements Snapshotter {
   async dispose(): Promise<void> {
     this.#taken.clear();
     this.#mirror = undefined;
+    this.#resolving = [];
   }
 
   #rootOf(record: WorkspaceSnapshot): string {
@@ -133,9 +201,12 @@ export class BlobSnapshotter implements Snapshotter {
    * `LongCall.unit`); an abort stops it between files.
    */
   async #capture(call: LongCall): Promise<string> {
-    const dirty = [...this.#dirty].sort(compareStrings);
+    const resolving = this.#resolving.splice(0);
+    const dirty = [...this.#dirty];
     this.#dirty = new Set();
     try {
+      for (const real of await Promise.all(resolving)) if (real !== undefined) dirty.push(real);
+      dirty.sort(compareStrings);
       if (this.#mirror === undefined) this.#mirror = await this.#scanDirectory('', call);
       else {
         let covered: string | undefined;
@@ -179,7 +250,7 @@ export class BlobSnapshotter implements Snapshotter {
     }
   }
 
-  async #examine(path: string, call: LongCall): Promise<FileNode | DirNode | undefined> {
+  async #examine(path: string, call: LongCall): Promise<LeafNode | DirNode | undefined> {
     let kind;
     try {
       kind = await this.#driver.kind(path);
@@ -190,6 +261,7 @@ export class BlobSnapshotter implements Snapshotter {
     }
     if (kind === 'file') return this.#storeFile(path, call);
     if (kind === 'directory') return this.#scanDirectory(path, call);
+    if (kind === 'symlink' && this.#driver.readlink !== undefined) return this.#storeLink(path);
     return undefined;
   }
 
@@ -202,7 +274,7 @@ export class BlobSnapshotter implements Snapshotter {
     for (const entry of entries) {
       const relative = relativeTo(entry.path, base);
       const parent = directories.get(parentPath(relative));
-      if (parent === undefined) continue; // below something that is not held (a link)
+      if (parent === undefined) continue; // below something that is not a directory (a link)
       const name = splitPath(relative).pop() as string;
       if (entry.kind === 'directory') {
         const directory = newDir();
@@ -210,15 +282,25 @@ export class BlobSnapshotter implements Snapshotter {
         parent.children.set(name, directory);
       } else if (entry.kind === 'file') {
         parent.children.set(name, await this.#storeFile(entry.path, call));
+      } else if (entry.kind === 'symlink' && this.#driver.readlink !== undefined) {
+        parent.children.set(name, await this.#storeLink(entry.path));
       }
     }
     return root;
   }
 
-  async #storeFile(path: string, call: LongCall): Promise<FileNode> {
+  async #storeFile(path: string, call: LongCall): Promise<LeafNode> {
     const { content } = await this.#driver.readFile(path, { offset: 0 });
+    // Only a driver that can set the bit can have it: the others cost no stat.
+    const executable = this.#driver.setExecutable !== undefined && (await this.#driver.stat(path)).executable === true;
     call.unit('capture', path);
-    return { kind: 'file', hash: await this.#put(content), size: content.byteLength };
+    return { kind: 'leaf', mode: fileKind(executable), hash: await this.#put(content), size: content.byteLength };
+  }
+
+  /** A link: its target text stored as a blob, as git stores it. */
+  async #storeLink(path: string): Promise<LeafNode> {
+    const target = new TextEncoder().encode(await (this.#driver.readlink as (path: string) => Promise<string>)(path));
+    return { kind: 'leaf', mode: 'l', hash: await this.#put(target), size: target.byteLength };
   }
 
   async #put(bytes: Uint8Array): Promise<string> {
@@ -229,7 +311,7 @@ export class BlobSnapshotter implements Snapshotter {
     if (directory.hash !== undefined) return directory.hash;
     const entries: ManifestEntry[] = [];
     for (const [name, child] of directory.children) {
-      entries.push(child.kind === 'dir' ? [name, 'd', await this.#hashDirectory(child), 0] : [name, 'f', child.hash, child.size]);
+      entries.push(child.kind === 'dir' ? [name, 'd', await this.#hashDirectory(child), 0] : [name, child.mode, child.hash, child.size]);
     }
     directory.hash = await this.#put(encodeManifest(entries));
     return directory.hash;
@@ -250,7 +332,7 @@ export class BlobSnapshotter implements Snapshotter {
   async #load(hash: string): Promise<DirNode> {
     const directory: DirNode = { kind: 'dir', children: new Map(), hash };
     for (const [name, kind, childHash, size] of await this.#manifest(hash)) {
-      directory.children.set(name, kind === 'd' ? await this.#load(childHash) : { kind: 'file', hash: childHash, size });
+      directory.children.set(name, kind === 'd' ? await this.#load(childHash) : { kind: 'leaf', mode: kind, hash: childHash, size });
     }
     return directory;
   }
@@ -266,19 +348,40 @@ export class BlobSnapshotter implements Snapshotter {
     for (const [name, kind, childHash] of wanted) {
       const childPath = joinPath(path, name);
       const current = live.children.get(name);
-      if (kind === 'f') {
-        if (current?.kind === 'file' && current.hash === childHash) continue;
-        if (current?.kind === 'dir') await this.#driver.remove(childPath, { recursive: true });
-        await this.#driver.writeFile(childPath, await this.#blob(childHash), { mode: 'overwrite' });
+      if (kind !== 'd') {
+        if (current?.kind === 'leaf' && current.hash === childHash && current.mode === kind) continue;
+        await this.#putLeaf(childPath, current, kind, childHash);
         call.unit('apply', childPath, true);
         continue;
       }
-      if (current?.kind === 'file') await this.#driver.remove(childPath, { recursive: false });
+      if (current?.kind === 'leaf') await this.#driver.remove(childPath, { recursive: false });
       if (current?.kind === 'dir') await this.#apply(childPath, current, childHash, call);
       else {
         await this.#driver.mkdir(childPath);
         await this.#apply(childPath, newDir(), childHash, call);
       }
     }
+  }
+
+  /** Makes the live entry at `path` the file or link `kind`/`hash` (what is there now: `current`). */
+  async #putLeaf(path: string, current: LeafNode | DirNode | undefined, kind: LeafKind, hash: string): Promise<void> {
+    const driver = this.#driver;
+    const isFile = (mode: LeafKind): boolean => mode !== 'l';
+    // The same bytes under the other mode: only the bit changes.
+    if (current?.kind === 'leaf' && current.hash === hash && isFile(current.mode) && isFile(kind) && driver.setExecutable !== undefined) {
+      await driver.setExecutable(path, kind === 'x');
+      return;
+    }
+    // A write would follow a link standing there, and a directory refuses it: either goes first.
+    if (current !== undefined && (current.kind === 'dir' || current.mode === 'l' || kind === 'l'))
+      await driver.remove(path, { recursive: current.kind === 'dir' });
+    const bytes = await this.#blob(hash);
+    if (kind === 'l') {
+      if (driver.symlink === undefined) throw new SnapshotRestoreError(`the ${driver.name} backend cannot create the link ${path}`);
+      await driver.symlink(new TextDecoder().decode(bytes), path);
+      return;
+    }
+    const executable = driver.setExecutable === undefined ? {} : { executable: kind === 'x' };
+    await driver.writeFile(path, bytes, { mode: 'overwrite', ...executable });
   }
 }

@@ -80,7 +80,10 @@ async function captureRoots(driver: BackendDriver, roots: readonly NormalizedPat
       if (entryKind === 'directory') entries.push({ path, kind: 'directory' });
       else if (entryKind === 'file') {
         const bytes = copyBytes((await driver.readFile(path, { offset: 0 })).content);
-        entries.push({ path, kind: 'file', executable: false, bytes: async () => bytes });
+        entries.push({ path, kind: 'file', executable: await executableAt(driver, path), bytes: async () => bytes });
+      } else if (entryKind === 'symlink' && driver.readlink !== undefined) {
+        const target = new TextEncoder().encode(await driver.readlink(path));
+        entries.push({ path, kind: 'symlink', bytes: async () => target });
       }
     };
     if (kind !== undefined) {
@@ -103,14 +106,16 @@ async function putBack(driver: BackendDriver, snapshots: Snapshotter, wanted: Ma
     if ((await driver.kind(root).catch(() => undefined)) !== undefined) await driver.remove(root, { recursive: true });
     for (const entry of entries) {
       if (entry.kind === 'directory') await driver.mkdir(entry.path);
-      else if (entry.kind === 'file') await driver.writeFile(entry.path, await entry.bytes(), { mode: 'overwrite' });
-      // A link cannot be made through the driver primitives; the snapshotters without `restoreExcept` hold none.
+      else if (entry.kind === 'file') {
+        const executable = driver.setExecutable === undefined ? {} : { executable: entry.executable };
+        await driver.writeFile(entry.path, await entry.bytes(), { mode: 'overwrite', ...executable });
+      } else if (driver.symlink !== undefined) await driver.symlink(new TextDecoder().decode(await entry.bytes()), entry.path);
     }
     snapshots.changed?.([root]);
   }
 }
 
-/** Whether the live entries at and below `root` are exactly `entries` (same kinds, same bytes). */
+/** Whether the live entries at and below `root` are exactly `entries` (same kinds, bytes, link targets and executable bits). */
 async function holds(driver: BackendDriver, root: NormalizedPath, entries: readonly SnapshotEntry[]): Promise<boolean> {
   const kind = await driver.kind(root).catch(() => undefined);
   if (entries.length === 0 || kind === undefined) return entries.length === 0 && kind === undefined;
@@ -119,9 +124,19 @@ async function holds(driver: BackendDriver, root: NormalizedPath, entries: reado
   if (live.size !== entries.length) return false;
   for (const entry of entries) {
     if (live.get(entry.path) !== entry.kind) return false;
-    if (entry.kind !== 'file') continue;
-    const [want, have] = await Promise.all([entry.bytes(), driver.readFile(entry.path, { offset: 0 })]);
-    if (Buffer.compare(Buffer.from(want), Buffer.from(have.content)) !== 0) return false;
+    if (entry.kind === 'directory') continue;
+    if (entry.kind === 'file' && entry.executable !== (await executableAt(driver, entry.path))) return false;
+    if (entry.kind === 'symlink' && driver.readlink === undefined) return false;
+    const have =
+      entry.kind === 'file'
+        ? (await driver.readFile(entry.path, { offset: 0 })).content
+        : new TextEncoder().encode(await (driver.readlink as (path: string) => Promise<string>)(entry.path));
+    if (Buffer.compare(Buffer.from(await entry.bytes()), Buffer.from(have)) !== 0) return false;
   }
   return true;
+}
+
+/** A file's executable bit; only a driver that can set it has one. */
+async function executableAt(driver: BackendDriver, path: NormalizedPath): Promise<boolean> {
+  return driver.setExecutable !== undefined && (await driver.stat(path)).executable === true;
 }

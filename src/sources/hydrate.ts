@@ -2,6 +2,7 @@ import {
   AbortError,
   InvalidArgumentError,
   LimitExceededError,
+  NotSupportedError,
   ReadOnlyError,
   SnapshotRestoreError,
   isWorkspaceError,
@@ -10,7 +11,7 @@ import { trustOf, type WorkspaceTrust } from '../governance/trust.js';
 import { displayPath, parentPath, type NormalizedPath } from '../workspace/paths.js';
 import type { SkippedPath, SnapshotableWorkspace, Workspace, WriteFilesEntry, WriteFilesResult } from '../workspace/types.js';
 import { AllowedRoots } from '../host-files/allow-list.js';
-import { compare, Planner, SKIP, type PlannedFile } from './plan.js';
+import { compare, Planner, SKIP, type PlannedFile, type PlannedLink } from './plan.js';
 import { CreatedPaths } from './rollback.js';
 import { parseSources, type HostSource, type HydrateOptions, type HydrateResult } from './schema.js';
 import { Pacer, readSource, SourceOpener } from './source.js';
@@ -35,9 +36,13 @@ const BATCH_BYTES = 8 * 1024 * 1024;
  *    a throwing `onProgress` — restores the snapshot (and removes what the snapshots leave out, see
  *    `rollback.ts`) before the error is rethrown.
  *
+ * Kinds: a file keeps its executable bit, and a link whose target stays inside its source is copied as a
+ * link (see `linkInSource`); on a workspace without them (a driver without the optional primitives), bits
+ * are dropped and such links skipped and reported.
+ *
  * Hostile trees: names that cannot be workspace paths, names the backend reserves, paths over the creation
- * limits, symlinks (unless followed, and then only into the allowed roots), FIFOs, sockets and devices are
- * skipped and reported. A file is opened with `O_NOFOLLOW`, and on Linux through a descriptor of its
+ * limits, symlinks leaving their source (unless followed, and then only into the allowed roots), FIFOs,
+ * sockets and devices are skipped and reported. A file is opened with `O_NOFOLLOW`, and on Linux through a descriptor of its
  * directory whose real path was checked against the allow-list, so a file or a parent swapped for a link
  * after the walk is not read through (see `SourceOpener`).
  * No error or skipped entry names a host path: sources are identified by index and workspace path.
@@ -80,7 +85,7 @@ async function copySources(
 
   const skipped = plan.skipped;
   await leaveOutDenied(workspace, trust, plan);
-  const files = [...plan.entries].filter((entry): entry is [NormalizedPath, PlannedFile] => entry[1].kind === 'file');
+  const files = [...plan.entries].filter((entry): entry is [NormalizedPath, PlannedFile | PlannedLink] => entry[1].kind !== 'directory');
   files.sort((a, b) => compare(a[0], b[0]));
   const leafDirectories = plan.leafDirectories();
   if (files.length === 0 && leafDirectories.length === 0) return { files: 0, bytes: 0, skipped: sortSkipped(skipped) };
@@ -101,7 +106,7 @@ async function leaveOutDenied(workspace: SnapshotableWorkspace, trust: Workspace
   };
   for (const [path, entry] of [...plan.entries].sort((a, b) => compare(a[0], b[0]))) {
     if (below(path)) plan.entries.delete(path);
-    else if (!(await trust.admits(path, entry.kind))) {
+    else if (!(await trust.admits(path, entry.kind === 'symlink' ? 'any' : entry.kind))) {
       denied.add(path);
       plan.entries.delete(path);
       plan.skipped.push({ path: displayPath(path), reason: SKIP.denied });
@@ -112,7 +117,7 @@ async function leaveOutDenied(workspace: SnapshotableWorkspace, trust: Workspace
 async function copyPlanned(
   workspace: SnapshotableWorkspace,
   plan: Planner,
-  files: [NormalizedPath, PlannedFile][],
+  files: [NormalizedPath, PlannedFile | PlannedLink][],
   leafDirectories: NormalizedPath[],
   options: HydrateOptions,
   allowed: AllowedRoots,
@@ -128,9 +133,10 @@ async function copyPlanned(
   let batch: WriteFilesEntry[] = leafDirectories.map((path) => ({ kind: 'directory', path }));
   let batchBytes = 0;
   let lastPath = '/';
+  const kinds = { kept: true };
   const flush = async (): Promise<void> => {
     signal?.throwIfAborted();
-    const result = await writeBatch(workspace, batch);
+    const result = await writeKinds(workspace, batch, kinds);
     const refused = new Set(result.skipped.map((entry) => entry.path));
     skipped.push(...result.skipped);
     for (const entry of batch) {
@@ -151,6 +157,10 @@ async function copyPlanned(
     for (const [path, file] of files) {
       signal?.throwIfAborted();
       await pacer.maybeYield();
+      if (file.kind === 'symlink') {
+        batch.push({ kind: 'symlink', path, target: file.target });
+        continue;
+      }
       const outcome = readSource(file.real, opener, workspace.limits.maxWriteBytes);
       if ('skip' in outcome) {
         skipped.push({ path: displayPath(path), reason: outcome.skip });
@@ -186,6 +196,31 @@ async function copyPlanned(
   return { files: written, bytes, skipped: sortSkipped(skipped) };
 }
 
+/**
+ * A batch written with its kinds while the workspace keeps them. A workspace without them refuses the
+ * whole batch (`NotSupportedError`, every entry checked before the first write): from then on (`kinds.kept`
+ * false) executable bits are dropped and links skipped, reported in the result.
+ */
+async function writeKinds(workspace: Workspace, entries: WriteFilesEntry[], kinds: { kept: boolean }): Promise<WriteFilesResult> {
+  const asksForKind = (entry: WriteFilesEntry): boolean => entry.kind === 'symlink' || (entry.kind === 'file' && entry.executable === true);
+  if (kinds.kept) {
+    try {
+      return await writeBatch(workspace, entries);
+    } catch (error) {
+      if (!(error instanceof NotSupportedError) || !entries.some(asksForKind)) throw error;
+      kinds.kept = false;
+    }
+  }
+  const plain: WriteFilesEntry[] = [];
+  const links: SkippedPath[] = [];
+  for (const entry of entries) {
+    if (entry.kind === 'symlink') links.push({ path: displayPath(entry.path), reason: SKIP.noLinks });
+    else plain.push(entry.kind === 'file' ? { ...entry, executable: false } : entry);
+  }
+  const result = await writeBatch(workspace, plain);
+  return { ...result, skipped: [...result.skipped, ...links] };
+}
+
 /** The workspace's bulk write, or (for a workspace without one) the same through `mkdir` and `writeBytes`. */
 async function writeBatch(workspace: Workspace, entries: WriteFilesEntry[]): Promise<WriteFilesResult> {
   if (workspace.writeFiles !== undefined) return workspace.writeFiles(entries);
@@ -193,8 +228,10 @@ async function writeBatch(workspace: Workspace, entries: WriteFilesEntry[]): Pro
   let bytes = 0;
   for (const entry of entries) {
     if (entry.kind === 'directory') await workspace.mkdir(entry.path, { parents: true, existOk: true });
+    else if (entry.kind === 'symlink') await workspace.symlink(entry.target, entry.path);
     else {
-      await workspace.writeBytes(entry.path, entry.content, { mode: 'overwrite', createParents: true });
+      const executable = entry.executable === true ? { executable: true } : {};
+      await workspace.writeBytes(entry.path, entry.content, { mode: 'overwrite', createParents: true, ...executable });
       files += 1;
       bytes += entry.content.byteLength;
     }

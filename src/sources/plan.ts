@@ -1,4 +1,4 @@
-import { lstatSync, readdirSync, realpathSync, statSync, type Dirent, type Stats } from 'node:fs';
+import { lstatSync, readdirSync, readlinkSync, realpathSync, statSync, type Dirent, type Stats } from 'node:fs';
 import { basename, join } from 'node:path';
 import picomatch from 'picomatch';
 import {
@@ -43,10 +43,19 @@ interface PlannedDirectory {
   sourceIndex: number;
 }
 
-type Planned = PlannedFile | PlannedDirectory;
+/** A link whose target stays inside its source: copied as a link, its target text as the host stores it. */
+export interface PlannedLink {
+  kind: 'symlink';
+  target: string;
+  sourceIndex: number;
+}
+
+type Planned = PlannedFile | PlannedDirectory | PlannedLink;
 
 interface SourceContext {
   index: number;
+  /** The source's real directory: a link whose target stays inside it is copied as a link. */
+  root: string;
   path: NormalizedPath;
   followSymlinks: boolean;
   includeGit: boolean;
@@ -60,7 +69,8 @@ interface SourceContext {
 export type ParsedSource = ReturnType<typeof HostSourceSchema.parse>;
 
 export const SKIP = {
-  symlink: 'symlink (not followed: set followSymlinks to follow links inside the allowed roots)',
+  symlink: 'symlink leaving its source (not followed: set followSymlinks to follow links inside the allowed roots)',
+  noLinks: 'symlink (this workspace keeps no symlinks)',
   brokenSymlink: 'broken symlink',
   outside: 'symlink target outside the allowed roots',
   cycle: 'symlink cycle',
@@ -122,6 +132,7 @@ export class Planner {
     const info = statOrUndefined(real);
     const context: SourceContext = {
       index,
+      root: real,
       path,
       followSymlinks,
       includeGit: source.includeGit === 'read-only',
@@ -179,6 +190,10 @@ export class Planner {
         this.#add(workspacePath, { kind: 'file', real: item.real, sourceIndex: context.index });
         continue;
       }
+      if (item.kind === 'symlink') {
+        this.#add(workspacePath, { kind: 'symlink', target: item.target, sourceIndex: context.index });
+        continue;
+      }
       if (context.isIncluded === undefined || context.isIncluded(item.relative)) {
         this.#add(workspacePath, { kind: 'directory', sourceIndex: context.index });
       }
@@ -197,6 +212,7 @@ export class Planner {
     | undefined
     | { kind: 'skip'; path: string; reason: string }
     | { kind: 'file'; relative: string; real: string; size: number }
+    | { kind: 'symlink'; relative: string; target: string }
     | { kind: 'directory'; relative: string; real: string } {
     const name = child.name;
     const workspaceDirectory = relative === '' ? context.path : joinPath(context.path, relative);
@@ -211,6 +227,13 @@ export class Planner {
     let isFile = child.isFile();
     let size: number | undefined;
     if (child.isSymbolicLink()) {
+      const inSource = linkInSource(context.root, relative, hostPath);
+      if (inSource !== undefined) {
+        if (isVersionControl(name)) return { kind: 'skip', path: workspacePath, reason: SKIP.versionControl };
+        if (context.isIncluded !== undefined && !context.isIncluded(childRelative)) return undefined;
+        if (!fitsLimits(workspacePath, this.workspace.limits)) return { kind: 'skip', path: workspacePath, reason: SKIP.limits };
+        return { kind: 'symlink', relative: childRelative, target: inSource };
+      }
       if (!context.followSymlinks) return { kind: 'skip', path: workspacePath, reason: SKIP.symlink };
       try {
         real = realpathSync.native(hostPath);
@@ -261,7 +284,7 @@ export class Planner {
     }
   }
 
-  /** Records a planned entry; implicit parents become directories; a file/directory clash fails. */
+  /** Records a planned entry (a link as a file); implicit parents become directories; a file/directory clash fails. */
   #add(path: NormalizedPath, entry: Planned): void {
     // Siblings come one after another: when the parent is already a planned directory, so are its parents.
     const parentOfPath = parentPath(path);
@@ -271,12 +294,13 @@ export class Planner {
       parent = joinPath(parent, segments[i] as string);
       const existing = this.entries.get(parent);
       if (existing === undefined) this.entries.set(parent, { kind: 'directory', sourceIndex: entry.sourceIndex });
-      else if (existing.kind === 'file') this.#clash(parent, existing.sourceIndex, entry.sourceIndex, 'file');
+      else if (existing.kind !== 'directory') this.#clash(parent, existing.sourceIndex, entry.sourceIndex, 'file');
     }
     const existing = this.entries.get(path);
     if (existing !== undefined) {
-      if (existing.kind === 'directory' && entry.kind === 'file') this.#clash(path, existing.sourceIndex, entry.sourceIndex, 'directory');
-      if (existing.kind === 'file' && entry.kind === 'directory') this.#clash(path, existing.sourceIndex, entry.sourceIndex, 'file');
+      if (existing.kind === 'directory' && entry.kind !== 'directory')
+        this.#clash(path, existing.sourceIndex, entry.sourceIndex, 'directory');
+      if (existing.kind !== 'directory' && entry.kind === 'directory') this.#clash(path, existing.sourceIndex, entry.sourceIndex, 'file');
       if (existing.kind === 'directory') return;
     }
     // A later source's file replaces an earlier one's.
@@ -303,6 +327,36 @@ export class Planner {
 
 export function compare(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/**
+ * The target text of the link at `hostPath` (in directory `relative` of the source whose real directory is
+ * `root`) when it stays inside the source, else `undefined` (the link then follows the rule for links
+ * leaving a source). It stays inside when it is relative, its `..` never climb above the source read
+ * from the link's directory, and, when the host resolves it, what it reaches lies inside the source (a
+ * link on the way may lead elsewhere). A dangling link or a loop is data: it is copied as it is.
+ */
+function linkInSource(root: string, relative: string, hostPath: string): string | undefined {
+  let target: string;
+  try {
+    target = new TextDecoder('utf-8', { fatal: true }).decode(readlinkSync(hostPath, { encoding: 'buffer' }));
+  } catch {
+    return undefined;
+  }
+  if (target === '' || target.startsWith('/')) return undefined;
+  let depth = relative === '' ? 0 : relative.split('/').length;
+  for (const segment of target.split('/')) {
+    if (segment === '' || segment === '.') continue;
+    depth += segment === '..' ? -1 : 1;
+    if (depth < 0) return undefined;
+  }
+  let real: string;
+  try {
+    real = realpathSync.native(hostPath);
+  } catch {
+    return target;
+  }
+  return real === root || real.startsWith(`${root}/`) ? target : undefined;
 }
 
 function statOrUndefined(path: string): Stats | undefined {

@@ -20,7 +20,7 @@ export class CreatedPaths {
     for (const path of planned) {
       const parent = parentPath(path);
       if (isUnder(parent, missing)) continue;
-      if (!(await workspace.exists(path))) {
+      if (!(await isThere(workspace, path))) {
         missing.add(path);
         tracker.#created.push(path);
       }
@@ -31,9 +31,18 @@ export class CreatedPaths {
   /** Removes what is left of the noted paths. */
   async remove(workspace: Workspace): Promise<void> {
     for (const path of this.#created) {
-      if (await workspace.exists(path)) await workspace.delete(path, { recursive: true });
+      if (await isThere(workspace, path)) await workspace.delete(path, { recursive: true });
     }
   }
+}
+
+/** Whether anything stands at `path`: what `exists` sees, or a link leading nowhere (hydration copies those too). */
+async function isThere(workspace: Workspace, path: NormalizedPath): Promise<boolean> {
+  if (await workspace.exists(path)) return true;
+  return workspace.readlink(path).then(
+    () => true,
+    () => false,
+  );
 }
 
 /** Whether `path` is one of `roots` or lies below one (`roots` hold no root path `''`). */

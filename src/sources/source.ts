@@ -1,13 +1,14 @@
 import { closeSync, constants as fsConstants, existsSync, fstatSync, openSync, readlinkSync, readSync } from 'node:fs';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type { AllowedRoots } from '../host-files/allow-list.js';
+import { isExecutableMode } from '../host-files/file-mode.js';
 
 // Hydration, step 2: reading the planned host files, so that what is read is what the walk saw.
 
 export const UNREADABLE = 'unreadable';
 export const SPECIAL = 'not a regular file or directory';
 
-/** A source file's bytes and whether any execute bit is set (a host workspace keeps it, as a snapshot does). */
+/** A source file's bytes and whether it is executable as git reads it (the owner's execute bit). */
 export type ReadOutcome = { bytes: Uint8Array; executable: boolean } | { skip: string };
 
 const OPEN_FLAGS = fsConstants.O_RDONLY | (fsConstants.O_NOFOLLOW ?? 0) | (fsConstants.O_NONBLOCK ?? 0);
@@ -46,7 +47,7 @@ export function readSource(source: string, opener: SourceOpener, maxBytes: numbe
       length += read;
     }
     if (length > maxBytes) return { skip: `file over the workspace write limit of ${maxBytes} bytes` };
-    return { bytes: new Uint8Array(buffer.buffer, buffer.byteOffset, length), executable: (info.mode & 0o111) !== 0 };
+    return { bytes: new Uint8Array(buffer.buffer, buffer.byteOffset, length), executable: isExecutableMode(info.mode) };
   } catch {
     return { skip: UNREADABLE };
   } finally {

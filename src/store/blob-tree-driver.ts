@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type {
   BackendDriver,
   BlobStore,
@@ -6,37 +5,29 @@ import type {
   DriverListEntry,
   DriverStat,
   DriverWalkEntry,
+  DriverWriteOptions,
   Snapshotter,
-  SnapshotTree,
 } from '../workspace/driver.js';
-import { SnapshotError, SnapshotRestoreError } from '../workspace/errors.js';
+import { NotADirectoryError, SnapshotError, SnapshotRestoreError } from '../workspace/errors.js';
+import { NotLoaded, resolveLinksLoading, type LinkTree, type ResolvedPath } from '../workspace/links.js';
 import { guessMimeType } from '../workspace/mime.js';
 import { joinPath, splitPath } from '../workspace/paths.js';
-import { diffManifests, encodeManifest, manifestReader, readManifest, sha256, type ManifestEntry } from '../snapshots/manifest.js';
-import { snapshotTree, type TreeReader } from '../snapshots/snapshot-tree.js';
-import { sortDiff } from '../snapshots/record.js';
-import type { DiffEntry, RestoreResult, SnapshotOptions, WorkspaceSnapshot, WriteMode } from '../workspace/types.js';
-
-/** A file: `hash` set means its bytes are that blob; unset means changed since the last capture (`bytes` holds them). */
-interface LazyFile {
-  kind: 'file';
-  hash: string | undefined;
-  bytes: Uint8Array | undefined;
-  size: number;
-  version: number;
-  modifiedAt: number;
-  mimeType: string | undefined;
-}
-
-/** A directory: `children` unset means not loaded yet (its manifest is `hash`); `hash` unset means changed below. */
-interface LazyDir {
-  kind: 'dir';
-  hash: string | undefined;
-  children: Map<string, LazyNode> | undefined;
-  modifiedAt: number;
-}
-
-type LazyNode = LazyFile | LazyDir;
+import { encodeManifest, readManifest, sha256, type ManifestEntry } from '../snapshots/manifest.js';
+import { BlobTreeSnapshotter } from './blob-tree-snapshotter.js';
+import {
+  cloneNode,
+  driverKind,
+  emptyDir,
+  leafEntry,
+  newLink,
+  nodeOf,
+  touch,
+  unloadedDir,
+  type LazyDir,
+  type LazyFile,
+  type LazyLink,
+  type LazyNode,
+} from './lazy-tree.js';
 
 /** What a capture produced: the root manifest, and every blob it stored or referenced anew. */
 export interface Capture {
@@ -45,7 +36,6 @@ export interface Capture {
   fresh: string[];
 }
 
-const REF_PREFIX = 'sha256:';
 const codeError = (code: string, path: string): Error => Object.assign(new Error(`${code}: ${path}`), { code });
 
 /**
@@ -57,7 +47,9 @@ const codeError = (code: string, path: string): Error => Object.assign(new Error
  *
  * Snapshots are the root manifest's hash: taking one is O(changes), restoring one is O(1) (the tree is
  * replaced by its unloaded root), and a record restores in any workspace over the same blob store, which
- * is how a session resumes on another machine. There are no symlinks and no permission bits.
+ * is how a session resumes on another machine. Files carry git's executable bit and symlinks their target
+ * text (a blob, read the first time the link is followed), both held in the manifests; every primitive
+ * follows links only inside the tree (`resolveLinks`).
  */
 export class BlobTreeDriver implements BackendDriver {
   readonly name = 'memory';
@@ -68,6 +60,8 @@ export class BlobTreeDriver implements BackendDriver {
   #unpublished = new Map<string, Uint8Array>();
   /** The last file version handed out: one clock, so no number ever names two contents (see `DriverStat.version`). */
   #clock = 0;
+  /** The tree as `resolveLinks` walks it, loading directories and link targets on the way. */
+  readonly #links: LinkTree<LazyNode>;
 
   readonly #trackUnpublished: boolean;
 
@@ -81,6 +75,23 @@ export class BlobTreeDriver implements BackendDriver {
     this.#trackUnpublished = options.trackUnpublished === true;
     this.#tree = root === undefined ? emptyDir() : unloadedDir(root);
     this.snapshots = new BlobTreeSnapshotter(this);
+    const tree = (): LazyDir => this.#tree;
+    this.#links = {
+      get root() {
+        return tree();
+      },
+      child: (directory, name) => {
+        if (directory.kind !== 'dir') return undefined;
+        if (directory.children === undefined) throw new NotLoaded(this.#children(directory));
+        return directory.children.get(name);
+      },
+      kind: driverKind,
+      target: (node) => {
+        if (node.kind !== 'link') return '';
+        if (node.target === undefined) throw new NotLoaded(this.#target(node, ''));
+        return node.target;
+      },
+    };
   }
 
   async readFile(path: string, range: { offset: number; length?: number }): Promise<{ content: Uint8Array; sizeBytes: number }> {
@@ -91,12 +102,12 @@ export class BlobTreeDriver implements BackendDriver {
     return { content: bytes.subarray(range.offset, end), sizeBytes: bytes.byteLength };
   }
 
-  async writeFile(path: string, bytes: Uint8Array, options: { mode: WriteMode; mimeType?: string }): Promise<void> {
-    const names = splitPath(path);
-    const name = names.pop() as string;
-    const parent = await this.#directory(names, true);
+  async writeFile(path: string, bytes: Uint8Array, options: DriverWriteOptions): Promise<void> {
+    // Through a link: its target (a dangling link's target is created, in a directory that exists).
+    const { parent, name } = await this.#parentOf((await this.#resolve(path, true)).path);
     const existing = parent.children?.get(name);
     if (existing?.kind === 'dir') throw codeError('EISDIR', path);
+    if (existing?.kind === 'link') throw codeError('EEXIST', path);
     let content = bytes; // the shared layer's copy, nobody else's: kept as it is
     if (options.mode === 'append' && existing !== undefined) {
       const before = await this.#bytes(existing, path);
@@ -104,33 +115,73 @@ export class BlobTreeDriver implements BackendDriver {
       content.set(before);
       content.set(bytes, before.byteLength);
     }
-    const mimeType = options.mimeType ?? existing?.mimeType ?? guessMimeType(path);
-    const version = ++this.#clock;
     const file: LazyFile = {
       kind: 'file',
       hash: undefined,
       bytes: content,
       size: content.byteLength,
-      version,
+      version: ++this.#clock,
       modifiedAt: Date.now(),
-      mimeType,
+      mimeType: options.mimeType ?? existing?.mimeType ?? guessMimeType(name),
+      executable: options.executable ?? existing?.executable ?? false,
     };
     (parent.children as Map<string, LazyNode>).set(name, file);
   }
 
+  /** A mode change git records: a new version; the bytes (and their blob) stay. */
+  async setExecutable(path: string, executable: boolean): Promise<void> {
+    const { parent, name } = await this.#parentOf((await this.#resolve(path, true)).path);
+    const existing = parent.children?.get(name);
+    if (existing === undefined) throw codeError('ENOENT', path);
+    if (existing.kind !== 'file') throw codeError('EISDIR', path);
+    (parent.children as Map<string, LazyNode>).set(name, { ...existing, executable, version: ++this.#clock, modifiedAt: Date.now() });
+  }
+
+  async symlink(target: string, path: string): Promise<void> {
+    const { parent, name } = await this.#parentOf((await this.#resolve(path, false)).path);
+    if (parent.children?.has(name) === true) throw codeError('EEXIST', path);
+    (parent.children as Map<string, LazyNode>).set(name, newLink(target));
+  }
+
+  async readlink(path: string): Promise<string> {
+    const node = (await this.#resolve(path, false)).node;
+    if (node === undefined) throw codeError('ENOENT', path);
+    if (node.kind !== 'link') throw codeError('EINVAL', path);
+    return this.#target(node, path);
+  }
+
+  /** The real path an access to `path` reaches, links followed inside the tree (a missing tail kept as given). */
+  async resolve(path: string): Promise<string> {
+    return (await this.#resolve(path, true)).path;
+  }
+
+  /** Undefined below a file, as for a missing path (the shared layer says ENOTDIR where it matters). */
   async kind(path: string): Promise<DriverEntryKind | undefined> {
-    const node = await this.#lookup(path);
-    return node === undefined ? undefined : node.kind === 'dir' ? 'directory' : 'file';
+    try {
+      const node = (await this.#resolve(path, false)).node;
+      return node === undefined ? undefined : driverKind(node);
+    } catch (error) {
+      if (error instanceof NotADirectoryError) return undefined;
+      throw error;
+    }
   }
 
   async stat(path: string): Promise<DriverStat> {
-    const node = await this.#node(path);
+    const own = (await this.#resolve(path, false)).node;
+    if (own === undefined) throw codeError('ENOENT', path);
+    const isSymlink = own.kind === 'link';
+    const node = isSymlink ? (await this.#resolve(path, true)).node : own;
+    if (node === undefined || node.kind === 'link') {
+      // Dangling (inside the root): the link itself.
+      return { isFile: false, isDirectory: false, isSymlink, sizeBytes: 0, modifiedAt: new Date(own.modifiedAt) };
+    }
     const modifiedAt = new Date(node.modifiedAt);
-    if (node.kind === 'dir') return { isFile: false, isDirectory: true, isSymlink: false, sizeBytes: 0, modifiedAt };
+    if (node.kind === 'dir') return { isFile: false, isDirectory: true, isSymlink, sizeBytes: 0, modifiedAt };
     const stat: DriverStat = {
       isFile: true,
       isDirectory: false,
-      isSymlink: false,
+      isSymlink,
+      executable: node.executable,
       sizeBytes: node.size,
       modifiedAt,
       version: node.version,
@@ -140,56 +191,50 @@ export class BlobTreeDriver implements BackendDriver {
   }
 
   async list(path: string): Promise<DriverListEntry[]> {
-    const directory = await this.#directory(splitPath(path), false);
-    return [...(directory.children as Map<string, LazyNode>)].map(([name, child]) => ({
-      name,
-      kind: child.kind === 'dir' ? 'directory' : 'file',
-    }));
+    const node = (await this.#resolve(path, true)).node;
+    if (node === undefined) throw codeError('ENOENT', path);
+    if (node.kind !== 'dir') throw codeError('ENOTDIR', path);
+    return [...(await this.#children(node))].map(([name, child]) => ({ name, kind: driverKind(child) }));
   }
 
   async *walk(base: string): AsyncIterable<DriverWalkEntry> {
-    const start = await this.#lookup(base);
-    if (start === undefined || start.kind === 'file') return;
+    const start = (await this.#resolve(base, true)).node;
+    if (start === undefined || start.kind !== 'dir') return;
     const pending: [string, LazyDir][] = [[base, start]];
     while (pending.length > 0) {
       const [directoryPath, directory] = pending.pop() as [string, LazyDir];
       for (const [name, child] of await this.#children(directory)) {
         const childPath = joinPath(directoryPath, name);
-        yield { path: childPath, kind: child.kind === 'dir' ? 'directory' : 'file' };
+        yield { path: childPath, kind: driverKind(child) };
         if (child.kind === 'dir') pending.push([childPath, child]);
       }
     }
   }
 
   async mkdir(path: string): Promise<void> {
-    await this.#directory(splitPath(path), true, true);
+    await this.#directory(splitPath((await this.#resolve(path, true)).path), true, true);
   }
 
   async remove(path: string): Promise<void> {
-    const names = splitPath(path);
-    const name = names.pop() as string;
-    const parent = await this.#directory(names, true);
+    const { parent, name } = await this.#parentOf((await this.#resolve(path, false)).path);
     parent.children?.delete(name);
   }
 
   /** O(1): the subtree moves with its hashes, so an unchanged directory stays unloaded and is never re-stored. */
   async move(from: string, to: string): Promise<void> {
-    const node = await this.#node(from);
-    const toNames = splitPath(to);
-    const toName = toNames.pop() as string;
-    const target = await this.#directory(toNames, true);
-    await this.remove(from);
-    (target.children as Map<string, LazyNode>).set(toName, node);
+    const source = await this.#found(from);
+    const target = await this.#parentOf((await this.#resolve(to, false)).path);
+    const { parent, name } = await this.#parentOf(source.path);
+    parent.children?.delete(name);
+    (target.parent.children as Map<string, LazyNode>).set(target.name, source.node);
   }
 
   /** A clean directory is copied as its manifest hash (O(1), loaded lazily); files share their bytes or hash. */
   async copy(from: string, to: string): Promise<void> {
-    const node = await this.#node(from);
-    const toNames = splitPath(to);
-    const toName = toNames.pop() as string;
-    const target = await this.#directory(toNames, true);
-    (target.children as Map<string, LazyNode>).set(
-      toName,
+    const { node } = await this.#found(from);
+    const target = await this.#parentOf((await this.#resolve(to, false)).path);
+    (target.parent.children as Map<string, LazyNode>).set(
+      target.name,
       cloneNode(node, () => ++this.#clock),
     );
   }
@@ -211,7 +256,17 @@ export class BlobTreeDriver implements BackendDriver {
     this.#tree = unloadedDir(root);
   }
 
-  // ---- tree access --------------------------------------------------------------------------------------
+  /** Every blob captures stored or found stored since the last `published()`, with its bytes. */
+  unpublished(): Map<string, Uint8Array> {
+    return new Map(this.#unpublished);
+  }
+
+  /** Forgets the blobs a successful publish made reachable. */
+  published(hashes: Iterable<string>): void {
+    for (const hash of hashes) this.#unpublished.delete(hash);
+  }
+
+  // ---- capture ------------------------------------------------------------------------------------------
 
   async #store(directory: LazyDir, fresh: string[]): Promise<string> {
     if (directory.hash !== undefined) return directory.hash;
@@ -219,11 +274,12 @@ export class BlobTreeDriver implements BackendDriver {
     for (const [name, child] of directory.children as Map<string, LazyNode>) {
       if (child.kind === 'dir') entries.push([name, 'd', await this.#store(child, fresh), 0]);
       else {
-        if (child.hash === undefined) {
+        if (child.kind === 'file' && child.hash === undefined) {
           child.hash = await this.#put(child.bytes as Uint8Array, fresh);
           child.bytes = undefined;
         }
-        entries.push([name, 'f', child.hash, child.size]);
+        if (child.kind === 'link' && child.hash === undefined) child.hash = await this.#put(Buffer.from(child.target as string), fresh);
+        entries.push(leafEntry(name, child));
       }
     }
     directory.hash = await this.#put(encodeManifest(entries), fresh);
@@ -239,15 +295,7 @@ export class BlobTreeDriver implements BackendDriver {
     return hash;
   }
 
-  /** Every blob captures stored or found stored since the last `published()`, with its bytes. */
-  unpublished(): Map<string, Uint8Array> {
-    return new Map(this.#unpublished);
-  }
-
-  /** Forgets the blobs a successful publish made reachable. */
-  published(hashes: Iterable<string>): void {
-    for (const hash of hashes) this.#unpublished.delete(hash);
-  }
+  // ---- tree access --------------------------------------------------------------------------------------
 
   async #children(directory: LazyDir): Promise<Map<string, LazyNode>> {
     if (directory.children !== undefined) return directory.children;
@@ -255,43 +303,49 @@ export class BlobTreeDriver implements BackendDriver {
     // Another call may have loaded it while this one waited: keep the first, it may have changed since.
     if (directory.children !== undefined) return directory.children;
     const now = Date.now();
-    directory.children = new Map(
-      entries.map(([name, kind, hash, size]): [string, LazyNode] => [
-        name,
-        kind === 'd'
-          ? unloadedDir(hash, now)
-          : { kind: 'file', hash, bytes: undefined, size, version: ++this.#clock, modifiedAt: now, mimeType: guessMimeType(name) },
-      ]),
-    );
+    const version = () => ++this.#clock;
+    directory.children = new Map(entries.map((entry): [string, LazyNode] => [entry[0], nodeOf(entry, version, now)]));
     return directory.children;
   }
 
-  async #lookup(path: string): Promise<LazyNode | undefined> {
-    let node: LazyNode = this.#tree;
-    for (const name of splitPath(path)) {
-      if (node.kind !== 'dir') return undefined;
-      const next: LazyNode | undefined = (await this.#children(node)).get(name);
-      if (next === undefined) return undefined;
-      node = next;
-    }
-    return node;
+  /** A link's target text, read from its blob the first time. */
+  async #target(link: LazyLink, path: string): Promise<string> {
+    if (link.target !== undefined) return link.target;
+    const bytes = await this.blobs.get(link.hash as string);
+    if (bytes === undefined) throw new SnapshotError(`the target of the link ${path} (blob ${link.hash}) is missing from the blob store`);
+    link.target = new TextDecoder().decode(bytes);
+    return link.target;
   }
 
-  async #node(path: string): Promise<LazyNode> {
-    const node = await this.#lookup(path);
-    if (node === undefined) throw codeError('ENOENT', path);
-    return node;
+  /** Where `path` leads, its links followed inside the tree (the final one only when `followFinal`). */
+  #resolve(path: string, followFinal: boolean): Promise<ResolvedPath<LazyNode>> {
+    return resolveLinksLoading(this.#links, path, followFinal);
+  }
+
+  /** The entry at `path` itself (a final link not followed) and its real path. */
+  async #found(path: string): Promise<{ path: string; node: LazyNode }> {
+    const resolved = await this.#resolve(path, false);
+    if (resolved.node === undefined) throw codeError('ENOENT', path);
+    return { path: resolved.path, node: resolved.node };
   }
 
   async #file(path: string): Promise<LazyFile> {
-    const node = await this.#node(path);
+    const node = (await this.#resolve(path, true)).node;
+    if (node === undefined || node.kind === 'link') throw codeError('ENOENT', path);
     if (node.kind === 'dir') throw codeError('EISDIR', path);
     return node;
   }
 
+  /** The loaded, changed-marked directory holding the real path `real`, and the entry's name in it. */
+  async #parentOf(real: string): Promise<{ parent: LazyDir; name: string }> {
+    const names = splitPath(real);
+    const name = names.pop() as string;
+    return { parent: await this.#directory(names, true), name };
+  }
+
   /**
-   * The loaded directory at `names`. `forWrite` marks every directory on the way as changed (its manifest
-   * must be rewritten); `create` makes missing ones.
+   * The loaded directory at `names` (a real path: no link on it). `forWrite` marks every directory on the
+   * way as changed (its manifest must be rewritten); `create` makes missing ones.
    */
   async #directory(names: string[], forWrite: boolean, create = false): Promise<LazyDir> {
     let directory = this.#tree;
@@ -320,83 +374,4 @@ export class BlobTreeDriver implements BackendDriver {
     if (bytes === undefined) throw new SnapshotError(`the content of ${path} (blob ${file.hash}) is missing from the blob store`);
     return bytes;
   }
-}
-
-/**
- * The snapshot record of the tree a root manifest names, as a `BlobTreeDriver`'s snapshots are: any
- * workspace over the blob store holding it can read it (e.g. a stored session's base, as a `from`).
- */
-export function blobTreeSnapshot(root: string, tag?: string): WorkspaceSnapshot {
-  const record: WorkspaceSnapshot = {
-    id: randomUUID(),
-    backend: 'memory',
-    ref: `${REF_PREFIX}${root}`,
-    createdAt: new Date().toISOString(),
-    root: '/',
-  };
-  if (tag !== undefined) record.tag = tag;
-  return record;
-}
-
-/** Snapshots of a `BlobTreeDriver`: records carry the root manifest hash, valid wherever the blobs are. */
-class BlobTreeSnapshotter implements Snapshotter {
-  readonly #driver: BlobTreeDriver;
-  /** One reader for every tree this workspace opens, so `patch` and diffs skip unchanged directories by hash. */
-  readonly #reader: TreeReader<string>;
-
-  constructor(driver: BlobTreeDriver) {
-    this.#driver = driver;
-    this.#reader = manifestReader(driver.blobs);
-  }
-
-  /** A snapshot's tree, or the live state's (captured into the blob store first): what `patch` reads. */
-  async open(snapshot?: WorkspaceSnapshot): Promise<SnapshotTree> {
-    const root = snapshot === undefined ? (await this.#driver.capture()).root : this.#rootOf(snapshot);
-    return snapshotTree(root, this.#reader);
-  }
-
-  async snapshot(options: SnapshotOptions): Promise<WorkspaceSnapshot> {
-    const { root } = await this.#driver.capture();
-    return blobTreeSnapshot(root, options.tag);
-  }
-
-  async restore(snapshot: WorkspaceSnapshot): Promise<RestoreResult> {
-    await this.#driver.replaceRoot(this.#rootOf(snapshot));
-    return { skipped: [] };
-  }
-
-  async diff(from: WorkspaceSnapshot, to?: WorkspaceSnapshot): Promise<DiffEntry[]> {
-    const right = to === undefined ? (await this.#driver.capture()).root : this.#rootOf(to);
-    const entries: DiffEntry[] = [];
-    await diffManifests(this.#driver.blobs, '', this.#rootOf(from), right, entries);
-    return sortDiff(entries);
-  }
-
-  #rootOf(record: WorkspaceSnapshot): string {
-    if (record.backend !== this.#driver.name || !record.ref.startsWith(REF_PREFIX))
-      throw new SnapshotRestoreError(`snapshot ${record.id} is not a content-addressed ${this.#driver.name} snapshot`);
-    const root = record.ref.slice(REF_PREFIX.length);
-    if (!/^[0-9a-f]{64}$/.test(root)) throw new SnapshotRestoreError(`snapshot ${record.id} has a malformed ref`);
-    return root;
-  }
-}
-
-function emptyDir(now = Date.now()): LazyDir {
-  return { kind: 'dir', hash: undefined, children: new Map(), modifiedAt: now };
-}
-
-function unloadedDir(hash: string, now = Date.now()): LazyDir {
-  return { kind: 'dir', hash, children: undefined, modifiedAt: now };
-}
-
-function touch(directory: LazyDir, now: number): void {
-  directory.hash = undefined;
-  directory.modifiedAt = now;
-}
-
-function cloneNode(node: LazyNode, nextVersion: () => number): LazyNode {
-  if (node.kind === 'file') return { ...node, version: nextVersion(), modifiedAt: Date.now() };
-  if (node.hash !== undefined) return unloadedDir(node.hash);
-  const children = new Map([...(node.children as Map<string, LazyNode>)].map(([name, child]) => [name, cloneNode(child, nextVersion)]));
-  return { kind: 'dir', hash: undefined, children, modifiedAt: Date.now() };
 }

@@ -14,8 +14,14 @@ export interface CreateOptions {
 export interface ComplianceHarness {
   /** A fresh, empty workspace. The suite disposes it after each test. */
   create(options?: CreateOptions): Promise<SnapshotableWorkspace>;
-  /** Backends with symlinks: plant a link at `linkPath` (workspace-relative) whose target text is `target`. */
+  /**
+   * Plants a link at `linkPath` (workspace-relative) whose target text is `target`. Default, on a backend
+   * with file kinds: `workspace.symlink(target, linkPath)`. A host-like backend may plant it behind the
+   * workspace's back, as another process would.
+   */
   symlink?(workspace: SnapshotableWorkspace, linkPath: string, target: string): Promise<void>;
+  /** `false` for a backend without executable bits and symlinks (a driver without the optional primitives). */
+  fileKinds?: false;
   /**
    * Calls made to the driver outside its preconditions since the last call, for a workspace over
    * `strictDriver(yourDriver, sink)`: the suite expects none after each test.

@@ -29,11 +29,13 @@ import { searchGitignore } from './search-gitignore.js';
 import { snapshotSemantics } from './snapshots.js';
 import { streams } from './streams.js';
 import { symlinkRules } from './symlinks.js';
+import { fileKinds } from './file-kinds.js';
 import { fileVersions } from './versions.js';
 import { watchEvents } from './watch.js';
 
 export type { ComplianceHarness, CreateOptions, ExpectErrorOptions } from './harness.js';
 export { contentsOf, expectError, expectNoHostPath, tempDirs, workspaces } from './harness.js';
+export { kindsOf, plantKinds } from './file-kinds.js';
 export { strictDriver, type StrictViolationSink } from './strict-driver.js';
 
 export function describeWorkspaceCompliance(name: string, harness: ComplianceHarness): void {
@@ -58,6 +60,7 @@ export function describeWorkspaceCompliance(name: string, harness: ComplianceHar
     readOnlyMode(harness);
     concurrency(harness);
     symlinkRules(harness);
+    fileKinds(harness);
     watchEvents(harness);
     longCallRules(harness);
     forkSemantics(harness);

@@ -66,6 +66,23 @@ export function protectedPaths(harness: ComplianceHarness): void {
       expect(await contentsOf(ws)).toEqual(before);
     });
 
+    it('refuses a change reaching host .git content through a link, and changes of its kinds', async () => {
+      if (harness.fileKinds === false) return;
+      const ws = await withRepository();
+      await ws.symlink('repo/.git', 'g');
+      await ws.symlink('repo/.git/config', 'cfg');
+      const before = await contentsOf(ws);
+      await refused(ws.write('g/config', '[core]\n\tfsmonitor = "touch pwned"\n'));
+      await refused(ws.write('cfg', 'x'));
+      await refused(ws.write('g/hooks/post-checkout', '#!/bin/sh\ntouch pwned\n', { executable: true }));
+      await refused(ws.setExecutable('g/hooks/pre-commit.sample', true));
+      await refused(ws.setExecutable('repo/.git/hooks/pre-commit.sample', true));
+      await refused(ws.symlink('/etc/passwd', 'repo/.git/hooks/pre-push'));
+      await refused(ws.symlink('x', 'g/hooks/pre-push'));
+      expect(await contentsOf(ws)).toEqual(before);
+      expect((await ws.stat('repo/.git/hooks/pre-commit.sample')).executable).toBe(false);
+    });
+
     it('lets the workspace read and copy out host .git content, and work freely in a .git it creates itself', async () => {
       const ws = await withRepository();
       await ws.copy('repo/.git', 'backup/.git', { recursive: true });

@@ -1,7 +1,6 @@
-import type { BackendDriver, DriverEntryKind, DriverStagedFile, DriverWalkEntry } from '../workspace/driver.js';
+import type { BackendDriver, DriverEntryKind, DriverStagedFile, DriverWalkEntry, DriverWriteOptions } from '../workspace/driver.js';
 import { driverWith } from '../workspace/driver-proxy.js';
 import { parentPath as parentOf, type NormalizedPath } from '../workspace/paths.js';
-import type { WriteMode } from '../workspace/types.js';
 
 /** Where a strict driver reports a call made outside its preconditions. */
 export type StrictViolationSink = (message: string) => void;
@@ -33,11 +32,21 @@ export function strictDriver(driver: BackendDriver, onViolation: StrictViolation
     if (path === '') refuse(`${call}('') on the root`);
     await expectKinds(`${call}: parent of`, parentOf(path), ['directory', 'symlink']);
   };
-  const expectWritable = async (call: string, path: NormalizedPath, mode: WriteMode): Promise<void> => {
+  const expectWritable = async (call: string, path: NormalizedPath, { mode, executable }: DriverWriteOptions): Promise<void> => {
     await expectParent(call, path);
     const found = await kind(path);
     if (found === 'directory') refuse(`${call}('${path}') on a directory`);
     if (mode === 'create' && found !== undefined) refuse(`${call}('${path}', create) on an existing ${found}`);
+    if (executable !== undefined && driver.setExecutable === undefined)
+      refuse(`${call}('${path}') with executable, but the driver has no setExecutable`);
+  };
+  /** A path that is a `wanted` itself, or a link the driver resolves to one. */
+  const expectThrough = async (call: string, path: NormalizedPath, wanted: 'file' | 'directory'): Promise<void> => {
+    const found = await kind(path);
+    const resolved = found === 'symlink' ? await driver.stat(path) : undefined;
+    const ok = found === wanted || (resolved !== undefined && (wanted === 'file' ? resolved.isFile : resolved.isDirectory));
+    if (!ok)
+      refuse(`${call}('${path}') on ${found === undefined ? 'a missing path' : `a ${found}`}; promised: a ${wanted} or a link to one`);
   };
   /** `to` of a move or copy: its parent exists; an existing `to` is of the source's kind. */
   const expectTransfer = async (call: string, from: NormalizedPath, to: NormalizedPath): Promise<void> => {
@@ -52,8 +61,8 @@ export function strictDriver(driver: BackendDriver, onViolation: StrictViolation
       await expectKinds('readFile', path, ['file', 'symlink']);
       return driver.readFile(path, range);
     },
-    async writeFile(path: NormalizedPath, bytes: Uint8Array, options: { mode: WriteMode; mimeType?: string }) {
-      await expectWritable('writeFile', path, options.mode);
+    async writeFile(path: NormalizedPath, bytes: Uint8Array, options: DriverWriteOptions) {
+      await expectWritable('writeFile', path, options);
       return driver.writeFile(path, bytes, options);
     },
     async stat(path: NormalizedPath) {
@@ -88,7 +97,25 @@ export function strictDriver(driver: BackendDriver, onViolation: StrictViolation
       return driver.remove(path, options);
     },
   };
-  const { move, copy, openFile, commitStaged } = driver;
+  const { move, copy, openFile, commitStaged, setExecutable, symlink, readlink } = driver;
+  if (setExecutable !== undefined)
+    overrides.setExecutable = async (path: NormalizedPath, executable: boolean) => {
+      await expectThrough('setExecutable', path, 'file');
+      return setExecutable.call(driver, path, executable);
+    };
+  if (symlink !== undefined)
+    overrides.symlink = async (target: string, path: NormalizedPath) => {
+      if (path === '') refuse(`symlink('${target}', '') on the root`);
+      const found = await kind(path);
+      if (found !== undefined) refuse(`symlink('${target}', '${path}') on an existing ${found}`);
+      await expectThrough(`symlink('${target}', …): parent of`, parentOf(path), 'directory');
+      return symlink.call(driver, target, path);
+    };
+  if (readlink !== undefined)
+    overrides.readlink = async (path: NormalizedPath) => {
+      await expectKinds('readlink', path, ['symlink']);
+      return readlink.call(driver, path);
+    };
   if (move !== undefined)
     overrides.move = async (from: NormalizedPath, to: NormalizedPath) => {
       await expectTransfer('move', from, to);
@@ -105,8 +132,8 @@ export function strictDriver(driver: BackendDriver, onViolation: StrictViolation
       return openFile.call(driver, path);
     };
   if (commitStaged !== undefined)
-    overrides.commitStaged = async (path: NormalizedPath, staged: DriverStagedFile, options: { mode: WriteMode; mimeType?: string }) => {
-      await expectWritable('commitStaged', path, options.mode);
+    overrides.commitStaged = async (path: NormalizedPath, staged: DriverStagedFile, options: DriverWriteOptions) => {
+      await expectWritable('commitStaged', path, options);
       return commitStaged.call(driver, path, staged, options);
     };
   return driverWith(driver, overrides);

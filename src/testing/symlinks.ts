@@ -1,11 +1,14 @@
 import { readFile, readdir, writeFile, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
+import type { SnapshotableWorkspace } from '../workspace/types.js';
 import { contentsOf, expectError, tempDirs, workspaces, type ComplianceHarness } from './harness.js';
 
 /** For backends with symlinks: links inside the root behave as links, links that leave it are walls. */
 export function symlinkRules(harness: ComplianceHarness): void {
-  const plant = harness.symlink;
+  const plant =
+    harness.symlink ??
+    (harness.fileKinds === false ? undefined : (ws: SnapshotableWorkspace, link: string, target: string) => ws.symlink(target, link));
   if (plant === undefined) return;
 
   describe('symlinks', () => {

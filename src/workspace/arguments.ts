@@ -17,13 +17,19 @@ export function optionsObject<O extends object>(value: O | null | undefined, ope
 const WRITE_MODES: readonly WriteMode[] = ['create', 'overwrite', 'append'];
 
 /** A write's options, checked the same way for `write`, `writeBytes` and write streams. */
-export function writeOptions(options: WriteOptions, shown: string): { mode: WriteMode; mimeType?: string; ifVersion?: number } {
+export function writeOptions(
+  options: WriteOptions,
+  shown: string,
+): { mode: WriteMode; mimeType?: string; ifVersion?: number; executable?: boolean } {
   const mode = options.mode ?? 'overwrite';
   if (!WRITE_MODES.includes(mode))
     throw new InvalidArgumentError(`mode must be one of ${WRITE_MODES.join(', ')}, got ${String(mode)}`, shown);
   const mimeType = options.mimeType;
   if (mimeType !== undefined && typeof mimeType !== 'string') throw new InvalidArgumentError('mimeType must be a string', shown);
-  const checked: { mode: WriteMode; mimeType?: string; ifVersion?: number } = { mode };
+  const executable = options.executable;
+  if (executable !== undefined && typeof executable !== 'boolean') throw new InvalidArgumentError('executable must be a boolean', shown);
+  const checked: { mode: WriteMode; mimeType?: string; ifVersion?: number; executable?: boolean } = { mode };
+  if (executable !== undefined) checked.executable = executable;
   if (mimeType !== undefined) checked.mimeType = mimeType;
   if (options.ifVersion !== undefined) checked.ifVersion = nonNegativeInteger(options.ifVersion, 'ifVersion');
   return checked;

@@ -1,6 +1,6 @@
 import { registerAuditLog, type AuditRecorder } from '../governance/audit.js';
 import { AUDITED } from '../governance/audited-methods.js';
-import type { Governance, Release } from '../governance/governance.js';
+import type { Governance } from '../governance/governance.js';
 import type { WorkspacePolicy } from '../governance/policy.js';
 import type { Protection } from '../governance/protect.js';
 import { registerTrust } from '../governance/trust.js';
@@ -9,31 +9,19 @@ import type { BackendDriver, SnapshotTree } from './driver.js';
 import { composeLayers, type CreateWorkspaceOptions } from './layers.js';
 
 export type { CreateWorkspaceOptions } from './layers.js';
-import { fromDriverError } from './driver-errors.js';
-import {
-  DirectoryNotEmptyError,
-  FileExistsError,
-  FileNotFoundError,
-  InvalidArgumentError,
-  NotADirectoryError,
-  NotSupportedError,
-  PolicyError,
-  ReadOnlyError,
-} from './errors.js';
+import { InvalidArgumentError, NotSupportedError, PolicyError, ReadOnlyError } from './errors.js';
 import { globFiles, grepFiles, type SearchEntry, type SearchSource } from './glob-grep.js';
-import { optionsObject, writeOptions } from './arguments.js';
+import { optionsObject } from './arguments.js';
 import type { WorkspaceLimits } from './limits.js';
-import { KeyedMutex, runLocked } from './locks.js';
-import { assertCreatable, displayInput, displayPath, normalizeInside, parentPath, type NormalizedPath } from './paths.js';
+import { displayInput, normalizeInside, type NormalizedPath } from './paths.js';
 import { encodeUtf8 } from './text.js';
 import { copyBytes } from './bytes.js';
 import { byteRange, bytesResult, lineRange, textResult } from './read-results.js';
 import { DriverProbe } from './probe.js';
 import type { LongCallOptions } from './progress.js';
 import { SnapshotQueue } from './snapshot-queue.js';
-import { isWriteContent, openReadStream, openWriteStream, storeContent, type WriteContent } from './streams.js';
-import { planTransfer, transfer } from './transfer.js';
-import { assertWriteFits, checkBulkEntries, runBulk } from './write-files.js';
+import { isWriteContent, openReadStream, openWriteStream } from './streams.js';
+import { WorkspaceMutations } from './mutations.js';
 import type {
   CopyOptions,
   DeleteOptions,
@@ -129,7 +117,7 @@ export class DriverWorkspace implements ManagedWorkspace {
   readonly #options: CreateWorkspaceOptions;
   readonly #snapshots: SnapshotQueue;
   readonly #probe: DriverProbe;
-  readonly #locks = new KeyedMutex();
+  readonly #mutations: WorkspaceMutations;
   readonly #governance: Governance;
   readonly #protection: Protection;
   readonly #watch: WatchLayer;
@@ -154,6 +142,14 @@ export class DriverWorkspace implements ManagedWorkspace {
     this.#watch = layers.watch;
     this.#audit = layers.audit;
     this.#probe = new DriverProbe(layers.reader);
+    this.#mutations = new WorkspaceMutations({
+      driver: layers.driver,
+      probe: this.#probe,
+      governance: layers.governance,
+      protection: layers.protection,
+      limits: layers.limits,
+      changed: (paths) => this.#snapshots.changed(paths),
+    });
     const protection = layers.protection;
     const versioned = layers.versioned;
     const left = {
@@ -309,7 +305,7 @@ export class DriverWorkspace implements ManagedWorkspace {
       const options = this.admit('write', path, given);
       if (typeof content !== 'string')
         throw new InvalidArgumentError('write content must be a string (use writeBytes for bytes)', displayInput(path));
-      return this.#audit.ok(call, AUDITED.write, path, await this.#write(path, encodeUtf8(content), options));
+      return this.#audit.ok(call, AUDITED.write, path, await this.#mutations.write(path, encodeUtf8(content), options));
     } catch (error) {
       throw this.#audit.failed(call, AUDITED.write, path, error, content);
     }
@@ -322,31 +318,10 @@ export class DriverWorkspace implements ManagedWorkspace {
       if (!isWriteContent(content)) throw new InvalidArgumentError('writeBytes content must be a Uint8Array', displayInput(path));
       // Copied before the first await: once this call returns its promise the caller's bytes are its own again.
       const own = content instanceof Uint8Array ? copyBytes(content) : content;
-      return this.#audit.ok(call, AUDITED.writeBytes, path, await this.#write(path, own, options));
+      return this.#audit.ok(call, AUDITED.writeBytes, path, await this.#mutations.write(path, own, options));
     } catch (error) {
       throw this.#audit.failed(call, AUDITED.writeBytes, path, error, content);
     }
-  }
-
-  async #write(path: string, content: WriteContent, options: WriteOptions): Promise<WriteResult> {
-    const target = await this.#governance.admit(path, 'file');
-    await this.#protection.guard(target);
-    const shown = displayPath(target);
-    const { mode, mimeType, ifVersion } = writeOptions(options, shown);
-    assertWriteFits(target, content, this.limits);
-    await runLocked(this.#locks, [target], async () => {
-      const state = await this.#probe.writeTarget(target);
-      if (ifVersion !== undefined) await this.#probe.assertVersion(target, state, ifVersion);
-      if (state === 'existing' && mode === 'create')
-        throw new FileExistsError(shown, `already exists: ${shown} (mode 'create' never replaces a file)`);
-      const release = await this.#governance.beforeWrite(target, state, mode, content.byteLength);
-      const write = async (): Promise<void> => {
-        if (state === 'missing') await this.#prepareParent(target, options.createParents !== false);
-        await storeContent(this.#driver, target, content, mimeType === undefined ? { mode } : { mode, mimeType });
-      };
-      await this.#mutate([target], write, target, release);
-    });
-    return { path: shown, bytesWritten: content.byteLength, mode };
   }
 
   /** See {@link Workspace.createReadStream}; docs/governance.md, "Streaming large files". */
@@ -369,122 +344,57 @@ export class DriverWorkspace implements ManagedWorkspace {
   }
 
   mkdir(path: string, given?: MkdirOptions): Promise<void> {
-    return this.#audit.record(AUDITED.mkdir, path, undefined, () => this.#mkdir(path, given));
-  }
-
-  async #mkdir(path: string, given?: MkdirOptions): Promise<void> {
-    const options = this.admit('mkdir', path, given);
-    const target = await this.#governance.admit(path, 'directory');
-    await this.#protection.guard(target);
-    const shown = displayPath(target);
-    await runLocked(this.#locks, [target], async () => {
-      const kind = await this.#probe.kind(target);
-      // A link to a directory inside the root is a directory for mkdir, as `mkdir -p` sees it.
-      if (target === '' || kind === 'directory' || (kind === 'symlink' && (await this.#probe.statFound(target)).isDirectory)) {
-        if (options.existOk !== false) return;
-        throw new FileExistsError(shown);
-      }
-      if (kind !== undefined) throw new FileExistsError(shown, `already exists and is not a directory: ${shown}`);
-      assertCreatable(target, this.limits);
-      if (options.parents === false && !(await this.#probe.isDirectory(parentPath(target)))) {
-        const parent = parentPath(target);
-        if ((await this.#probe.kind(parent)) !== undefined) throw new NotADirectoryError(displayPath(parent));
-        throw new FileNotFoundError(
-          displayPath(parent),
-          `parent directory does not exist: ${displayPath(parent)} (pass parents: true to create it)`,
-        );
-      }
-      await this.#probe.assertNoFileAbove(target);
-      await this.#mutate([target], () => this.#driver.mkdir(target));
-    });
+    return this.#audit.record(AUDITED.mkdir, path, undefined, async () => this.#mutations.mkdir(path, this.admit('mkdir', path, given)));
   }
 
   delete(path: string, given?: DeleteOptions): Promise<void> {
-    return this.#audit.record(AUDITED.delete, path, undefined, () => this.#delete(path, given));
-  }
-
-  async #delete(path: string, given?: DeleteOptions): Promise<void> {
-    const options = this.admit('delete', path, given);
-    const target = await this.#governance.admit(path, 'any');
-    if (target === '') throw new InvalidArgumentError('cannot delete the workspace root', '/');
-    await this.#protection.guard(target);
-    const recursive = options.recursive === true;
-    await runLocked(this.#locks, [target], async () => {
-      const kind = await this.#probe.kind(target);
-      if (kind === undefined) throw new FileNotFoundError(displayPath(target));
-      await this.#protection.guardTree(target, kind);
-      if (kind === 'directory' && !recursive && (await this.#probe.call(target, () => this.#driver.list(target))).length > 0)
-        throw new DirectoryNotEmptyError(displayPath(target));
-      const release = await this.#governance.beforeDelete(target, kind);
-      await this.#mutate([target], () => this.#driver.remove(target, { recursive }), target, release);
-    });
+    return this.#audit.record(AUDITED.delete, path, undefined, async () => this.#mutations.delete(path, this.admit('delete', path, given)));
   }
 
   rename(from: string, to: string, given?: RenameOptions): Promise<void> {
     return this.#audit.record(AUDITED.rename, from, to, async () => {
       const options = this.admit('rename', from, given);
-      await this.#transfer('move', from, to, options.overwrite === true, true);
+      await this.#mutations.transfer('move', from, to, options.overwrite === true, true);
     });
   }
 
   copy(from: string, to: string, given?: CopyOptions): Promise<void> {
     return this.#audit.record(AUDITED.copy, from, to, async () => {
       const options = this.admit('copy', from, given);
-      await this.#transfer('copy', from, to, options.overwrite === true, options.recursive === true);
+      await this.#mutations.transfer('copy', from, to, options.overwrite === true, options.recursive === true);
     });
   }
 
   /** Recorded once by the audit, as one operation: the writes and directories it makes are not. */
   writeFiles(entries: readonly WriteFilesEntry[]): Promise<WriteFilesResult> {
-    return this.#audit.record(AUDITED.writeFiles, undefined, undefined, () => this.#writeFiles(entries));
-  }
-
-  async #writeFiles(entries: readonly WriteFilesEntry[]): Promise<WriteFilesResult> {
-    this.admit('write');
-    const admit = async (path: unknown, intent: 'file' | 'directory') => {
-      const target = await this.#governance.admit(path, intent);
-      await this.#protection.guard(target);
-      return target;
-    };
-    const checked = await checkBulkEntries(entries, this.limits, this.#driver, admit);
-    const paths = checked.entries.map((entry) => entry.path);
-    // A policy judges each write (sizes, quota, confirm): entry by entry then, through the ordinary calls.
-    if (this.#driver.writeFiles !== undefined && this.policy === undefined)
-      await runLocked(this.#locks, paths, () => this.#mutate(paths, () => runBulk(this.#driver, checked.entries)));
-    else
-      for (const entry of checked.entries)
-        await (entry.kind === 'file' ? this.#write(entry.path, entry.content, {}) : this.mkdir(entry.path));
-    return checked.result;
-  }
-
-  async #transfer(verb: 'move' | 'copy', fromInput: string, toInput: string, overwrite: boolean, recursive: boolean): Promise<void> {
-    const source = await this.#governance.admit(fromInput, 'any');
-    const target = await this.#governance.admit(toInput, 'any');
-    if (verb === 'move') await this.#protection.guard(source);
-    await this.#protection.guard(target);
-    await runLocked(this.#locks, [source, target], async () => {
-      const checks = { kind: (path: NormalizedPath) => this.#probe.kind(path), walk: (path: NormalizedPath) => this.#driver.walk(path) };
-      const plan = await planTransfer(checks, this.limits, verb, source, target, overwrite, recursive);
-      if (plan === undefined) return;
-      if (verb === 'move') await this.#protection.guardTree(source, plan.sourceKind);
-      await this.#protection.guardTree(target, plan.targetKind);
-      const release = await this.#governance.beforeTransfer({ verb, ...plan });
-      const run = () => this.#prepareParent(target, true).then(() => transfer(this.#driver, verb, plan));
-      await this.#mutate(verb === 'move' ? [source, target] : [target], run, target, release);
+    return this.#audit.record(AUDITED.writeFiles, undefined, undefined, async () => {
+      this.admit('write');
+      return this.#mutations.writeFiles(entries, this.policy !== undefined);
     });
   }
 
-  /** Makes sure the parent of a path about to be created is a directory (creating it when allowed). */
-  async #prepareParent(target: NormalizedPath, createParents: boolean): Promise<void> {
-    const parent = parentPath(target);
-    if (await this.#probe.parentReady(target)) return;
-    await this.#probe.assertNoFileAbove(parent);
-    if (!createParents)
-      throw new FileNotFoundError(
-        displayPath(parent),
-        `parent directory does not exist: ${displayPath(parent)} (pass createParents: true to create it)`,
-      );
-    await this.#mutate([parent], () => this.#driver.mkdir(parent));
+  /** See {@link Workspace.setExecutable}. */
+  setExecutable(path: string, executable: boolean): Promise<void> {
+    return this.#audit.record(AUDITED.setExecutable, path, undefined, async () => {
+      this.admit('write', path);
+      await this.#mutations.setExecutable(path, executable);
+    });
+  }
+
+  /** See {@link Workspace.symlink}. */
+  symlink(target: string, path: string): Promise<void> {
+    return this.#audit.record(AUDITED.symlink, path, undefined, async () => {
+      this.admit('write', path);
+      await this.#mutations.symlink(target, path);
+    });
+  }
+
+  /** See {@link Workspace.readlink}: the link itself is read, never followed. */
+  readlink(path: string): Promise<string> {
+    return this.#audit.record(AUDITED.readlink, path, undefined, async () => {
+      this.admit('read', path);
+      return this.#probe.readlink(await this.#governance.admit(path, 'any'));
+    });
   }
 
   // ---- snapshots ---------------------------------------------------------------------------------------
@@ -546,19 +456,5 @@ export class DriverWorkspace implements ManagedWorkspace {
 
   async [Symbol.asyncDispose](): Promise<void> {
     await this.dispose();
-  }
-
-  // ---- driver calls -----------------------------------------------------------------------------------
-
-  /** A driver mutation: errors mapped, the policy's reservation released on failure, the snapshotter told (even on failure). */
-  async #mutate<T>(paths: NormalizedPath[], task: () => Promise<T>, errorPath = paths[0] as NormalizedPath, release?: Release): Promise<T> {
-    try {
-      return await task();
-    } catch (error) {
-      release?.();
-      throw fromDriverError(error, errorPath);
-    } finally {
-      this.#snapshots.changed(paths);
-    }
   }
 }

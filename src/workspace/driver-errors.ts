@@ -6,6 +6,8 @@ import {
   LimitExceededError,
   NameTooLongError,
   NotADirectoryError,
+  NotSupportedError,
+  linkLoopError,
   PathEscapeError,
   QuotaExceededError,
   ReadOnlyError,
@@ -36,15 +38,22 @@ export function fromDriverError(error: unknown, path: NormalizedPath): Workspace
     case 'EROFS':
       return new ReadOnlyError(shown);
     case 'ELOOP':
-      return new PathEscapeError(shown, `too many levels of symbolic links: ${shown}`);
+      return linkLoopError(shown);
     case 'EACCES':
     case 'EPERM':
+      // A link leading out of the driver's root, said by `resolveLinks` of another copy of sessionfs (a
+      // driver package with its own install): the same error, not a host's permission denied.
+      if ((error as { name?: unknown }).name === 'PathEscapeError')
+        return new PathEscapeError(shown, `a symlink leaves the workspace: ${shown}`);
       return new WorkspaceError('EACCES', `permission denied by the backend: ${shown}`, shown);
     case 'ENAMETOOLONG':
       return new NameTooLongError(`a name is longer than the backend allows: ${shown}`, shown);
     case 'EFBIG':
     case 'ENOSPC':
       return new LimitExceededError(`the backend is out of space or over a size limit (${code}): ${shown}`, shown);
+    case 'ENOTSUP':
+    case 'EOPNOTSUPP':
+      return new NotSupportedError(`the backend does not support this here: ${shown}`, shown);
     case 'EDQUOT':
       return new QuotaExceededError(`the backend's quota is exhausted: ${shown}`, shown);
     default:

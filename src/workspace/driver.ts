@@ -33,7 +33,7 @@ export interface BackendDriver {
    * was checked absent), `overwrite`, `append` (add to the existing bytes, or create). `bytes` are the
    * driver's own (the shared layer copied the caller's, and nobody changes them later): it may keep them.
    */
-  writeFile(path: string, bytes: Uint8Array, options: { mode: WriteMode; mimeType?: string }): Promise<void>;
+  writeFile(path: string, bytes: Uint8Array, options: DriverWriteOptions): Promise<void>;
   /** What the path is without following a final symlink; `undefined` when it does not exist. */
   kind(path: string): Promise<DriverEntryKind | undefined>;
   /**
@@ -49,6 +49,23 @@ export interface BackendDriver {
    * a batch at a time, without an asynchronous step per entry.
    */
   walk(base: string): AsyncIterable<DriverWalkEntry>;
+  /**
+   * Optional (with `executable` in `writeFile`, `commitStaged` and `writeFiles`, `stat().executable`):
+   * sets or clears the executable bit of an existing file (a link to one is followed inside the root).
+   * Without it the workspace has no executable bits: every file reads as not executable, and asking for
+   * one is `NotSupportedError`.
+   */
+  setExecutable?(path: string, executable: boolean): Promise<void>;
+  /**
+   * Optional (with `readlink`): creates a symlink whose target text is `target` at `path` (missing, its
+   * parent a directory). The target is data: stored as given, never checked or resolved here. A driver
+   * with links follows them in every other primitive only while they stay inside its root (`EACCES`
+   * when one leaves it, `ELOOP` for too many hops): `resolveLinks` in sessionfs/workspace does that for a
+   * driver that stores links as data. Without it the workspace has no links (`NotSupportedError`).
+   */
+  symlink?(target: string, path: string): Promise<void>;
+  /** The target text of the symlink at `path` (the shared layer checked it is one). */
+  readlink?(path: string): Promise<string>;
   /** Creates a directory (the path is missing, no file above it) and any missing parents. */
   mkdir(path: string): Promise<void>;
   /** Removes an existing file or symlink (never its target), or a directory: `recursive` with all it holds, else an empty one. */
@@ -102,7 +119,7 @@ export interface BackendDriver {
    */
   stageFile?(path: string): Promise<DriverStagedFile>;
   /** Puts staged bytes at `path` as `writeFile` would put them (same preconditions, same modes), atomically. */
-  commitStaged?(path: string, staged: DriverStagedFile, options: { mode: WriteMode; mimeType?: string }): Promise<void>;
+  commitStaged?(path: string, staged: DriverStagedFile, options: DriverWriteOptions): Promise<void>;
   /** The driver's own snapshots. Without it the shared layer keeps content-addressed snapshots of its own. */
   readonly snapshots?: Snapshotter;
   /**
@@ -128,6 +145,17 @@ export interface BackendDriver {
 
 export type DriverEntryKind = 'file' | 'directory' | 'symlink';
 
+/**
+ * How `writeFile` stores: `mode` as for the protocol (`create` was checked absent); `executable` only
+ * reaches a driver with `setExecutable` (set or clear the bit with the bytes; omitted: a new file is not
+ * executable and an existing one keeps its bit).
+ */
+export interface DriverWriteOptions {
+  mode: WriteMode;
+  mimeType?: string;
+  executable?: boolean;
+}
+
 /** An open file of {@link BackendDriver.openFile}. */
 export interface DriverFileHandle {
   readonly sizeBytes: number;
@@ -148,7 +176,10 @@ export interface DriverStagedFile {
 
 /** An entry of {@link BackendDriver.writeFiles}, its path normalised like every driver path. */
 export type DriverBulkEntry =
-  { kind: 'file'; path: string; content: Uint8Array; executable: boolean } | { kind: 'directory'; path: string };
+  | { kind: 'file'; path: string; content: Uint8Array; executable: boolean }
+  | { kind: 'directory'; path: string }
+  /** Only for a driver with `symlink`: replaces a file or link at the path, as the other entries do. */
+  | { kind: 'symlink'; path: string; target: string };
 
 /** A directory held open for search workers to read files in; released once they are done. */
 export interface SearchDirectoryPin {
@@ -163,7 +194,10 @@ export interface SearchDirectoryPin {
  * `StatResult.version` states, with one clock for the whole driver (per-file write counters repeat a
  * number after a restore followed by a write).
  */
-export type DriverStat = Omit<StatResult, 'path'>;
+export type DriverStat = Omit<StatResult, 'path' | 'executable' | 'linkTarget'> & {
+  /** A driver with `setExecutable` says whether the file is executable; absent means not. */
+  executable?: boolean;
+};
 
 export interface DriverListEntry {
   name: string;

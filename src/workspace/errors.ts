@@ -24,6 +24,7 @@ export const WORKSPACE_ERROR_CODES = [
   'ENOTSUP',
   'EUNAVAILABLE',
   'ECORRUPT',
+  'ELOOP',
 ] as const;
 
 export type WorkspaceErrorCode = (typeof WORKSPACE_ERROR_CODES)[number];
@@ -79,11 +80,19 @@ export class DirectoryNotEmptyError extends WorkspaceError {
   }
 }
 
-/** A path or symlink that leaves the sandbox, or a host path outside the allowed roots. */
+/**
+ * A path or symlink that leaves the sandbox, or a host path outside the allowed roots (`EACCES`); a chain of
+ * symlinks too long to follow, a loop among them (`ELOOP`).
+ */
 export class PathEscapeError extends WorkspaceError {
-  constructor(path: string | undefined, message = `path leaves the workspace${describe(path)}`) {
-    super('EACCES', message, path);
+  constructor(path: string | undefined, message = `path leaves the workspace${describe(path)}`, code: 'EACCES' | 'ELOOP' = 'EACCES') {
+    super(code, message, path);
   }
+}
+
+/** The `PathEscapeError` for a chain of symlinks too long to follow (a loop among them, say). */
+export function linkLoopError(path: string): PathEscapeError {
+  return new PathEscapeError(path, `too many levels of symbolic links: ${path}`, 'ELOOP');
 }
 
 export class ReadOnlyError extends WorkspaceError {
@@ -187,8 +196,8 @@ export class ConflictError extends WorkspaceError {
 
 /** The workspace's backend does not offer the operation (for example `fork` on an overlay or a composition). */
 export class NotSupportedError extends WorkspaceError {
-  constructor(message: string) {
-    super('ENOTSUP', message);
+  constructor(message: string, path?: string) {
+    super('ENOTSUP', message, path);
   }
 }
 

@@ -3,9 +3,11 @@ import { fromDriverError } from './driver-errors.js';
 import {
   ConflictError,
   FileNotFoundError,
+  InvalidArgumentError,
   IsADirectoryError,
   NameTooLongError,
   NotADirectoryError,
+  NotSupportedError,
   PathEscapeError,
   type WorkspaceError,
 } from './errors.js';
@@ -158,13 +160,12 @@ export class DriverProbe {
     return mapped;
   }
 
-  /** `exists` for a normalised path: a link counts only when it resolves inside the root. */
+  /** `exists` for a normalised path, as Node's `existsSync`: a link counts only when it resolves to something inside the root. */
   async exists(target: NormalizedPath): Promise<boolean> {
     try {
       const kind = await this.kind(target);
       if (kind !== 'symlink') return kind !== undefined;
-      await this.statFound(target);
-      return true;
+      return !isUnresolved(await this.statFound(target));
     } catch (error) {
       if (error instanceof PathEscapeError || cannotExist(error)) return false;
       throw error;
@@ -179,13 +180,26 @@ export class DriverProbe {
       isFile: st.isFile,
       isDirectory: st.isDirectory,
       isSymlink: st.isSymlink,
+      executable: st.isFile && st.executable === true,
       sizeBytes: st.sizeBytes,
     };
+    if (st.isSymlink) result.linkTarget = await this.readlink(target);
     if (st.createdAt !== undefined) result.createdAt = st.createdAt;
     if (st.modifiedAt !== undefined) result.modifiedAt = st.modifiedAt;
     if (st.mimeType !== undefined) result.mimeType = st.mimeType;
     if (st.version !== undefined) result.version = st.version;
     return result;
+  }
+
+  /** The target text of the link at `target` (not followed): EINVAL when it is not a link, ENOTSUP when the driver cannot say. */
+  async readlink(target: NormalizedPath): Promise<string> {
+    const kind = await this.kind(target);
+    const shown = displayPath(target);
+    if (kind === undefined) throw await this.explain(new FileNotFoundError(shown), target);
+    if (kind !== 'symlink') throw new InvalidArgumentError(`not a symlink: ${shown}`, shown);
+    const driver = this.#driver;
+    if (driver.readlink === undefined) throw new NotSupportedError(`the ${driver.name} backend cannot read symlinks: ${shown}`, shown);
+    return this.call(target, () => (driver.readlink as (path: string) => Promise<string>).call(driver, target));
   }
 
   /** The protocol's list: sorted by name; a link as what it resolves to inside the root, one leaving it by name only. */

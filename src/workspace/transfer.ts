@@ -78,25 +78,32 @@ export async function transfer(driver: BackendDriver, verb: 'move' | 'copy', pla
 }
 
 /**
- * The default copy: files through `readFile`/`writeFile`, directories through `mkdir`. Symlinks cannot be
- * recreated from the driver primitives, so a driver that has them implements `copy`; everything is checked
- * before the first write.
+ * The default copy: files through `readFile`/`writeFile` (with their executable bit, on a driver with
+ * `setExecutable`), directories through `mkdir`, links through `readlink`/`symlink` (a driver without them
+ * cannot copy one: refused before the first write). What the copy replaces goes first, unless bytes simply
+ * overwrite a file (a link there is replaced, never written through).
  */
 async function copyEntryByEntry(driver: BackendDriver, { source, target, sourceKind, targetKind }: TransferPlan): Promise<void> {
   const entries: DriverWalkEntry[] = [{ path: source, kind: sourceKind }];
   if (sourceKind === 'directory') for await (const entry of driver.walk(source)) entries.push(entry);
+  const { readlink, symlink } = driver;
   const link = entries.find((entry) => entry.kind === 'symlink');
-  if (link !== undefined)
+  if (link !== undefined && (readlink === undefined || symlink === undefined))
     throw new InvalidArgumentError(`this backend cannot copy a symbolic link: ${displayPath(link.path)}`, displayPath(link.path));
+  const kinds = driver.setExecutable !== undefined;
   // Parents before children.
   entries.sort((a, b) => pathDepth(a.path) - pathDepth(b.path));
-  if (sourceKind === 'directory' && targetKind !== undefined) await driver.remove(target, { recursive: true });
+  if (targetKind !== undefined && (sourceKind !== 'file' || targetKind !== 'file')) await driver.remove(target, { recursive: true });
   for (const entry of entries) {
     const destination = entry.path === source ? target : joinPath(target, relativeTo(entry.path, source));
     if (entry.kind === 'directory') await driver.mkdir(destination);
-    else {
+    else if (entry.kind === 'symlink') {
+      const linkTarget = await (readlink as NonNullable<typeof readlink>).call(driver, entry.path);
+      await (symlink as NonNullable<typeof symlink>).call(driver, linkTarget, destination);
+    } else {
       const { content } = await driver.readFile(entry.path, { offset: 0 });
-      await driver.writeFile(destination, content, { mode: 'overwrite' });
+      const executable = kinds ? { executable: (await driver.stat(entry.path)).executable === true } : {};
+      await driver.writeFile(destination, content, { mode: 'overwrite', ...executable });
     }
   }
 }

@@ -61,6 +61,12 @@ export interface WriteOptions {
    * lock. On a backend whose `stat()` has no `version`, every such write conflicts.
    */
   ifVersion?: number;
+  /**
+   * Sets (`true`) or clears (`false`) the file's executable bit (git's 100755 / 100644) with the write, in
+   * one step. Omitted: a new file is not executable and an existing one keeps its bit. `true` on a backend
+   * without executable bits is `NotSupportedError` (`ENOTSUP`).
+   */
+  executable?: boolean;
 }
 
 /** `createReadStream`: a byte range like Node's `fs.createReadStream` (`end` inclusive), and a way to stop. */
@@ -95,6 +101,13 @@ export interface StatResult {
   isDirectory: boolean;
   /** True when the path itself is a symlink (stat follows it when it stays inside the root). */
   isSymlink: boolean;
+  /**
+   * A file whose executable bit is set (git's mode 100755); false for a directory, and on backends without
+   * executable bits. Through a link: the target's.
+   */
+  executable: boolean;
+  /** A symlink's target text as stored (the link is data: this is never resolved against the host). */
+  linkTarget?: string;
   /** Bytes for a file; 0 for a directory. */
   sizeBytes: number;
   createdAt?: Date;
@@ -194,10 +207,12 @@ export type WriteFilesEntry =
       path: string;
       /** The workspace may keep this buffer: do not change it after the call. */
       content: Uint8Array;
-      /** Sets the execute bits where the backend keeps them (host); ignored elsewhere. Default false. */
+      /** Sets the executable bit (`NotSupportedError` on a backend without executable bits). Default false. */
       executable?: boolean;
     }
-  | { kind: 'directory'; path: string };
+  | { kind: 'directory'; path: string }
+  /** A symlink whose target text is `target`, replacing a file or link at the path (see {@link Workspace.symlink}). */
+  | { kind: 'symlink'; path: string; target: string };
 
 export interface WriteFilesResult {
   /** Files written and their bytes (directories not counted). */
@@ -228,6 +243,22 @@ export interface Workspace {
   delete(path: string, options?: DeleteOptions): Promise<void>;
   rename(from: string, to: string, options?: RenameOptions): Promise<void>;
   copy(from: string, to: string, options?: CopyOptions): Promise<void>;
+  /**
+   * Sets or clears the executable bit of a file (through a link inside the workspace: of its target), as
+   * `chmod +x` / `chmod -x` do for git. A directory is `IsADirectoryError` (`EISDIR`); a backend without
+   * executable bits is `NotSupportedError` (`ENOTSUP`).
+   */
+  setExecutable(path: string, executable: boolean): Promise<void>;
+  /**
+   * Creates a symlink at `path` (which must not exist; its parents are created) whose target text is
+   * `target`, stored as given: a relative target is read from the link's directory. Any target may be
+   * stored, as git stores it, but reads follow a link only while it stays inside the workspace (an absolute
+   * target never, on a backend without a host directory); a loop is `PathEscapeError` (`ELOOP`-like, code
+   * `EACCES`). A backend without links is `NotSupportedError` (`ENOTSUP`).
+   */
+  symlink(target: string, path: string): Promise<void>;
+  /** The target text of the symlink at `path` (`InvalidArgumentError` when it is not a link). */
+  readlink(path: string): Promise<string>;
   /**
    * Optional bulk write, for hydration and imports: each file is written like `writeBytes(path, content,
    * { mode: 'overwrite', createParents: true })` and each directory made like `mkdir(path, { parents: true,

@@ -82,6 +82,17 @@ export function withFallbackVersions(driver: BackendDriver): BackendDriver {
   if (commitStaged !== undefined)
     overrides.commitStaged = (path: NormalizedPath, staged: DriverStagedFile, options: Parameters<BackendDriver['writeFile']>[2]) =>
       commitStaged(path, staged, options).finally(() => touch(path));
+  if (driver.setExecutable !== undefined) {
+    const setExecutable = driver.setExecutable.bind(driver);
+    overrides.setExecutable = async (path: NormalizedPath, executable: boolean): Promise<void> => {
+      const real = active && driver.resolve !== undefined ? await driver.resolve(path).catch(() => path) : path;
+      await setExecutable(path, executable).finally(() => touch(real));
+    };
+  }
+  if (driver.symlink !== undefined) {
+    const symlink = driver.symlink.bind(driver);
+    overrides.symlink = (target: string, path: NormalizedPath) => symlink(target, path).finally(() => touch(path));
+  }
   if (driver.move !== undefined) {
     const move = driver.move.bind(driver);
     overrides.move = (from: NormalizedPath, to: NormalizedPath) => move(from, to).finally(() => touch(from, to));

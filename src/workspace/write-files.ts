@@ -3,6 +3,7 @@ import type { BackendDriver, DriverBulkEntry } from './driver.js';
 import { fromDriverError } from './driver-errors.js';
 import { InvalidArgumentError, IsADirectoryError, LimitExceededError } from './errors.js';
 import type { WorkspaceLimits } from './limits.js';
+import { checkLinkTarget } from './links.js';
 import { assertCreatable, displayPath, splitPath, type NormalizedPath } from './paths.js';
 import type { SkippedPath, WriteFilesEntry, WriteFilesResult } from './types.js';
 
@@ -29,7 +30,7 @@ export async function checkBulkEntries(
   let bytes = 0;
   // Shaped, their bytes copied, before the first await: once writeFiles returns its promise the caller's buffers are its own again.
   for (const shaped of Array.from(entries as readonly unknown[], (entry) => shapeOf(entry))) {
-    const path = await admit(shaped.path, shaped.kind);
+    const path = await admit(shaped.path, shaped.kind === 'directory' ? 'directory' : 'file');
     const shown = displayPath(path);
     const reserved = reservedReason(driver, path);
     if (reserved !== undefined) {
@@ -39,6 +40,12 @@ export async function checkBulkEntries(
     if (shaped.kind === 'directory') {
       if (path !== '') assertCreatable(path, limits);
       checked.push({ kind: 'directory', path });
+      continue;
+    }
+    if (shaped.kind === 'symlink') {
+      if (path === '') throw new IsADirectoryError('/');
+      assertCreatable(path, limits);
+      checked.push({ kind: 'symlink', path, target: shaped.target });
       continue;
     }
     assertWriteFits(path, shaped.content, limits);
@@ -72,13 +79,22 @@ export async function runBulk(driver: BackendDriver, entries: DriverBulkEntry[])
   }
 }
 
-type Shaped = { kind: 'directory'; path: unknown } | { kind: 'file'; path: unknown; content: Uint8Array; executable: boolean };
+type Shaped =
+  | { kind: 'directory'; path: unknown }
+  | { kind: 'symlink'; path: unknown; target: string }
+  | { kind: 'file'; path: unknown; content: Uint8Array; executable: boolean };
 
 function shapeOf(entry: unknown): Shaped {
   if (entry === null || typeof entry !== 'object') throw new InvalidArgumentError('each writeFiles entry must be an object');
-  const { kind, path, content, executable } = entry as Record<string, unknown>;
+  const { kind, path, content, executable, target } = entry as Record<string, unknown>;
   if (kind === 'directory') return { kind, path };
-  if (kind !== 'file') throw new InvalidArgumentError(`a writeFiles entry's kind must be 'file' or 'directory', got ${String(kind)}`);
+  if (kind === 'symlink') {
+    const refused = checkLinkTarget(target);
+    if (refused !== undefined) throw new InvalidArgumentError(refused);
+    return { kind, path, target: target as string };
+  }
+  if (kind !== 'file')
+    throw new InvalidArgumentError(`a writeFiles entry's kind must be 'file', 'directory' or 'symlink', got ${String(kind)}`);
   if (!(content instanceof Uint8Array)) throw new InvalidArgumentError('a writeFiles file needs its content as a Uint8Array');
   if (executable !== undefined && typeof executable !== 'boolean') throw new InvalidArgumentError('executable must be a boolean');
   return { kind, path, content: copyBytes(content), executable: executable === true };

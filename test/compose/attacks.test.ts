@@ -75,10 +75,15 @@ describe.each(['host', 'overlay'] as const)('composeDriver: attacks across mount
       'EACCES',
       { hostPaths },
     );
-    // Across mounts a link cannot be recreated, and is never followed instead: refused before any write.
-    await expectError(ws.copy('leak', 'scratch/leak'), 'InvalidArgumentError', 'EINVAL', { hostPaths });
-    await expectError(ws.rename('leak', 'scratch/leak'), 'InvalidArgumentError', 'EINVAL', { hostPaths });
-    expect(await ws.list('scratch')).toEqual([]);
+    // Across mounts a link is copied as a link (its target text), never followed: it leads nowhere there either.
+    await ws.copy('leak', 'scratch/leak');
+    await ws.rename('relative', 'scratch/relative');
+    expect((await ws.list('scratch')).map((entry) => [entry.name, entry.isSymlink])).toEqual([
+      ['leak', true],
+      ['relative', true],
+    ]);
+    await expectError(ws.read('scratch/leak'), 'PathEscapeError', 'EACCES', { hostPaths });
+    await expectError(ws.read('scratch/relative/secret.txt'), 'PathEscapeError', 'EACCES', { hostPaths });
     expect(await ws.grep('top secret')).toEqual([]);
     expect(fs.readFileSync(join(closed.root, 'secret.txt'), 'utf8')).toBe('top secret\n');
   });

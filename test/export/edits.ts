@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import { WorkspaceError } from '../../src/workspace/errors.js';
 import type { SnapshotableWorkspace } from '../../src/workspace/types.js';
 
-/** Random edits for property tests: protocol writes, deletes and renames; on the host also chmod and links. */
+/** Random edits for property tests: protocol writes, deletes and renames; with `kinds` also chmod and links (on the host behind the protocol's back). */
 export type Op =
   | { op: 'write'; path: string; bytes: Uint8Array }
   | { op: 'delete'; path: string }
@@ -24,12 +24,12 @@ const content = fc.oneof(
   fc.constant(new Uint8Array()),
   fc.constant(Uint8Array.from([0x66, 0xff, 0x0a])),
 );
-export const op = (host: boolean): fc.Arbitrary<Op> =>
+export const op = (kinds: boolean): fc.Arbitrary<Op> =>
   fc.oneof(
     { weight: 5, arbitrary: fc.record({ op: fc.constant('write' as const), path, bytes: content }) },
     { weight: 1, arbitrary: fc.record({ op: fc.constant('delete' as const), path: fc.oneof(path, fc.constantFrom('d', 'd/e f')) }) },
     { weight: 1, arbitrary: fc.record({ op: fc.constant('rename' as const), from: path, to: path }) },
-    ...(host
+    ...(kinds
       ? [
           { weight: 2, arbitrary: fc.record({ op: fc.constant('chmod' as const), path }) },
           {
@@ -46,7 +46,10 @@ export async function run(workspace: SnapshotableWorkspace, ops: Op[]): Promise<
       if (step.op === 'write') await workspace.writeBytes(step.path, step.bytes);
       else if (step.op === 'delete') await workspace.delete(step.path, { recursive: true });
       else if (step.op === 'rename') await workspace.rename(step.from, step.to, { overwrite: true });
-      else {
+      else if (workspace.backend !== 'host') {
+        if (step.op === 'chmod') await workspace.setExecutable(step.path, !(await workspace.stat(step.path)).executable);
+        else await workspace.symlink(step.target, step.path);
+      } else {
         // Outside the protocol: what a shell in a host workspace does.
         const abs = join(workspace.root, step.path);
         if (step.op === 'chmod') {
@@ -64,12 +67,16 @@ export async function run(workspace: SnapshotableWorkspace, ops: Op[]): Promise<
   }
 }
 
-/** The workspace's files through the protocol (memory and kv have no links or modes). */
+/** The workspace's files and links through the protocol, in `filesOf`'s shape (kv has no links or modes). */
 export async function protocolFiles(workspace: SnapshotableWorkspace, base = ''): Promise<Record<string, string>> {
   const out: Record<string, string> = {};
   for (const entry of await workspace.list(base)) {
-    if (entry.isDirectory) Object.assign(out, await protocolFiles(workspace, entry.path));
-    else out[entry.path] = `file 100644 ${Buffer.from((await workspace.readBytes(entry.path)).content).toString('latin1')}`;
+    if (entry.isSymlink) out[entry.path] = `link ${await workspace.readlink(entry.path)}`;
+    else if (entry.isDirectory) Object.assign(out, await protocolFiles(workspace, entry.path));
+    else {
+      const mode = (await workspace.stat(entry.path)).executable ? '100755' : '100644';
+      out[entry.path] = `file ${mode} ${Buffer.from((await workspace.readBytes(entry.path)).content).toString('latin1')}`;
+    }
   }
   return out;
 }

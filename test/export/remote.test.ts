@@ -11,6 +11,7 @@ import { materialize } from './support.js';
 import { createWorkspace } from '../../src/workspace/create-workspace.js';
 import { hostDriver } from '../../src/backends/host/index.js';
 import { memoryDriver } from '../../src/backends/memory/index.js';
+import { kvDriver } from '../../examples/kv-backend.js';
 
 describe('pushSnapshot / pullSnapshot', () => {
   const tempDir = tempDirs();
@@ -54,10 +55,15 @@ describe('pushSnapshot / pullSnapshot', () => {
     expect(filesOf(other.root)).toEqual(filesOf(host.root));
     expect(await other.list('empty')).toMatchObject([{ name: 'inner', isDirectory: true }]);
 
-    // Back into memory: no links there, so a tree holding one is refused and nothing changes.
-    const back = createWorkspace(memoryDriver());
+    // Into memory: the link and the exec bit come along exactly.
+    const kinds = createWorkspace(memoryDriver());
+    await kinds.write('link', 'a file the link replaces');
+    await pullSnapshot(kinds, { remote, ref: second.ref });
+    expect(await protocolFiles(kinds)).toEqual(filesOf(host.root));
+    // A backend without kinds refuses a tree holding them, and nothing changes.
+    const back = createWorkspace(kvDriver());
     await back.write('keep.txt', 'k');
-    await expect(pullSnapshot(back, { remote, ref: second.ref })).rejects.toMatchObject({ code: 'EINVAL' });
+    await expect(pullSnapshot(back, { remote, ref: second.ref })).rejects.toMatchObject({ name: 'NotSupportedError', code: 'ENOTSUP' });
     expect(await protocolFiles(back)).toEqual({ 'keep.txt': 'file 100644 k' });
     const first = await pullSnapshot(back, { remote, ref: pushed.ref });
     expect(await back.patch(first)).toBe('');
@@ -65,7 +71,7 @@ describe('pushSnapshot / pullSnapshot', () => {
     expect(await protocolFiles(back)).toEqual(await protocolFiles(memory));
     expect(await back.list('empty')).toMatchObject([{ name: 'inner', isDirectory: true }]);
 
-    for (const workspace of [memory, host, other, back]) await workspace.dispose();
+    for (const workspace of [memory, host, other, kinds, back]) await workspace.dispose();
   });
 
   it('pulls into a tracked host workspace and snapshots what it wrote', async () => {

@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { chmodSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSession, type HydratedSession } from '../../src/session/index.js';
@@ -35,6 +35,32 @@ describe.each(SESSION_BACKENDS)('session.writeBack on $name', (backend) => {
     });
     expect(filesOf(host)).toEqual({ 'a.txt': 'file 100644 A', 'src/b.ts': 'file 100644 b', 'src/new dir/c.ts': 'file 100644 c' });
     expect(await session.writeBack()).toEqual({ written: [], deleted: [], conflicts: [], dryRun: false });
+  });
+
+  it('writes back executable bits and links inside the mount; a link leading out is refused and reported', async () => {
+    const host = trees.tree({ 'run.sh': '#!/bin/sh\n', 'a.txt': 'a', 'sub/b.txt': 'b' });
+    chmodSync(join(host, 'run.sh'), 0o755);
+    const session = await open([{ hostPath: host, path: 'proj' }], host);
+    const fs = session.filesystem;
+    await fs.setExecutable('proj/run.sh', false);
+    await fs.setExecutable('proj/a.txt', true);
+    await fs.symlink('../a.txt', 'proj/sub/up-link');
+    await fs.symlink('/etc/passwd', 'proj/absolute');
+    await fs.symlink('../../outside', 'proj/sub/climbs');
+    const refused = [
+      { path: 'proj/absolute', reason: 'a symlink to "/etc/passwd" leads out of the destination: an export never creates one' },
+      { path: 'proj/sub/climbs', reason: 'a symlink to "../../outside" leads out of the destination: an export never creates one' },
+    ];
+    const expected = { written: ['proj/a.txt', 'proj/run.sh', 'proj/sub/up-link'], deleted: [], conflicts: [], skipped: refused };
+    expect(await session.writeBack({ dryRun: true })).toEqual({ ...expected, dryRun: true });
+    expect(await session.writeBack()).toEqual({ ...expected, dryRun: false });
+    expect(filesOf(host)).toEqual({
+      'a.txt': 'file 100755 a',
+      'run.sh': 'file 100644 #!/bin/sh\n',
+      'sub/b.txt': 'file 100644 b',
+      'sub/up-link': 'link ../a.txt',
+    });
+    expect(await session.writeBack()).toEqual({ written: [], deleted: [], conflicts: [], skipped: refused, dryRun: false });
   });
 
   it('never silently overwrites a host file changed since hydration', async () => {

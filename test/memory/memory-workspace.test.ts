@@ -10,6 +10,7 @@ const file = (text: string): FileNode => ({
   modifiedAt: 0,
   version: 1,
   mimeType: 'text/plain',
+  executable: false,
 });
 
 describe('memory workspace metadata', () => {

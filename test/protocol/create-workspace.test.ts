@@ -175,7 +175,7 @@ describe('writeFiles: the bulk write behind hydration', () => {
           if (entry.path === 'full.txt')
             throw Object.assign(new Error('/secret/host/path: no space'), { code: 'ENOSPC', path: 'full.txt' });
           if (entry.kind === 'directory') await inner.mkdir(entry.path);
-          else await inner.writeFile(entry.path, entry.content, { mode: 'overwrite' });
+          else if (entry.kind === 'file') await inner.writeFile(entry.path, entry.content, { mode: 'overwrite' });
         }
       },
     };

@@ -41,7 +41,7 @@ describe('createSession({ workspace }) over any backend (the key-value example)'
   });
   async function kv(store?: KvStore): Promise<SnapshotableWorkspace> {
     // The example's driver under this checkout's shared layer (its own helper imports the built package).
-    const workspace = createWorkspace(kvDriver(store));
+    const workspace = createWorkspace(kvDriver({ store }));
     workspaces.push(workspace);
     await seed(workspace);
     return workspace;

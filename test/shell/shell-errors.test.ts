@@ -70,12 +70,12 @@ describe('bash tool: a refusal names its cause, as a real system would', () => {
     expect(await stderr(`echo > ${'a'.repeat(30)}`)).toMatch(/^bash: \/a{30}: File name too long \(path segment is too long/);
   });
 
-  it('ln and ln -s are not supported yet (ENOTSUP), not "hard link not allowed for directory"', async () => {
+  it('a hard link is not supported (ENOTSUP), not "hard link not allowed for directory"; ln -s works', async () => {
     const { session, stderr } = await mountedSession();
     await using _ = session;
-    const unsupported = 'ln: Operation not supported (symbolic and hard links are not supported on this workspace yet)\n';
-    expect(await stderr('ln -s k.txt l')).toBe(unsupported);
-    expect(await stderr('ln k.txt l2')).toBe(unsupported);
+    expect(await stderr('ln k.txt l2')).toBe('ln: Operation not supported (hard links are not supported on a workspace; use ln -s)\n');
+    expect(await stderr('ln -s k.txt l; cat l; false')).toBe('');
+    expect(await session.filesystem.readlink('l')).toBe('k.txt');
   });
 
   it('chmod and touch on a read-only workspace fail with "Read-only file system"', async () => {

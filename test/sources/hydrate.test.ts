@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { HostSourceSchema, hydrate, type HydrateProgress } from '../../src/sources/index.js';
 import { contentsOf, expectNoHostPath } from '../../src/testing/harness.js';
-import { SESSION_BACKENDS, caught, hostTrees, workspaceFactory } from '../support/backends.js';
+import { kindsOf } from '../../src/testing/file-kinds.js';
+import { SESSION_BACKENDS, backendNamed, caught, hostTrees, workspaceFactory } from '../support/backends.js';
 import { createWorkspace } from '../../src/workspace/create-workspace.js';
 import { hostDriver } from '../../src/backends/host/index.js';
 
@@ -135,57 +136,89 @@ describe.each(SESSION_BACKENDS)('hydrate on $name', (backend) => {
       return paths;
     }
 
-    it('are all skipped and reported unless followSymlinks', async () => {
+    it('inside their source are copied as links; the others are skipped and reported unless followSymlinks', async () => {
       const { allowed } = linkedTree();
       const workspace = await create();
       const result = await hydrate(workspace, [{ hostPath: join(allowed, 'project') }], { allowedHostRoots: [allowed] });
-      expect(await contentsOf(workspace)).toEqual({
-        'project/': '',
-        'project/real.txt': 'real',
-        'project/sub/': '',
-        'project/sub/file.txt': 'sub',
+      expect(await kindsOf(workspace)).toEqual({
+        'project/': 'dir',
+        'project/broken': '120000 missing',
+        'project/in-dir': '120000 sub',
+        'project/in-file': '120000 real.txt',
+        'project/real.txt': '100644 real',
+        'project/sub/': 'dir',
+        'project/sub/file.txt': '100644 sub',
+        'project/sub/loop': '120000 ..',
       });
+      expect((await workspace.read('project/in-dir/loop/in-file')).content).toBe('real');
       expect(result.skipped.map((s) => s.path)).toEqual([
         'project/abs-out-dir',
         'project/abs-out-file',
-        'project/broken',
-        'project/in-dir',
-        'project/in-file',
         'project/neighbour',
         'project/rel-out-dir',
         'project/rel-out-file',
-        'project/sub/loop',
       ]);
-      expect(result.skipped.every((s) => s.reason.includes('symlink'))).toBe(true);
+      expect(result.skipped.every((s) => s.reason.includes('symlink leaving its source'))).toBe(true);
     });
 
-    it('with followSymlinks, only targets inside the allowed roots are copied (as regular files and directories)', async () => {
+    it('with followSymlinks, links leaving their source are copied as what they reach, only inside the allowed roots', async () => {
       const { allowed, base } = linkedTree();
       const workspace = await create();
       const result = await hydrate(workspace, [{ hostPath: join(allowed, 'project'), followSymlinks: true }], {
         allowedHostRoots: [allowed],
       });
-      expect(await contentsOf(workspace)).toEqual({
-        'project/': '',
-        'project/in-dir/': '',
-        'project/in-dir/file.txt': 'sub',
-        'project/in-file': 'real',
-        'project/neighbour': 'neighbour',
-        'project/real.txt': 'real',
-        'project/sub/': '',
-        'project/sub/file.txt': 'sub',
+      expect(await kindsOf(workspace)).toEqual({
+        'project/': 'dir',
+        'project/broken': '120000 missing',
+        'project/in-dir': '120000 sub',
+        'project/in-file': '120000 real.txt',
+        'project/neighbour': '100644 neighbour',
+        'project/real.txt': '100644 real',
+        'project/sub/': 'dir',
+        'project/sub/file.txt': '100644 sub',
+        'project/sub/loop': '120000 ..',
       });
       expect(Object.fromEntries(result.skipped.map((s) => [s.path, s.reason]))).toEqual({
         'project/abs-out-dir': 'symlink target outside the allowed roots',
         'project/abs-out-file': 'symlink target outside the allowed roots',
         'project/rel-out-dir': 'symlink target outside the allowed roots',
         'project/rel-out-file': 'symlink target outside the allowed roots',
-        'project/broken': 'broken symlink',
-        'project/in-dir/loop': 'symlink cycle',
-        'project/sub/loop': 'symlink cycle',
       });
       expect(JSON.stringify(result)).not.toContain(base);
       expect(JSON.stringify(await contentsOf(workspace))).not.toContain('SECRET');
+    });
+
+    it('a link whose `..` climb out of its source, or that reaches outside through another link, is not copied as a link', async () => {
+      const { allowed, project } = layout({ 'real.txt': 'real', 'sub/file.txt': 'sub' });
+      symlinkSync('..', join(project, 'up'));
+      symlinkSync('up/allowed-file', join(project, 'through-up'));
+      symlinkSync('sub/../../x', join(project, 'climbs'));
+      writeFileSync(join(allowed, 'allowed-file'), 'beside the source');
+      const workspace = await create();
+      const result = await hydrate(workspace, [{ hostPath: project }], { allowedHostRoots: [allowed] });
+      expect(Object.keys(await kindsOf(workspace))).toEqual(['project/', 'project/real.txt', 'project/sub/', 'project/sub/file.txt']);
+      expect(result.skipped.map((s) => s.path)).toEqual(['project/climbs', 'project/through-up', 'project/up']);
+    });
+
+    it('keeps executable bits and links through hydration, snapshot and restore', async () => {
+      const { allowed, project } = layout({ 'bin/run.sh': '#!/bin/sh\n', 'data.txt': 'data' });
+      chmodSync(join(project, 'bin/run.sh'), 0o755);
+      symlinkSync('bin/run.sh', join(project, 'run'));
+      const workspace = await create();
+      await hydrate(workspace, [{ hostPath: project, path: 'p' }], { allowedHostRoots: [allowed] });
+      const hydrated = await kindsOf(workspace);
+      expect(hydrated).toEqual({
+        'p/': 'dir',
+        'p/bin/': 'dir',
+        'p/bin/run.sh': '100755 #!/bin/sh\n',
+        'p/data.txt': '100644 data',
+        'p/run': '120000 bin/run.sh',
+      });
+      const snapshot = await workspace.snapshot();
+      await workspace.setExecutable('p/bin/run.sh', false);
+      await workspace.delete('p/run');
+      await workspace.restore(snapshot);
+      expect(await kindsOf(workspace)).toEqual(hydrated);
     });
   });
 
@@ -334,9 +367,7 @@ describe.each(SESSION_BACKENDS)('hydrate on $name', (backend) => {
     it('refuses the old spelling mountPath, naming path, and writes nothing', async () => {
       const { allowed, project } = layout();
       const workspace = await create();
-      const error = await caught(() =>
-        hydrate(workspace, [{ hostPath: project, mountPath: 'p' } as never], { allowedHostRoots: [allowed] }),
-      );
+      const error = await caught(() => hydrate(workspace, [{ hostPath: project, mountPath: 'p' } as never], { allowedHostRoots: [allowed] }));
       expect(error).toMatchObject({ name: 'InvalidArgumentError', code: 'EINVAL' });
       expect((error as Error).message).toContain('`mountPath` is now `path`');
       expect(await workspace.list('/')).toEqual([]);
@@ -389,6 +420,28 @@ describe.each(SESSION_BACKENDS)('hydrate on $name', (backend) => {
         expect(error.message).toBe('stop');
         expect(readdirSync(join(workspace.root, 'project')).sort()).toEqual(['cache']);
         expect(readdirSync(join(workspace.root, 'project', 'cache'))).toEqual(['old.bin']);
+      } finally {
+        await workspace.dispose();
+      }
+    });
+
+    it('a rollback removes a dangling link it copied under a path a host workspace excludes from snapshots', async () => {
+      if (backend.name !== 'host') return;
+      const { allowed, project } = layout({ 'src/a.ts': 'a', 'z.txt': 'z' });
+      symlinkSync('nowhere', join(project, 'cache'));
+      const workspace = createWorkspace(hostDriver({ exclude: ['**/cache'] }));
+      try {
+        await workspace.mkdir('project');
+        const error = await caught(() =>
+          hydrate(workspace, [{ hostPath: project }], {
+            allowedHostRoots: [allowed],
+            onProgress: (progress) => {
+              if (progress.path === 'project/z.txt') throw new Error('stop');
+            },
+          }),
+        );
+        expect(error.message).toBe('stop');
+        expect(readdirSync(join(workspace.root, 'project'))).toEqual([]);
       } finally {
         await workspace.dispose();
       }
@@ -692,4 +745,30 @@ describe.each(SESSION_BACKENDS)('hydrate on $name', (backend) => {
       expect(await workspace.list('/')).toEqual([]);
     });
   });
+});
+
+describe('hydrate into a workspace without file kinds (a driver without the optional primitives)', () => {
+  const host = hostTrees();
+
+  for (const name of ['kv (third-party driver)', 'strict (third-party driver)']) {
+    const create = workspaceFactory(backendNamed(name));
+    it(`${name}: drops executable bits and skips links, reporting them, instead of failing`, async () => {
+      const allowed = host.dir();
+      const project = host.tree({ 'run.sh': '#!/bin/sh\n', 'sub/a.txt': 'a' }, join(allowed, 'project'));
+      chmodSync(join(project, 'run.sh'), 0o755);
+      symlinkSync('sub/a.txt', join(project, 'a-link'));
+      const workspace = await create();
+      const result = await hydrate(workspace, [{ hostPath: project }], { allowedHostRoots: [allowed] });
+      expect(await contentsOf(workspace)).toEqual({
+        'project/': '',
+        'project/run.sh': '#!/bin/sh\n',
+        'project/sub/': '',
+        'project/sub/a.txt': 'a',
+      });
+      expect(result).toMatchObject({
+        files: 2,
+        skipped: [{ path: 'project/a-link', reason: 'symlink (this workspace keeps no symlinks)' }],
+      });
+    });
+  }
 });

@@ -123,6 +123,7 @@ export const BACKENDS: BackendUnderTest[] = [
     // The example's driver under this checkout's shared layer (`createKvWorkspace` itself goes through the
     // built package, whose error classes and audit registry are other objects than src/'s).
     open: (options) => createWorkspace(kvDriver(), options),
+    fileKinds: false,
     sameFiles: (workspace, options) => createWorkspace(driverOf(workspace), options),
   }),
   backend({
@@ -130,6 +131,15 @@ export const BACKENDS: BackendUnderTest[] = [
     // The example's driver held to the preconditions the docs promise it: a call outside them fails and
     // lands in `strictViolations`, which the compliance suite and every matrix test check after each test.
     open: (options) => createWorkspace(strictDriver(kvDriver(), recordViolation), options),
+    fileKinds: false,
+    sameFiles: (workspace, options) => createWorkspace(driverOf(workspace), options),
+    violations: () => strictViolations.splice(0),
+  }),
+  backend({
+    name: 'kv with file kinds, strict (third-party driver)',
+    // The example's opt-in for executable bits and links (`resolveLinks` following them inside the store),
+    // held to the preconditions of the optional primitives too.
+    open: (options) => createWorkspace(strictDriver(kvDriver({ fileKinds: true }), recordViolation), options),
     sameFiles: (workspace, options) => createWorkspace(driverOf(workspace), options),
     violations: () => strictViolations.splice(0),
   }),

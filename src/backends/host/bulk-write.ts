@@ -2,12 +2,12 @@ import * as fs from 'node:fs';
 import type { DriverBulkEntry } from '../../workspace/driver.js';
 import { NotADirectoryError, PathEscapeError } from '../../workspace/errors.js';
 import { baseName, parentPath, splitPath, type NormalizedPath } from '../../workspace/paths.js';
+import { replaceSymlinkSync } from './atomic.js';
 import type { ChangeTracker } from './changes.js';
+import { newFileMode } from '../../host-files/file-mode.js';
 import { hostError, pinChild, pinDirectory, type PinnedDir, type Sandbox } from '../../host-files/sandbox.js';
 
 const CREATE_FLAGS = fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW;
-const NEW_FILE_MODE = 0o644;
-const NEW_EXECUTABLE_MODE = 0o755;
 /** Directories kept pinned within one call: files come sorted, so a directory's files are together. */
 const PINNED = 32;
 
@@ -17,9 +17,10 @@ const PINNED = 32;
  * checks, a temp file and a rename). A bulk write mostly *creates* files, so this does what `cp` does,
  * synchronously: each parent directory is made and pinned through its own pinned parent (`O_NOFOLLOW`
  * descriptors verified inside the root, as every mutation of this driver is), and each file is created in
- * its pinned directory with `O_CREAT | O_EXCL | O_NOFOLLOW`, so nothing is followed or replaced. A file
- * that already exists, and anything below a link or a file, goes through the driver's own calls (`SlowPath`). A failed write removes the
- * file it created and throws the error, with its real code, for that path.
+ * its pinned directory with `O_CREAT | O_EXCL | O_NOFOLLOW`, so nothing is followed or replaced; a link is
+ * made with `symlink(2)` (or renamed over a file or link standing there). A file that already exists, and
+ * anything below a link or a file, goes through the driver's own calls (`SlowPath`). A failed write
+ * removes the file it created and throws the error, with its real code, for that path.
  */
 export async function writeEntries(
   sandbox: Sandbox,
@@ -35,8 +36,11 @@ export async function writeEntries(
         continue;
       }
       const directory = pins.directory(parentPath(entry.path), entry.path);
-      if (directory === undefined || !createFile(directory, entry.path, entry.content, entry.executable, changes))
-        await slow.writeFile(entry.path, entry.content);
+      if (entry.kind === 'symlink') {
+        if (directory === undefined || !placeLink(directory, entry.path, entry.target, changes))
+          await slow.symlink(entry.target, entry.path);
+      } else if (directory === undefined || !createFile(directory, entry.path, entry.content, entry.executable, changes))
+        await slow.writeFile(entry.path, entry.content, entry.executable);
     }
   } finally {
     pins.release();
@@ -48,8 +52,10 @@ export async function writeEntries(
  * link on the way (followed inside the root, refused with `EACCES` when it leaves it), a file in the way.
  */
 export interface SlowPath {
-  writeFile(path: NormalizedPath, content: Uint8Array): Promise<void>;
+  writeFile(path: NormalizedPath, content: Uint8Array, executable: boolean): Promise<void>;
   mkdir(path: NormalizedPath): Promise<void>;
+  /** A link put at `path`, replacing a file or link there (a directory is EISDIR). */
+  symlink(target: string, path: NormalizedPath): Promise<void>;
 }
 
 /** Creates a new file in `directory`; false when something already stands at its name. */
@@ -57,13 +63,15 @@ function createFile(directory: PinnedDir, path: NormalizedPath, content: Uint8Ar
   const abs = directory.at(baseName(path));
   let fd: number;
   try {
-    fd = fs.openSync(abs, CREATE_FLAGS, executable ? NEW_EXECUTABLE_MODE : NEW_FILE_MODE);
+    fd = fs.openSync(abs, CREATE_FLAGS, newFileMode(executable));
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
     throw hostError(error, path);
   }
   changes.touched(path);
   try {
+    // The umask must not take the owner's execute bit away (git reads that one).
+    if (executable) fs.fchmodSync(fd, newFileMode(true));
     let offset = 0;
     while (offset < content.byteLength) offset += fs.writeSync(fd, content, offset, content.byteLength - offset);
   } catch (error) {
@@ -73,6 +81,31 @@ function createFile(directory: PinnedDir, path: NormalizedPath, content: Uint8Ar
     throw hostError(error, path);
   }
   fs.closeSync(fd);
+  return true;
+}
+
+/**
+ * Puts a link holding `target` (as given) at `path` in `directory`: `symlink(2)`, which never follows
+ * anything, or over a file or link standing there, a temp link renamed over it. False when a directory
+ * stands there (the slow path says EISDIR).
+ */
+function placeLink(directory: PinnedDir, path: NormalizedPath, target: string, changes: ChangeTracker): boolean {
+  const abs = directory.at(baseName(path));
+  try {
+    fs.symlinkSync(target, abs);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw hostError(error, path);
+    try {
+      if (fs.lstatSync(abs).isDirectory()) return false;
+      replaceSymlinkSync(directory.path, abs, target);
+    } catch (replaceError) {
+      throw hostError(replaceError, path);
+    } finally {
+      changes.touched(path);
+    }
+    return true;
+  }
+  changes.touched(path);
   return true;
 }
 

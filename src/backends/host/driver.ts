@@ -8,6 +8,7 @@ import type {
   DriverStagedFile,
   DriverStat,
   DriverWalkEntry,
+  DriverWriteOptions,
   Snapshotter,
 } from '../../workspace/driver.js';
 import {
@@ -20,7 +21,7 @@ import {
 } from '../../workspace/errors.js';
 import { baseName, displayPath, joinPath, parentPath, type NormalizedPath } from '../../workspace/paths.js';
 import type { WriteMode } from '../../workspace/types.js';
-import { placeFile } from './atomic.js';
+import { placeFile, replaceSymlinkSync } from './atomic.js';
 import { isTempName } from '../../host-files/names.js';
 import { writeEntries } from './bulk-write.js';
 import { hostFileVersion, type ChangeTracker } from './changes.js';
@@ -31,9 +32,8 @@ import { removeAt } from '../../host-files/remove-at.js';
 import { hostError, pinChild, pinDirectory, type PinnedDir, type Resolved, type Sandbox } from '../../host-files/sandbox.js';
 import { pinSearchDirectory, walkTree } from '../../host-files/walk.js';
 import { statFromHost } from '../../host-files/stat.js';
+import { newFileMode, openNoFollow, withExecutable } from '../../host-files/file-mode.js';
 import { fileHandle, HostStagedFile, openVerified, readVerified } from './streams.js';
-
-const NEW_FILE_MODE = 0o644;
 
 /** What `hostDriver()` made for a driver: its locations, options and lifecycle (factory.ts). */
 export interface HostResources {
@@ -50,13 +50,14 @@ export interface HostResources {
 }
 
 /** The driver's methods that change the root. */
-const CHANGES = ['writeFiles', 'commitStaged', 'writeFile', 'mkdir', 'remove', 'move', 'copy'] as const;
+const CHANGES = ['writeFiles', 'commitStaged', 'writeFile', 'setExecutable', 'symlink', 'mkdir', 'remove', 'move', 'copy'] as const;
 
 /**
  * The host backend's driver: a real directory, sandboxed to it. Every path is resolved component by
  * component inside the root (see `Sandbox`); reads verify the opened descriptor and mutations act through a
  * pinned parent directory, so a component swapped for a link meanwhile cannot lead outside. Writes are
- * atomic (temp file + rename) and keep the permission bits of a file they replace. Every real path a
+ * atomic (temp file + rename) and keep the permission bits of a file they replace (but the executable bit
+ * when asked: see `withExecutable`). Links are created as given and never followed out of the root. Every real path a
  * primitive touches is reported to the `ChangeTracker`, so a `tracked` workspace snapshots in O(changes).
  */
 export class HostDriver implements BackendDriver {
@@ -133,8 +134,10 @@ export class HostDriver implements BackendDriver {
   /** Hydration's fast path: see `writeEntries`. */
   writeFiles(entries: readonly DriverBulkEntry[]): Promise<void> {
     return writeEntries(this.#sandbox, this.#changes, entries, {
-      writeFile: (path, content) => this.writeFile(path, content, { mode: 'overwrite' }),
+      // As the shared layer's entry-by-entry path: an existing file keeps its bit unless the entry sets it.
+      writeFile: (path, content, executable) => this.writeFile(path, content, { mode: 'overwrite', ...(executable ? { executable } : {}) }),
       mkdir: (path) => this.mkdir(path),
+      symlink: (target, path) => this.#link(target, path, true),
     });
   }
 
@@ -204,17 +207,20 @@ export class HostDriver implements BackendDriver {
     return HostStagedFile.create(pinDirectory(this.#sandbox, '', path), this.#staged);
   }
 
-  async commitStaged(path: NormalizedPath, staged: DriverStagedFile, request: { mode: WriteMode }): Promise<void> {
+  async commitStaged(path: NormalizedPath, staged: DriverStagedFile, request: DriverWriteOptions): Promise<void> {
     if (!(staged instanceof HostStagedFile)) throw new InvalidArgumentError('not staged by this workspace', displayPath(path));
-    await this.#store(path, request.mode, (dirAbs, targetAbs, existing) => staged.placeAt(dirAbs, targetAbs, request.mode, existing));
+    await this.#store(path, request.mode, (dirAbs, targetAbs, existing) =>
+      staged.placeAt(dirAbs, targetAbs, request.mode, existing, request.executable),
+    );
   }
 
-  async writeFile(path: NormalizedPath, content: Uint8Array, request: { mode: WriteMode; mimeType?: string }): Promise<void> {
+  async writeFile(path: NormalizedPath, content: Uint8Array, request: DriverWriteOptions): Promise<void> {
     const shown = displayPath(path);
+    const { executable } = request;
     await this.#store(path, request.mode, async (dirAbs, targetAbs, existing, abs) => {
       if (request.mode === 'create') {
         if (existing !== undefined) throw new FileExistsError(shown);
-        await placeFile(dirAbs, targetAbs, content, NEW_FILE_MODE, 'create');
+        await placeFile(dirAbs, targetAbs, content, newFileMode(executable), 'create');
       } else if (request.mode === 'append' && existing !== undefined) {
         const handle = await fs.promises.open(
           abs,
@@ -222,14 +228,17 @@ export class HostDriver implements BackendDriver {
         );
         try {
           await this.#sandbox.verifyDescriptor(handle.fd, abs, shown);
-          if (!(await handle.stat()).isFile()) throw new InvalidArgumentError(`not a regular file: ${shown}`, shown);
+          const opened = await handle.stat();
+          if (!opened.isFile()) throw new InvalidArgumentError(`not a regular file: ${shown}`, shown);
           await handle.writeFile(content);
+          if (executable !== undefined) await handle.chmod(withExecutable(opened.mode, executable));
         } finally {
           await handle.close();
         }
       } else {
-        // Overwrite keeps the permission bits of the file it replaces (an executable stays executable).
-        await placeFile(dirAbs, targetAbs, content, existing === undefined ? NEW_FILE_MODE : existing.mode & 0o7777, 'replace');
+        // Overwrite keeps the permission bits of the file it replaces (an executable stays executable, unless asked).
+        const bits = existing === undefined ? newFileMode(executable) : withExecutable(existing.mode, executable);
+        await placeFile(dirAbs, targetAbs, content, bits, 'replace');
       }
     });
   }
@@ -360,6 +369,80 @@ export class HostDriver implements BackendDriver {
 
   pinSearchDirectory(path: NormalizedPath): PinnedDir | undefined {
     return pinSearchDirectory(this.#sandbox, path);
+  }
+
+  /**
+   * chmod of the file a path resolves to (a link followed inside the root), through a descriptor opened in
+   * its pinned directory without following: a name swapped for a link meanwhile is refused, never followed.
+   */
+  async setExecutable(path: NormalizedPath, executable: boolean): Promise<void> {
+    const shown = displayPath(path);
+    const target = await this.#resolve(path, true);
+    if (target.stat === undefined) throw new FileNotFoundError(shown);
+    if (target.stat.isDirectory()) throw new IsADirectoryError(shown);
+    let pin: PinnedDir | undefined;
+    let fd: number | undefined;
+    try {
+      pin = pinDirectory(this.#sandbox, parentPath(target.rel), path);
+      fd = openNoFollow(pin.at(baseName(target.rel)));
+      const st = fs.fstatSync(fd);
+      if (!st.isFile()) throw new InvalidArgumentError(`not a regular file: ${shown}`, shown);
+      const bits = withExecutable(st.mode, executable);
+      if (bits !== (st.mode & 0o7777)) fs.fchmodSync(fd, bits);
+    } catch (error) {
+      throw hostError(error, path);
+    } finally {
+      if (fd !== undefined) fs.closeSync(fd);
+      pin?.release();
+      this.#changes.touched(target.rel);
+    }
+  }
+
+  /** A new link holding `target` as given (nothing is resolved): `symlink(2)` in the pinned parent, exclusive and atomic. */
+  symlink(target: string, path: NormalizedPath): Promise<void> {
+    return this.#link(target, path, false);
+  }
+
+  /**
+   * Puts a link at `path` (its parent directories followed inside the root, its own name never): created
+   * exclusively, or, when `replace`, put over a file or link standing there (a temp link renamed over it);
+   * a directory there is EISDIR.
+   */
+  async #link(linkTarget: string, path: NormalizedPath, replace: boolean): Promise<void> {
+    this.#assertNotReserved(path);
+    const shown = displayPath(path);
+    const at = await this.#resolve(path, false);
+    if (at.stat !== undefined && !replace) throw new FileExistsError(shown);
+    if (at.stat?.isDirectory() === true) throw new IsADirectoryError(shown);
+    const parent = parentPath(at.rel);
+    if (at.stat === undefined) await this.#makeDirectories(parent, path);
+    let pin: PinnedDir | undefined;
+    try {
+      pin = pinDirectory(this.#sandbox, parent, path);
+      const abs = pin.at(baseName(at.rel));
+      if (at.stat === undefined) fs.symlinkSync(linkTarget, abs);
+      else replaceSymlinkSync(pin.path, abs, linkTarget);
+    } catch (error) {
+      throw hostError(error, path);
+    } finally {
+      pin?.release();
+      this.#changes.touched(at.rel);
+    }
+  }
+
+  /** The target text of the link at `path`, read in its pinned directory. */
+  async readlink(path: NormalizedPath): Promise<string> {
+    const at = await this.#resolve(path, false);
+    if (at.stat === undefined) throw new FileNotFoundError(displayPath(path));
+    let pin: PinnedDir | undefined;
+    try {
+      pin = pinDirectory(this.#sandbox, parentPath(at.rel), path);
+      return fs.readlinkSync(pin.at(baseName(at.rel)));
+    } catch (error) {
+      throw hostError(error, path);
+    } finally {
+      pin?.release();
+    }
   }
 
   async mkdir(path: NormalizedPath): Promise<void> {

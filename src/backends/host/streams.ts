@@ -4,6 +4,7 @@ import { FileNotFoundError, InvalidArgumentError, IsADirectoryError } from '../.
 import { displayPath, type NormalizedPath } from '../../workspace/paths.js';
 import type { WriteMode } from '../../workspace/types.js';
 import { tempPathIn } from './atomic.js';
+import { newFileMode, withExecutable } from '../../host-files/file-mode.js';
 import { READ_FLAGS } from '../../host-files/read-range.js';
 import { readRange, readRangeAt } from '../../host-files/read-range.js';
 import { hostError, type PinnedDir, type Resolved, type Sandbox } from '../../host-files/sandbox.js';
@@ -125,10 +126,17 @@ export class HostStagedFile implements DriverStagedFile {
    * Puts the staged bytes at `targetAbs` in the pinned directory `dirAbs`: renamed over it (`overwrite`, or
    * `append` to nothing), linked to it (`create`: EEXIST when anything is there), or, for `append` to
    * `existing`, copied after the existing bytes into a new temp file renamed over it. The file keeps the
-   * permission bits of the one it replaces. Across filesystems (a mount inside the root) it is copied.
+   * permission bits of the one it replaces, its executable bit set or cleared when `executable` says so.
+   * Across filesystems (a mount inside the root) it is copied.
    */
-  async placeAt(dirAbs: string, targetAbs: string, mode: WriteMode, existing: fs.Stats | undefined): Promise<void> {
-    const permissions = existing === undefined ? 0o644 : existing.mode & 0o7777;
+  async placeAt(
+    dirAbs: string,
+    targetAbs: string,
+    mode: WriteMode,
+    existing: fs.Stats | undefined,
+    executable: boolean | undefined,
+  ): Promise<void> {
+    const permissions = existing === undefined ? newFileMode(executable) : withExecutable(existing.mode, executable);
     await this.#handle.chmod(permissions);
     await this.#handle.close();
     if (mode === 'append' && existing !== undefined) {

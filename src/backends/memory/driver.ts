@@ -11,12 +11,14 @@ import type {
 import { copyBytes } from '../../workspace/bytes.js';
 import { memorySnapshotTree } from './snapshot-tree.js';
 import { FileExistsError, FileNotFoundError, IsADirectoryError, NotADirectoryError } from '../../workspace/errors.js';
+import { resolveLinks, type LinkTree, type ResolvedPath } from '../../workspace/links.js';
 import { guessMimeType } from '../../workspace/mime.js';
 import { displayPath, joinPath, splitPath, type NormalizedPath } from '../../workspace/paths.js';
 import { HeldSnapshots } from '../../snapshots/held.js';
 import { sortDiff } from '../../snapshots/record.js';
-import type { DiffEntry, RestoreResult, SnapshotOptions, WorkspaceSnapshot, WriteMode } from '../../workspace/types.js';
-import { diffTrees, emptyDirectory, lookup, updateEntry, type DirectoryNode, type FileNode, type TreeNode } from './tree.js';
+import type { DiffEntry, RestoreResult, SnapshotOptions, WorkspaceSnapshot } from '../../workspace/types.js';
+import type { DriverWriteOptions } from '../../workspace/driver.js';
+import { diffTrees, emptyDirectory, updateEntry, type DirectoryNode, type FileNode, type TreeNode } from './tree.js';
 
 /**
  * The memory backend's driver: a persistent tree (see tree.ts). Every primitive runs synchronously once
@@ -25,7 +27,8 @@ import { diffTrees, emptyDirectory, lookup, updateEntry, type DirectoryNode, typ
  * next number, so a restore brings back a file's version with its contents and no number ever names two
  * contents), and a `mimeType` taken from the write or guessed from the extension. A copied file is a new
  * file (a new version, fresh times); a copied directory
- * shares its subtree, metadata included, in O(1). There are no symlinks and no permission bits.
+ * shares its subtree, metadata included, in O(1). Files carry git's executable bit; symlinks are nodes
+ * holding their target text, followed by every primitive only inside the tree (`resolveLinks`).
  */
 export class MemoryDriver implements BackendDriver {
   readonly name = 'memory';
@@ -36,7 +39,8 @@ export class MemoryDriver implements BackendDriver {
   #clock = 0;
   #lastTree: DirectoryNode | undefined;
   #lastPath: NormalizedPath | undefined;
-  #lastNode: TreeNode | undefined;
+  #lastFollow = false;
+  #lastResolved: ResolvedPath<TreeNode> | undefined;
 
   /**
    * An independent driver with the same tree and the same snapshots (every record taken here so far
@@ -68,17 +72,21 @@ export class MemoryDriver implements BackendDriver {
     };
   }
 
-  async writeFile(path: NormalizedPath, content: Uint8Array, request: { mode: WriteMode; mimeType?: string }): Promise<void> {
+  async writeFile(path: NormalizedPath, content: Uint8Array, request: DriverWriteOptions): Promise<void> {
     const now = Date.now();
     const incoming = content; // the shared layer's copy, nobody else's: kept as it is
+    // Through a link: its target (a dangling link's target is created, in a directory that exists).
+    const real = this.#resolve(path, true).path;
     this.tree = updateEntry(
       this.tree,
-      splitPath(path),
+      splitPath(real),
       (existing) => {
         if (existing?.type === 'directory') throw new IsADirectoryError(displayPath(path));
+        if (existing?.type === 'symlink') throw new FileExistsError(displayPath(path));
         if (existing === undefined) {
-          const mimeType = request.mimeType ?? guessMimeType(path);
-          return { type: 'file', content: incoming, createdAt: now, modifiedAt: now, version: ++this.#clock, mimeType };
+          const mimeType = request.mimeType ?? guessMimeType(real);
+          const executable = request.executable === true;
+          return { type: 'file', content: incoming, createdAt: now, modifiedAt: now, version: ++this.#clock, mimeType, executable };
         }
         if (request.mode === 'create')
           throw new FileExistsError(displayPath(path), `already exists: ${displayPath(path)} (mode 'create' never replaces a file)`);
@@ -94,43 +102,102 @@ export class MemoryDriver implements BackendDriver {
           modifiedAt: now,
           version: ++this.#clock,
           mimeType: request.mimeType ?? existing.mimeType,
+          executable: request.executable ?? existing.executable,
         };
+      },
+      real === path,
+      now,
+    );
+  }
+
+  async setExecutable(path: NormalizedPath, executable: boolean): Promise<void> {
+    const now = Date.now();
+    const real = this.#resolve(path, true).path;
+    this.tree = updateEntry(
+      this.tree,
+      splitPath(real),
+      (existing) => {
+        if (existing === undefined) throw new FileNotFoundError(displayPath(path));
+        if (existing.type !== 'file') throw new IsADirectoryError(displayPath(path));
+        // A change git records: a new version, as for a write.
+        return { ...existing, executable, modifiedAt: now, version: ++this.#clock };
+      },
+      false,
+      now,
+    );
+  }
+
+  async symlink(target: string, path: NormalizedPath): Promise<void> {
+    const now = Date.now();
+    const real = this.#resolve(path, false).path;
+    this.tree = updateEntry(
+      this.tree,
+      splitPath(real),
+      (existing) => {
+        if (existing !== undefined) throw new FileExistsError(displayPath(path));
+        return { type: 'symlink', target, createdAt: now, modifiedAt: now };
       },
       true,
       now,
     );
   }
 
+  /** Where an access to `path` lands, links followed: what a policy and the `protect` rule judge. */
+  async resolve(path: NormalizedPath): Promise<NormalizedPath> {
+    return this.#resolve(path, true).path;
+  }
+
+  async readlink(path: NormalizedPath): Promise<string> {
+    const node = this.#resolve(path, false).node;
+    if (node === undefined) throw new FileNotFoundError(displayPath(path));
+    if (node.type !== 'symlink') throw Object.assign(new Error('not a symlink'), { code: 'EINVAL' });
+    return node.target;
+  }
+
+  /** Undefined below a file, as for a missing path (the shared layer says ENOTDIR where it matters). */
   async kind(path: NormalizedPath): Promise<DriverEntryKind | undefined> {
-    return this.#lookup(path)?.type;
+    try {
+      return this.#resolve(path, false).node?.type;
+    } catch (error) {
+      if (error instanceof NotADirectoryError) return undefined;
+      throw error;
+    }
   }
 
   async stat(path: NormalizedPath): Promise<DriverStat> {
-    const node = this.#node(path);
+    const own = this.#resolve(path, false).node;
+    if (own === undefined) throw new FileNotFoundError(displayPath(path));
+    const node = own.type === 'symlink' ? this.#resolve(path, true).node : own;
+    const isSymlink = own.type === 'symlink';
+    if (node === undefined || node.type === 'symlink') {
+      // Dangling (inside the root): the link itself.
+      const times = { createdAt: new Date(own.createdAt), modifiedAt: new Date(own.modifiedAt) };
+      return { ...times, isFile: false, isDirectory: false, isSymlink, sizeBytes: 0 };
+    }
     const times = { createdAt: new Date(node.createdAt), modifiedAt: new Date(node.modifiedAt) };
-    if (node.type === 'directory') return { ...times, isFile: false, isDirectory: true, isSymlink: false, sizeBytes: 0 };
-    const size = node.content.byteLength;
+    if (node.type === 'directory') return { ...times, isFile: false, isDirectory: true, isSymlink, sizeBytes: 0 };
     return {
       ...times,
       isFile: true,
       isDirectory: false,
-      isSymlink: false,
-      sizeBytes: size,
+      isSymlink,
+      executable: node.executable,
+      sizeBytes: node.content.byteLength,
       mimeType: node.mimeType,
       version: node.version,
     };
   }
 
   async list(path: NormalizedPath): Promise<DriverListEntry[]> {
-    const node = this.#node(path);
+    const node = this.#node(path, true);
     if (node.type !== 'directory') throw new NotADirectoryError(displayPath(path));
     return [...node.children.entries()].map(([name, child]) => ({ name, kind: child.type }));
   }
 
   async *walk(base: NormalizedPath): AsyncIterable<DriverWalkEntry> {
     // The tree is immutable: walking the root captured here stays consistent whatever runs meanwhile.
-    const start = lookup(this.tree, splitPath(base));
-    if (start === undefined || start.type === 'file') return;
+    const start = this.#resolve(base, true).node;
+    if (start === undefined || start.type !== 'directory') return;
     const pending: [NormalizedPath, DirectoryNode][] = [[base, start]];
     while (pending.length > 0) {
       const [directoryPath, directory] = pending.pop() as [NormalizedPath, DirectoryNode];
@@ -145,72 +212,90 @@ export class MemoryDriver implements BackendDriver {
   async mkdir(path: NormalizedPath): Promise<void> {
     const now = Date.now();
     const update = (existing: TreeNode | undefined): TreeNode => {
-      if (existing?.type === 'file')
+      if (existing !== undefined && existing.type !== 'directory')
         throw new FileExistsError(displayPath(path), `already exists and is not a directory: ${displayPath(path)}`);
       return existing ?? emptyDirectory(now);
     };
-    this.tree = updateEntry(this.tree, splitPath(path), update, true, now);
+    this.tree = updateEntry(this.tree, splitPath(this.#resolve(path, true).path), update, true, now);
   }
 
   // Memory holds nothing it does not show, so the shared emptiness check is exact and `recursive` adds nothing.
   async remove(path: NormalizedPath): Promise<void> {
-    this.tree = updateEntry(this.tree, splitPath(path), () => undefined, false, Date.now());
+    const real = this.#resolve(path, false).path;
+    this.tree = updateEntry(this.tree, splitPath(real), () => undefined, false, Date.now());
   }
 
   async move(from: NormalizedPath, to: NormalizedPath): Promise<void> {
-    const node = this.#node(from);
+    const source = this.#resolve(from, false);
+    const node = this.#found(source, from);
+    const target = this.#resolve(to, false).path;
     const now = Date.now();
     // Both steps are computed before the root is swapped, so a failure leaves nothing half-moved.
-    const withoutSource = updateEntry(this.tree, splitPath(from), () => undefined, false, now);
-    this.tree = updateEntry(withoutSource, splitPath(to), () => node, true, now);
+    const withoutSource = updateEntry(this.tree, splitPath(source.path), () => undefined, false, now);
+    this.tree = updateEntry(withoutSource, splitPath(target), () => node, true, now);
   }
 
   async copy(from: NormalizedPath, to: NormalizedPath): Promise<void> {
-    const node = this.#node(from);
+    const node = this.#found(this.#resolve(from, false), from);
+    const target = this.#resolve(to, false).path;
     const now = Date.now();
-    const copy: TreeNode = node.type === 'file' ? { ...node, createdAt: now, modifiedAt: now, version: ++this.#clock } : node;
-    this.tree = updateEntry(this.tree, splitPath(to), () => copy, true, now);
+    const copy: TreeNode =
+      node.type === 'file'
+        ? { ...node, createdAt: now, modifiedAt: now, version: ++this.#clock }
+        : node.type === 'symlink'
+          ? { ...node, createdAt: now, modifiedAt: now }
+          : node;
+    this.tree = updateEntry(this.tree, splitPath(target), () => copy, true, now);
   }
 
   /** Releases the tree. */
   async dispose(): Promise<void> {
     this.tree = emptyDirectory(Date.now());
-    this.#lastTree = this.#lastNode = undefined;
+    this.#lastTree = this.#lastResolved = undefined;
+  }
+
+  /** The tree as `resolveLinks` walks it. */
+  get #links(): LinkTree<TreeNode> {
+    return { root: this.tree, child: childOf, kind: kindOf, target: targetOf };
   }
 
   /**
-   * The node at `path`, remembering the last answer: the shared layer asks `kind()` right before it reads or
-   * stats the same path, and the tree is immutable, so one tree and one path always name the same node.
+   * Where `path` leads (its links followed inside the tree; the final one only when `followFinal`),
+   * remembering the last answer: the shared layer asks `kind()` right before it reads or stats the same
+   * path, and the tree is immutable, so one tree and one path always lead to the same node.
    */
-  #lookup(path: NormalizedPath): TreeNode | undefined {
-    if (this.#lastTree === this.tree && this.#lastPath === path) return this.#lastNode;
-    const node = lookup(this.tree, splitPath(path));
+  #resolve(path: NormalizedPath, followFinal: boolean): ResolvedPath<TreeNode> {
+    if (this.#lastTree === this.tree && this.#lastPath === path && this.#lastFollow === followFinal)
+      return this.#lastResolved as ResolvedPath<TreeNode>;
+    const resolved = resolveLinks(this.#links, path, followFinal);
     this.#lastTree = this.tree;
     this.#lastPath = path;
-    this.#lastNode = node;
-    return node;
+    this.#lastFollow = followFinal;
+    this.#lastResolved = resolved;
+    return resolved;
   }
 
-  #node(path: NormalizedPath): TreeNode {
-    const node = this.#lookup(path);
-    if (node !== undefined) return node;
-    const segments = splitPath(path);
-    // Say ENOTDIR rather than ENOENT when the way is blocked by a file, as a disk would.
-    for (let depth = 1; depth < segments.length; depth += 1) {
-      const ancestor = lookup(this.tree, segments.slice(0, depth));
-      const shown = segments.slice(0, depth).join('/');
-      if (ancestor?.type === 'file') throw new NotADirectoryError(shown, `not a directory: ${shown} is a file`);
-      if (ancestor === undefined) break;
-    }
+  #node(path: NormalizedPath, followFinal: boolean): TreeNode {
+    return this.#found(this.#resolve(path, followFinal), path);
+  }
+
+  #found(resolved: ResolvedPath<TreeNode>, path: NormalizedPath): TreeNode {
+    if (resolved.node !== undefined) return resolved.node;
     throw new FileNotFoundError(displayPath(path));
   }
 
   #file(path: NormalizedPath): FileNode {
-    const node = this.#node(path);
+    const node = this.#node(path, true);
     if (node.type === 'directory') throw new IsADirectoryError(displayPath(path));
+    if (node.type === 'symlink') throw new FileNotFoundError(displayPath(path));
     return node;
   }
 }
+
+const childOf = (directory: TreeNode, name: string): TreeNode | undefined =>
+  directory.type === 'directory' ? directory.children.get(name) : undefined;
+const kindOf = (node: TreeNode): DriverEntryKind => node.type;
+const targetOf = (node: TreeNode): string => (node.type === 'symlink' ? node.target : '');
 
 /**
  * Memory snapshots are O(1) in time and memory: a snapshot keeps a reference to the current root, and a

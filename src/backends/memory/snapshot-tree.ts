@@ -7,8 +7,9 @@ import type { DirectoryNode, TreeNode } from './tree.js';
 function memoryChild(node: TreeNode | undefined): TreeChild<DirectoryNode> | undefined {
   if (node === undefined) return undefined;
   if (node.type === 'directory') return { kind: 'directory', directory: node };
+  if (node.type === 'symlink') return { kind: 'symlink', identity: node, bytes: async () => new TextEncoder().encode(node.target) };
   // A copy: the stored bytes are shared with every snapshot holding them.
-  return { kind: 'file', executable: false, identity: node, bytes: async () => copyBytes(node.content) };
+  return { kind: 'file', executable: node.executable, identity: node, bytes: async () => copyBytes(node.content) };
 }
 
 // One reader for every memory tree: two trees with the same reader are compared by identity (see changedPaths).

@@ -15,6 +15,16 @@ export interface FileNode {
   readonly modifiedAt: number;
   readonly version: number;
   readonly mimeType: string;
+  /** Git's mode 100755 when set. */
+  readonly executable: boolean;
+}
+
+/** A symlink: its target text is data, followed only inside the tree (see `resolveLinks`). */
+export interface LinkNode {
+  readonly type: 'symlink';
+  readonly target: string;
+  readonly createdAt: number;
+  readonly modifiedAt: number;
 }
 
 export interface DirectoryNode {
@@ -24,7 +34,7 @@ export interface DirectoryNode {
   readonly modifiedAt: number;
 }
 
-export type TreeNode = FileNode | DirectoryNode;
+export type TreeNode = FileNode | LinkNode | DirectoryNode;
 
 export function emptyDirectory(now: number): DirectoryNode {
   return { type: 'directory', children: PersistentMap.empty(), createdAt: now, modifiedAt: now };
@@ -90,8 +100,8 @@ function updateBelow(
       throw new FileNotFoundError(displayPath(target), `parent directory does not exist: ${childPath} (for ${target})`);
     }
     child = emptyDirectory(now);
-  } else if (existing.type === 'file') {
-    throw new NotADirectoryError(childPath, `not a directory: ${childPath} is a file`);
+  } else if (existing.type !== 'directory') {
+    throw new NotADirectoryError(childPath, `not a directory: ${childPath} is a ${existing.type === 'file' ? 'file' : 'symlink'}`);
   } else {
     child = existing;
   }
@@ -104,13 +114,20 @@ function updateBelow(
   };
 }
 
-/** Every file below `node` (which sits at `path`), for diffs of added or deleted subtrees. */
+/** Every file and link at or below `node` (which sits at `path`), for diffs of added or deleted subtrees. */
 export function* filesBelow(node: TreeNode, path: NormalizedPath): Generator<NormalizedPath> {
-  if (node.type === 'file') {
+  if (node.type !== 'directory') {
     yield path;
     return;
   }
   for (const [name, child] of node.children.entries()) yield* filesBelow(child, joinPath(path, name));
+}
+
+/** Whether two files or links hold what git records the same: kind, bytes or target, and the executable bit. */
+function sameLeaf(a: FileNode | LinkNode, b: FileNode | LinkNode): boolean {
+  if (a === b) return true;
+  if (a.type === 'symlink' || b.type === 'symlink') return a.type === 'symlink' && b.type === 'symlink' && a.target === b.target;
+  return a.executable === b.executable && sameBytes(a.content, b.content);
 }
 
 export type DiffCallback = (path: NormalizedPath, status: 'added' | 'modified' | 'deleted') => void;
@@ -127,8 +144,8 @@ export function diffTrees(before: DirectoryNode, after: DirectoryNode, onChange:
       for (const file of filesBelow(b as TreeNode, childPath)) onChange(file, 'added');
     } else if (b === undefined) {
       for (const file of filesBelow(a, childPath)) onChange(file, 'deleted');
-    } else if (a.type === 'file' && b.type === 'file') {
-      if (!sameBytes(a.content, b.content)) onChange(childPath, 'modified');
+    } else if (a.type !== 'directory' && b.type !== 'directory') {
+      if (!sameLeaf(a, b)) onChange(childPath, 'modified');
     } else if (a.type === 'directory' && b.type === 'directory') {
       diffTrees(a, b, onChange, childPath);
     } else {

@@ -1,12 +1,18 @@
-import type { BackendDriver, DriverEntryKind, DriverListEntry, DriverStat, DriverWalkEntry } from '../../workspace/driver.js';
+import type {
+  BackendDriver,
+  DriverEntryKind,
+  DriverListEntry,
+  DriverStat,
+  DriverWalkEntry,
+  DriverWriteOptions,
+} from '../../workspace/driver.js';
 import { FileExistsError, FileNotFoundError, InvalidArgumentError, IsADirectoryError, NotADirectoryError } from '../../workspace/errors.js';
 import { guessMimeType } from '../../workspace/mime.js';
 import { displayPath, joinPath, splitPath, type NormalizedPath } from '../../workspace/paths.js';
-import type { WriteMode } from '../../workspace/types.js';
 import { PersistentMap } from '../../snapshots/persistent-map.js';
 import { hostError, type PinnedDir, type Resolved } from '../../host-files/sandbox.js';
 import { statFromHost } from '../../host-files/stat.js';
-import type { LowerLayer } from './lower.js';
+import { lowerExecutable, type LowerEntry, type LowerLayer } from './lower.js';
 import { OverlaySnapshotter } from './snapshots.js';
 import { setUpper, upperDirectory, WHITEOUT, type UpperDirectory, type UpperFile, type UpperNode } from './upper.js';
 import { OverlayView, type MergedEntry } from './view.js';
@@ -96,6 +102,7 @@ export class OverlayDriver implements BackendDriver {
         modifiedAt: new Date(upper.modifiedAt),
         mimeType: upper.mimeType,
         version: upper.version,
+        executable: upper.executable,
       };
     if (upper !== undefined) {
       const modifiedAt = upper.type === 'directory' ? upper.modifiedAt : upper.createdAt;
@@ -112,7 +119,19 @@ export class OverlayDriver implements BackendDriver {
     const st = found.lowerStat ?? view.lower.entry(rel, 0)?.stat;
     if (st === undefined) throw new FileNotFoundError(displayPath(path));
     const isFile = !st.isDirectory() && !st.isSymbolicLink();
-    return statFromHost(path, st, isFile, isSymlink, 0);
+    return { ...statFromHost(path, st, isFile, isSymlink, 0), executable: isFile && lowerExecutable(st) };
+  }
+
+  async readlink(path: NormalizedPath): Promise<string> {
+    const view = this.view();
+    const { rel, stat: entry } = this.#resolve(path, false, view);
+    if (entry === undefined) throw new FileNotFoundError(displayPath(path));
+    if (entry.kind !== 'symlink') throw new InvalidArgumentError(`not a symlink: ${displayPath(path)}`, displayPath(path));
+    try {
+      return view.readlink(rel);
+    } catch (error) {
+      throw hostError(error, path);
+    }
   }
 
   async list(path: NormalizedPath): Promise<DriverListEntry[]> {
@@ -175,7 +194,7 @@ export class OverlayDriver implements BackendDriver {
     return setUpper(upper, segments, () => node, this.#directoryMaker(view, segments, now), now);
   }
 
-  async writeFile(path: NormalizedPath, bytes: Uint8Array, options: { mode: WriteMode; mimeType?: string }): Promise<void> {
+  async writeFile(path: NormalizedPath, bytes: Uint8Array, options: DriverWriteOptions): Promise<void> {
     const shown = displayPath(path);
     const { rel, stat: entry } = this.#resolve(path, true);
     if (entry?.kind === 'directory') throw new IsADirectoryError(shown);
@@ -184,14 +203,12 @@ export class OverlayDriver implements BackendDriver {
     let existing: Pick<UpperFile, 'content' | 'executable' | 'createdAt' | 'mimeType'> | undefined;
     if (entry?.upper?.type === 'file') existing = entry.upper;
     else if (entry !== undefined) {
-      const lower = this.lower.entry(rel, splitPath(rel).length - 1);
-      if (lower === undefined || lower.kind !== 'file' || !lower.stat.isFile())
-        throw new InvalidArgumentError(`not a regular file: ${shown}`, shown);
+      const lower = this.#lowerFile(rel);
       await this.lower.remember(rel, 'file');
       const content = options.mode === 'append' ? (await this.lower.readFile(rel, { offset: 0 })).content : new Uint8Array();
       existing = {
         content,
-        executable: (lower.stat.mode & 0o111) !== 0,
+        executable: lowerExecutable(lower.stat),
         createdAt: lower.stat.birthtimeMs,
         mimeType: guessMimeType(rel),
       };
@@ -206,7 +223,7 @@ export class OverlayDriver implements BackendDriver {
       const file: UpperFile = {
         type: 'file',
         content,
-        executable: existing?.executable ?? false,
+        executable: options.executable ?? existing?.executable ?? false,
         createdAt: existing?.createdAt ?? now,
         modifiedAt: now,
         version: ++this.#clock,
@@ -214,6 +231,33 @@ export class OverlayDriver implements BackendDriver {
       };
       return this.#set(upper, view, rel, file, now);
     });
+  }
+
+  /** A lower file is copied up with the bit changed. A file that already has the bit asked for does not change. */
+  async setExecutable(path: NormalizedPath, executable: boolean): Promise<void> {
+    const shown = displayPath(path);
+    const { rel, stat: entry } = this.#resolve(path, true);
+    if (entry === undefined) throw new FileNotFoundError(shown);
+    if (entry.kind === 'directory') throw new IsADirectoryError(shown);
+    let file: UpperFile;
+    if (entry.upper?.type === 'file') file = entry.upper;
+    else {
+      const lower = this.#lowerFile(rel);
+      if (lowerExecutable(lower.stat) === executable) return;
+      await this.lower.remember(rel, 'file');
+      file = await this.#copyUp(rel, lower);
+    }
+    if (file.executable === executable) return;
+    this.#apply((upper, view, now) => {
+      const changed: UpperFile = { ...file, executable, modifiedAt: now, version: ++this.#clock };
+      return this.#set(upper, view, rel, changed, now);
+    });
+  }
+
+  async symlink(target: string, path: NormalizedPath): Promise<void> {
+    const { rel, stat: entry } = this.#resolve(path, false);
+    if (entry !== undefined) throw new FileExistsError(displayPath(path));
+    this.#apply((upper, view, now) => this.#set(upper, view, rel, { type: 'symlink', target, createdAt: now }, now));
   }
 
   async mkdir(path: NormalizedPath): Promise<void> {
@@ -278,13 +322,25 @@ export class OverlayDriver implements BackendDriver {
       return upperDirectory(true, now, children);
     }
     if (entry.kind === 'symlink') return { type: 'symlink', target: view.readlink(rel), createdAt: now };
+    return this.#copyUp(rel, this.#lowerFile(rel));
+  }
+
+  /** The lower file at the real path `rel` (a regular file, or `InvalidArgumentError`). */
+  #lowerFile(rel: NormalizedPath): LowerEntry {
     const lower = this.lower.entry(rel, splitPath(rel).length - 1);
     if (lower === undefined) throw new FileNotFoundError(displayPath(rel));
+    if (lower.kind !== 'file' || !lower.stat.isFile())
+      throw new InvalidArgumentError(`not a regular file: ${displayPath(rel)}`, displayPath(rel));
+    return lower;
+  }
+
+  /** A lower file as an upper one: its bytes read into memory, its bit and times kept, a new version. */
+  async #copyUp(rel: NormalizedPath, lower: LowerEntry): Promise<UpperFile> {
     const { content } = await this.lower.readFile(rel, { offset: 0 });
     return {
       type: 'file',
       content,
-      executable: (lower.stat.mode & 0o111) !== 0,
+      executable: lowerExecutable(lower.stat),
       createdAt: lower.stat.birthtimeMs,
       modifiedAt: lower.stat.mtimeMs,
       version: ++this.#clock,

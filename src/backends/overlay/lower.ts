@@ -22,6 +22,11 @@ export interface LowerEntry {
   stat: fs.Stats;
 }
 
+/** Whether a lower file has an execute bit (git's 100755). */
+export function lowerExecutable(stat: fs.Stats): boolean {
+  return (stat.mode & 0o111) !== 0;
+}
+
 /** What identifies the version of a lower file the session read; any change means the file changed on disk. */
 interface Fingerprint {
   size: number;

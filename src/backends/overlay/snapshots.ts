@@ -4,7 +4,7 @@ import { HeldSnapshots } from '../../snapshots/held.js';
 import { joinPath, type NormalizedPath } from '../../workspace/paths.js';
 import type { DiffEntry, RestoreResult, SnapshotOptions, WorkspaceSnapshot } from '../../workspace/types.js';
 import { changedPaths, snapshotTree, type TreeChild, type TreeReader } from '../../snapshots/snapshot-tree.js';
-import type { LowerLayer } from './lower.js';
+import { lowerExecutable, type LowerLayer } from './lower.js';
 import type { UpperDirectory } from './upper.js';
 import { MergedEntry, mergedChild, mergedChildren } from './view.js';
 
@@ -117,9 +117,9 @@ function overlayReader(lower: LowerLayer): TreeReader<Directory> {
     if (upper?.type === 'symlink') return { kind: 'symlink', identity: upper, bytes: async () => text(upper.target) };
     if (entry.kind === 'directory') return { kind: 'directory', directory: path };
     if (entry.kind === 'symlink') return { kind: 'symlink', identity: `lower link ${path}`, bytes: async () => text(lower.readlink(path)) };
-    const mode = (entry.lowerStat ?? lower.entry(path, 0)?.stat)?.mode ?? 0;
+    const stat = entry.lowerStat ?? lower.entry(path, 0)?.stat;
     const bytes = async (): Promise<Uint8Array> => (await lower.readFile(path, { offset: 0 })).content;
-    return { kind: 'file', executable: (mode & 0o111) !== 0, identity: `lower file ${path}`, bytes };
+    return { kind: 'file', executable: stat !== undefined && lowerExecutable(stat), identity: `lower file ${path}`, bytes };
   };
   return {
     async child(directory, name) {

@@ -6,7 +6,7 @@ import { PersistentMap } from '../../snapshots/persistent-map.js';
  * Besides files and directories it holds what a layer over a read-only directory needs: a `whiteout`
  * hides the lower entry at its path (a deletion), an `opaque` directory hides everything the lower
  * directory at its path holds (a directory that replaced something, or was created where the lower had
- * nothing), and symlinks (a lower link moved or copied keeps being a link).
+ * nothing), and symlinks (made by the session, or a lower link moved or copied, which keeps being a link).
  */
 export interface UpperFile {
   readonly type: 'file';
@@ -21,7 +21,7 @@ export interface UpperFile {
 
 export interface UpperLink {
   readonly type: 'symlink';
-  /** The link's target text, as it was in the lower directory. */
+  /** The link's target text, as given (or as it was in the lower directory): data, never checked. */
   readonly target: string;
   readonly createdAt: number;
 }

@@ -1,7 +1,8 @@
 import type * as fs from 'node:fs';
 import type { DriverEntryKind, DriverWalkEntry } from '../../workspace/driver.js';
-import { joinPath, parentPath, splitPath, type NormalizedPath } from '../../workspace/paths.js';
+import { displayPath, joinPath, parentPath, splitPath, type NormalizedPath } from '../../workspace/paths.js';
 import type { LinkStat, Resolved } from '../../host-files/sandbox.js';
+import { PathEscapeError } from '../../workspace/errors.js';
 import type { LowerLayer } from './lower.js';
 import { placeOf, type UpperDirectory, type UpperFile, type UpperLink, type UpperNode } from './upper.js';
 
@@ -63,7 +64,11 @@ export class OverlayView {
     return parent?.kind === 'directory' && parent.through && this.lower.entry(rel, splitPath(rel).length - 1) !== undefined;
   }
 
-  /** Resolves a path through the merged tree: see `Sandbox.resolveWith`. */
+  /**
+   * Resolves a path through the merged tree: see `Sandbox.resolveWith`. A lower link keeps the host's rules
+   * (an absolute target inside the lower root is followed); a link of the upper layer is the session's data,
+   * so its absolute target is never resolved against the host: it leaves the workspace.
+   */
   resolve(rel: NormalizedPath, followFinal: boolean): Resolved<MergedEntry> {
     const sandbox = this.lower.sandbox;
     const relOf = (abs: string): NormalizedPath => {
@@ -77,8 +82,18 @@ export class OverlayView {
         if (found === undefined) throw ABSENT;
         return found;
       },
-      readlink: (abs) => this.readlink(relOf(abs)),
+      readlink: (abs) => this.#followed(relOf(abs)),
     });
+  }
+
+  /** The target a resolution follows from the link at `rel`. */
+  #followed(rel: NormalizedPath): string {
+    const found = this.entry(rel);
+    if (found?.upper?.type === 'symlink' && found.upper.target.startsWith('/')) {
+      const shown = displayPath(rel);
+      throw new PathEscapeError(shown, `a symlink leaves the workspace: ${shown}`);
+    }
+    return this.readlink(rel);
   }
 
   /** A link's target text. */
