@@ -16,9 +16,6 @@ import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 
 const OPTIONAL_PEERS = ['pg', '@aws-sdk/client-s3', 'openai', '@anthropic-ai/sdk', 'ai', '@langchain/core', 'vitest'];
-// Dependencies that read CommonJS's `__filename`, which a bundled ES module lacks (write-file-atomic names its
-// temp files after it): loaded from node_modules as they are.
-const NEEDS_FILENAME = ['write-file-atomic'];
 
 /** Bundles `entry` (an ES module of dist/) into `outfile`, as the `sessionfs` command is bundled. */
 export async function bundleCli(entry, outfile) {
@@ -30,10 +27,16 @@ export async function bundleCli(entry, outfile) {
     format: 'esm',
     target: 'node20',
     sourcemap: 'linked',
-    external: [...OPTIONAL_PEERS, ...NEEDS_FILENAME],
-    // Bundled CommonJS dependencies call `require` for Node's built-ins: an ES module has none of its own.
+    external: OPTIONAL_PEERS,
+    // Bundled CommonJS dependencies call `require` for Node's built-ins and read `__filename` (write-file-atomic
+    // names its temp files after it): an ES module has neither of its own.
     banner: {
-      js: "import { createRequire as __sessionfsRequire } from 'node:module'; const require = __sessionfsRequire(import.meta.url);",
+      js: [
+        "import { createRequire as __sessionfsRequire } from 'node:module';",
+        "import { fileURLToPath as __sessionfsFilePath } from 'node:url';",
+        'const require = __sessionfsRequire(import.meta.url);',
+        'const __filename = __sessionfsFilePath(import.meta.url);',
+      ].join(' '),
     },
     logLevel: 'warning',
   });

@@ -6,6 +6,7 @@ import { displayPath, joinPath, normalizePath, relativeTo, type NormalizedPath }
 import type { DiffEntry, WriteMode } from '../workspace/types.js';
 import { PathRules, validatePolicy, type PolicyOperation, type WorkspacePolicy } from './policy.js';
 import { measure, NOTHING, QuotaLedger, type Amount } from './usage.js';
+import { resolvesToItself } from '../workspace/links.js';
 
 /** What an access means to reach: a file, a directory, or either (the entry's kind decides). */
 export type AccessIntent = 'file' | 'directory' | 'any';
@@ -67,7 +68,8 @@ export class Governance {
     if (!this.#judges) return undefined;
     const verdict = this.#rules.judge(path, given);
     if (verdict === 'denied') throw denied(path);
-    if (verdict === 'admitted' && (this.#driver.resolve === undefined || path === '')) return undefined;
+    if (verdict === 'admitted' && (this.#driver.resolve === undefined || path === '' || resolvesToItself(this.#driver, path)))
+      return undefined;
     return this.#checkAccess(path, intent);
   }
 

@@ -2,6 +2,7 @@ import picomatch from 'picomatch';
 import type { BackendDriver, DriverEntryKind } from '../workspace/driver.js';
 import { InvalidArgumentError, PolicyError } from '../workspace/errors.js';
 import { displayPath, isSameOrInside, type NormalizedPath } from '../workspace/paths.js';
+import { resolvesToItself } from '../workspace/links.js';
 
 /**
  * What a workspace protects unless the orchestrator says otherwise: version-control internals, whose
@@ -106,7 +107,7 @@ export class Protection {
     const found = this.rules.rootOf(path);
     const settled = found === undefined || this.#own.has(found.root) || this.#hydrating.has(found.root);
     if (found !== undefined && this.#host.has(found.root) && !this.#hydrating.has(found.root)) throw violation(found, path);
-    if (settled && this.#driver.resolve === undefined) return undefined;
+    if (settled && (this.#driver.resolve === undefined || path === '' || resolvesToItself(this.#driver, path))) return undefined;
     return this.#guard(path, settled ? undefined : found);
   }
 

@@ -1,15 +1,15 @@
 import { copyBytes } from '../workspace/bytes.js';
-import {
-  DeleteObjectCommand,
-  GetObjectCommand,
-  HeadObjectCommand,
-  ListObjectsV2Command,
-  PutObjectCommand,
-  type S3Client,
-} from '@aws-sdk/client-s3';
+import type { S3Client } from '@aws-sdk/client-s3';
 import type { BlobStore } from '../workspace/driver.js';
 import { InvalidArgumentError } from '../workspace/errors.js';
 import { resolveRetry, withRetry, type RetryOptions } from './retry.js';
+
+/**
+ * The S3 client's commands, loaded when first used: the SDK is an optional peer, and the `sessionfs` command
+ * (one bundled file) must start without it unless `--s3` is given.
+ */
+let loadingSdk: Promise<typeof import('@aws-sdk/client-s3')> | undefined;
+const sdk = (): Promise<typeof import('@aws-sdk/client-s3')> => (loadingSdk ??= import('@aws-sdk/client-s3'));
 
 export interface S3BlobStoreOptions {
   /** The user's client: any S3-compatible endpoint (AWS, R2, MinIO, GCS interop). */
@@ -72,7 +72,7 @@ export function s3BlobStore(options: S3BlobStoreOptions): S3BlobStore {
         const bytes = await withRetry(
           `reading blob ${hash}`,
           async (abortSignal) => {
-            const response = await client.send(new GetObjectCommand({ Bucket: bucket, Key }), { abortSignal });
+            const response = await client.send(new (await sdk()).GetObjectCommand({ Bucket: bucket, Key }), { abortSignal });
             return (response.Body as { transformToByteArray(): Promise<Uint8Array> }).transformToByteArray();
           },
           isTransient,
@@ -90,7 +90,7 @@ export function s3BlobStore(options: S3BlobStoreOptions): S3BlobStore {
       const Key = keyOf(hash);
       requests.put += 1;
       try {
-        await send(`storing blob ${hash}`, new PutObjectCommand({ Bucket: bucket, Key, Body: bytes, IfNoneMatch: '*' }));
+        await send(`storing blob ${hash}`, new (await sdk()).PutObjectCommand({ Bucket: bucket, Key, Body: bytes, IfNoneMatch: '*' }));
       } catch (error) {
         // Already there: content-addressed, so the stored object is these very bytes.
         if (!isPreconditionFailed(error)) throw error;
@@ -102,7 +102,7 @@ export function s3BlobStore(options: S3BlobStoreOptions): S3BlobStore {
       const Key = keyOf(hash);
       requests.head += 1;
       try {
-        await send(`looking up blob ${hash}`, new HeadObjectCommand({ Bucket: bucket, Key }));
+        await send(`looking up blob ${hash}`, new (await sdk()).HeadObjectCommand({ Bucket: bucket, Key }));
         remember(hash);
         return true;
       } catch (error) {
@@ -115,7 +115,7 @@ export function s3BlobStore(options: S3BlobStoreOptions): S3BlobStore {
       requests.delete += 1;
       known.delete(hash);
       cache.delete(hash);
-      await send(`deleting blob ${hash}`, new DeleteObjectCommand({ Bucket: bucket, Key }));
+      await send(`deleting blob ${hash}`, new (await sdk()).DeleteObjectCommand({ Bucket: bucket, Key }));
     },
     async *list() {
       let token: string | undefined;
@@ -123,7 +123,7 @@ export function s3BlobStore(options: S3BlobStoreOptions): S3BlobStore {
         requests.list += 1;
         const page = await send<{ Contents?: { Key?: string }[]; IsTruncated?: boolean; NextContinuationToken?: string }>(
           'listing blobs',
-          new ListObjectsV2Command({ Bucket: bucket, Prefix: `${prefix}blobs/`, ContinuationToken: token }),
+          new (await sdk()).ListObjectsV2Command({ Bucket: bucket, Prefix: `${prefix}blobs/`, ContinuationToken: token }),
         );
         for (const object of page.Contents ?? []) {
           const hash = object.Key?.slice(object.Key.lastIndexOf('/') + 1);

@@ -107,6 +107,12 @@ export interface BackendDriver {
    */
   resolve?(path: string): Promise<string>;
   /**
+   * Optional, with `resolve`: the same answer at once, for a driver that needs no I/O to give it (memory).
+   * The policy and the `protect` rule then judge a path without a promise when no link is on it: the hot
+   * path of every operation. May throw what `resolve` would reject with.
+   */
+  resolveNow?(path: string): string;
+  /**
    * Optional, for read streams in constant memory: opens a file (links followed, as `readFile`) and keeps
    * reading that very file, whatever replaces the path meanwhile. Without it a stream reads ranges with
    * `readFile` and fails with `ConflictError` when the file's version changes in between.

@@ -1,4 +1,4 @@
-import type { DriverEntryKind } from './driver.js';
+import type { BackendDriver, DriverEntryKind } from './driver.js';
 import { linkLoopError, NotADirectoryError, PathEscapeError } from './errors.js';
 import { displayPath, type NormalizedPath } from './paths.js';
 
@@ -124,4 +124,14 @@ export function checkLinkTarget(target: unknown): string | undefined {
   if (target.includes('\0')) return 'a symlink target must not contain NUL';
   if (Buffer.byteLength(target) > 4095) return 'a symlink target is longer than 4095 bytes';
   return undefined;
+}
+
+/** Whether the driver can tell at once that no link is on `path` (it leads to itself). */
+export function resolvesToItself(driver: BackendDriver, path: NormalizedPath): boolean {
+  if (driver.resolveNow === undefined) return false;
+  try {
+    return driver.resolveNow(path) === path;
+  } catch {
+    return false;
+  }
 }

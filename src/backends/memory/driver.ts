@@ -147,6 +147,11 @@ export class MemoryDriver implements BackendDriver {
     return this.#resolve(path, true).path;
   }
 
+  /** `resolve` at once: the tree is in memory. */
+  resolveNow(path: NormalizedPath): NormalizedPath {
+    return this.#resolve(path, true).path;
+  }
+
   async readlink(path: NormalizedPath): Promise<string> {
     const node = this.#resolve(path, false).node;
     if (node === undefined) throw new FileNotFoundError(displayPath(path));
