@@ -1,5 +1,6 @@
 import type {
   BackendDriver,
+  DriverBulkEntry,
   DriverEntryKind,
   DriverFileHandle,
   DriverListEntry,
@@ -16,7 +17,18 @@ import { displayPath, joinPath, splitPath, type NormalizedPath } from '../../wor
 import { HeldSnapshots } from '../../snapshots/held.js';
 import { sortDiff } from '../../snapshots/record.js';
 import type { DiffEntry, RestoreResult, SnapshotOptions, WorkspaceSnapshot, WriteMode } from '../../workspace/types.js';
-import { diffTrees, emptyDirectory, lookup, updateEntry, type DirectoryNode, type FileNode, type TreeNode } from './tree.js';
+import {
+  diffTrees,
+  emptyDirectory,
+  lookup,
+  updateEntries,
+  updateEntry,
+  type DirectoryNode,
+  type EntryChange,
+  type EntryUpdate,
+  type FileNode,
+  type TreeNode,
+} from './tree.js';
 
 /**
  * The memory backend's driver: a persistent tree (see tree.ts). Every primitive runs synchronously once
@@ -70,35 +82,51 @@ export class MemoryDriver implements BackendDriver {
 
   async writeFile(path: NormalizedPath, content: Uint8Array, request: { mode: WriteMode; mimeType?: string }): Promise<void> {
     const now = Date.now();
-    const incoming = content; // the shared layer's copy, nobody else's: kept as it is
-    this.tree = updateEntry(
-      this.tree,
-      splitPath(path),
-      (existing) => {
-        if (existing?.type === 'directory') throw new IsADirectoryError(displayPath(path));
-        if (existing === undefined) {
-          const mimeType = request.mimeType ?? guessMimeType(path);
-          return { type: 'file', content: incoming, createdAt: now, modifiedAt: now, version: ++this.#clock, mimeType };
-        }
-        if (request.mode === 'create')
-          throw new FileExistsError(displayPath(path), `already exists: ${displayPath(path)} (mode 'create' never replaces a file)`);
-        let bytes = incoming;
-        if (request.mode === 'append') {
-          bytes = new Uint8Array(existing.content.byteLength + incoming.byteLength);
-          bytes.set(existing.content, 0);
-          bytes.set(incoming, existing.content.byteLength);
-        }
-        return {
-          ...existing,
-          content: bytes,
-          modifiedAt: now,
-          version: ++this.#clock,
-          mimeType: request.mimeType ?? existing.mimeType,
-        };
-      },
-      true,
-      now,
-    );
+    this.tree = updateEntry(this.tree, splitPath(path), this.#fileUpdate(path, content, request, now), true, now);
+  }
+
+  /**
+   * The whole batch applied to the tree, then swapped in at once: a failing entry changes nothing. The
+   * bytes are the shared layer's own (copied on the way in, or handed over by hydration): kept as they are.
+   */
+  async writeFiles(entries: readonly DriverBulkEntry[]): Promise<void> {
+    const now = Date.now();
+    const changes: EntryChange[] = [];
+    for (const entry of entries) {
+      const segments = splitPath(entry.path);
+      if (segments.length === 0) continue; // the root, a directory already
+      const update =
+        entry.kind === 'file' ? this.#fileUpdate(entry.path, entry.content, { mode: 'overwrite' }, now) : directoryUpdate(entry.path, now);
+      changes.push({ segments, update });
+    }
+    this.tree = updateEntries(this.tree, changes, now);
+  }
+
+  /** What a write does at `path`: a new file, or the existing one with these bytes (replaced or appended to). */
+  #fileUpdate(path: NormalizedPath, incoming: Uint8Array, request: { mode: WriteMode; mimeType?: string }, now: number): EntryUpdate {
+    // `incoming` is the shared layer's copy, nobody else's: kept as it is.
+    return (existing) => {
+      if (existing?.type === 'directory') throw new IsADirectoryError(displayPath(path));
+      if (existing === undefined) {
+        const mimeType = request.mimeType ?? guessMimeType(path);
+        return { type: 'file', content: incoming, createdAt: now, modifiedAt: now, version: ++this.#clock, mimeType };
+      }
+      if (request.mode === 'create')
+        throw new FileExistsError(displayPath(path), `already exists: ${displayPath(path)} (mode 'create' never replaces a file)`);
+      let bytes = incoming;
+      if (request.mode === 'append') {
+        bytes = new Uint8Array(existing.content.byteLength + incoming.byteLength);
+        bytes.set(existing.content, 0);
+        bytes.set(incoming, existing.content.byteLength);
+      }
+      return {
+        ...existing,
+        content: bytes,
+        modifiedAt: now,
+        version: ++this.#clock,
+        mimeType: request.mimeType ?? existing.mimeType,
+      };
+    };
   }
 
   async kind(path: NormalizedPath): Promise<DriverEntryKind | undefined> {
@@ -144,12 +172,7 @@ export class MemoryDriver implements BackendDriver {
 
   async mkdir(path: NormalizedPath): Promise<void> {
     const now = Date.now();
-    const update = (existing: TreeNode | undefined): TreeNode => {
-      if (existing?.type === 'file')
-        throw new FileExistsError(displayPath(path), `already exists and is not a directory: ${displayPath(path)}`);
-      return existing ?? emptyDirectory(now);
-    };
-    this.tree = updateEntry(this.tree, splitPath(path), update, true, now);
+    this.tree = updateEntry(this.tree, splitPath(path), directoryUpdate(path, now), true, now);
   }
 
   // Memory holds nothing it does not show, so the shared emptiness check is exact and `recursive` adds nothing.
@@ -263,4 +286,13 @@ export class MemorySnapshotter implements Snapshotter {
   #treeOf(record: WorkspaceSnapshot): DirectoryNode {
     return this.#held.get(record);
   }
+}
+
+/** What `mkdir` does at `path`: an existing directory is kept, a file there is `EEXIST`. */
+function directoryUpdate(path: NormalizedPath, now: number): EntryUpdate {
+  return (existing) => {
+    if (existing?.type === 'file')
+      throw new FileExistsError(displayPath(path), `already exists and is not a directory: ${displayPath(path)}`);
+    return existing ?? emptyDirectory(now);
+  };
 }
