@@ -86,8 +86,8 @@ export class MemoryDriver implements BackendDriver {
   }
 
   /**
-   * The whole batch applied to the tree, then swapped in at once: a failing entry changes nothing. The
-   * bytes are the shared layer's own (copied on the way in, or handed over by hydration): kept as they are.
+   * The whole batch applied to the tree in one pass, then swapped in. The bytes are the shared layer's own
+   * (copied on the way in, or handed over by hydration): kept as they are.
    */
   async writeFiles(entries: readonly DriverBulkEntry[]): Promise<void> {
     const now = Date.now();
@@ -99,7 +99,12 @@ export class MemoryDriver implements BackendDriver {
         entry.kind === 'file' ? this.#fileUpdate(entry.path, entry.content, { mode: 'overwrite' }, now) : directoryUpdate(entry.path, now);
       changes.push({ segments, update });
     }
-    this.tree = updateEntries(this.tree, changes, now);
+    try {
+      this.tree = updateEntries(this.tree, changes, now);
+    } catch {
+      // One by one: the entries before the first that fails stay written, and its error is the one thrown.
+      for (const { segments, update } of changes) this.tree = updateEntry(this.tree, segments, update, true, now);
+    }
   }
 
   /** What a write does at `path`: a new file, or the existing one with these bytes (replaced or appended to). */

@@ -111,19 +111,12 @@ export interface EntryChange {
 
 /**
  * The root after applying `changes` (each at least one segment deep) in order, missing parents created, as
- * many `updateEntry` calls would: the same tree, the same times, the first failure thrown. Each directory
- * on the way is copied once for the whole batch rather than once per change, so a batch of files costs
- * about what its entries do, not its entries times the depth.
+ * many `updateEntry` calls would: the same tree, the same times. Each directory on the way is copied once
+ * for the whole batch rather than once per change, so a batch of files costs about what its entries do, not
+ * its entries times the depth. A failing change throws; which one, when several would fail, is not said.
  */
 export function updateEntries(root: DirectoryNode, changes: readonly EntryChange[], now: number): DirectoryNode {
-  try {
-    return applyBelow(root, '', changes, 0, now);
-  } catch {
-    // The batch fails somewhere: one by one, so the error is the first change's that fails.
-    let tree = root;
-    for (const { segments, update } of changes) tree = updateEntry(tree, segments, update, true, now);
-    return tree;
-  }
+  return applyBelow(root, '', changes, 0, now);
 }
 
 /** `changes` (all below `directory`, at `depth` its children's names), grouped by child in their order. */
