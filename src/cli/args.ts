@@ -34,7 +34,7 @@ Options:
   --exclude <glob>     Skip matching paths of the --mount before it (wins over --include). Repeatable.
   --max-bytes <n>      Refuse to start if the --mount before it holds more than n bytes.
   --allow <root>       Host directory that mounts may come from. Repeatable; required with --mount.
-  --read-only          Hydrate the mounts, then refuse every change: only the tools that read are listed.
+  --read-only          Show the mounts, then refuse every change: only the tools that read are listed.
   --read-before-write  Refuse write_file/edit_file on an existing file the model has not read.
   --quiet              No progress on stderr (hydration, the patch, write-back); it is off anyway when
                        stderr is not a terminal, unless --progress is given.

@@ -46,7 +46,7 @@ describe('memory snapshot ids and times', () => {
     expect(nextSnapshotId().slice(0, 24)).not.toBe(a1?.slice(0, 24));
   });
 
-  it('stay unique in a fork, which holds its parent\'s records too', async () => {
+  it("stay unique in a fork, which holds its parent's records too", async () => {
     const parent = createWorkspace(memoryDriver());
     const taken = await parent.snapshot();
     const fork = await parent.fork();
