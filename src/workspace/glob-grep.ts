@@ -56,8 +56,8 @@ export async function grepFiles(
       ahead?.abandon();
       throw error;
     }
-    const known = await ahead?.finish();
-    return scanFiles(source, await unlessIgnored(source, selected, options, bounds), request, bounds, known);
+    await ahead?.finish();
+    return scanFiles(source, await unlessIgnored(source, selected, options, bounds), request, bounds);
   });
 }
 

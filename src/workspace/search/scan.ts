@@ -11,7 +11,7 @@ export type { ScanRequest } from './batch.js';
 /**
  * Matches `files` (sorted) in the worker pool, batch by batch, in order, and stops once `maxMatches` are
  * known. A file in a directory the source can pin is read by the worker itself; any other file is read
- * here, and skipped before it is sent when it cannot hold the needle. A file in `known` (matched while the
+ * here, and skipped before it is sent when it cannot hold the needle. A file already `matched` (while the
  * walk ran, see `ScanAhead`) is not matched again: its matches take its place in the order. The deadline is
  * checked between files, and the pool stops a batch mid-match when it passes.
  */
@@ -20,7 +20,6 @@ export async function scanFiles(
   files: readonly SearchEntry[],
   request: ScanRequest,
   deadline: SearchDeadline,
-  known: ReadonlyMap<NormalizedPath, readonly LineMatch[]> = new Map(),
 ): Promise<LineMatch[]> {
   const job = linesJob(request);
   const { needle } = job;
@@ -47,7 +46,7 @@ export async function scanFiles(
     deadline.progress.report({ phase: 'search', done: 0, total: deadline.progress.done + files.length });
     for (const file of files) {
       deadline.step('search', displayPath(file.path));
-      const matched = known.get(file.path);
+      const matched = file.matched;
       if (matched !== undefined) {
         if (batch.files.length === 0 && inFlight.length === 0) {
           results.push(...matched);
