@@ -22,7 +22,9 @@ Serve the workspace tool suite (plus snapshot, restore, diff) over MCP on stdio,
 client disconnects. Every call runs through session.runTool: a failed call is rolled back.
 
 Options:
-  --backend <kind>     memory (default) or host (a sandboxed temp directory with git snapshots).
+  --backend <kind>     memory (default) or host (a sandboxed temp directory with git snapshots). Without it
+                       (and without --patch-out), directory mounts are shown in place as with --overlay;
+                       --backend memory copies them in at start.
   --root <dir>         Work on this existing host directory (implies --backend host); snapshots live outside
                        it. With --mount, each mount is shown beside it, never copied into it.
   --mount <src>[:/path][:ro]
@@ -36,7 +38,7 @@ Options:
   --exclude <glob>     Skip matching paths of the --mount before it (wins over --include). Repeatable.
   --max-bytes <n>      Refuse to start if the --mount before it holds more than n bytes.
   --allow <root>       Host directory that mounts may come from. Repeatable; required with --mount.
-  --read-only          Hydrate the mounts, then refuse every change: only the tools that read are listed.
+  --read-only          Show the mounts, then refuse every change: only the tools that read are listed.
   --read-before-write  Refuse write_file/edit_file on an existing file the model has not read.
   --quiet              No progress on stderr (hydration, the patch, write-back); it is off anyway when
                        stderr is not a terminal, unless --progress is given.
@@ -91,6 +93,11 @@ export { SessionInUseError, UsageError };
 export interface McpCommand {
   command: 'mcp';
   backend: 'memory' | 'host' | 'overlay';
+  /**
+   * No `--backend`, `--overlay`, `--root` or `--patch-out` was given: mounts that are all directories without
+   * `--max-bytes` are shown in place (the overlay) rather than copied into memory at start.
+   */
+  lazyMounts?: true;
   root?: string;
   mounts: MountArgument[];
   allow: string[];
@@ -245,9 +252,13 @@ function mcpCommand(values: Parsed['values'], tokens: Parsed['tokens']): McpComm
     throw new UsageError('--allow-write-back lets the write_back tool write to the mounts: give at least one --mount');
   if (allowWriteBack && values['read-only'] === true) throw new UsageError('--allow-write-back with --read-only has nothing to write back');
   if (values.quiet === true && values.progress === true) throw new UsageError('--quiet and --progress contradict each other: pick one');
+  // A patch needs the whole start state at exit, which an overlay does not hold once the host changes a file.
+  const lazyMounts =
+    values.backend === undefined && values.overlay !== true && root === undefined && patchOut === undefined && mounts.length > 0;
   return {
     command: 'mcp',
     backend,
+    ...(lazyMounts ? { lazyMounts } : {}),
     ...(root === undefined ? {} : { root }),
     mounts,
     allow,

@@ -13,6 +13,8 @@ import type { StoreFlags } from './store-flags.js';
 /** What `sessionfs mcp` asks of its session, from the flags. */
 export interface ServeSessionOptions {
   backend: 'memory' | 'host' | 'overlay';
+  /** No backend was chosen: see {@link chooseBackend}. */
+  lazyMounts?: boolean;
   root?: string;
   mounts: readonly MountArgument[];
   allow: readonly string[];
@@ -35,16 +37,17 @@ export type { ServeSession } from './served-session.js';
  * server makes its own mount table ({@link composedSession}): each directory mount is a workspace of its
  * own at its mount path (read-only for `:ro`), beside the root.
  */
-export async function openServeSession(options: ServeSessionOptions): Promise<ServeSession> {
-  if (options.session !== undefined && options.store !== undefined) {
+export async function openServeSession(given: ServeSessionOptions): Promise<ServeSession> {
+  if (given.session !== undefined && given.store !== undefined) {
     const { openStoredServeSession } = await import('./stored-serve-session.js');
     return openStoredServeSession({
-      session: options.session,
-      store: options.store,
-      readOnly: options.readOnly,
-      ...(options.limits === undefined ? {} : { limits: options.limits }),
+      session: given.session,
+      store: given.store,
+      readOnly: given.readOnly,
+      ...(given.limits === undefined ? {} : { limits: given.limits }),
     });
   }
+  const options = { ...given, backend: await chooseBackend(given) };
   if (options.mounts.some((mount) => mount.readOnly === true) || (options.root !== undefined && options.mounts.length > 0))
     return composedSession(options);
   const session = await createSession({
@@ -59,6 +62,26 @@ export async function openServeSession(options: ServeSessionOptions): Promise<Se
     onProgress: options.onProgress,
   });
   return { session, writeBack: (writeOptions) => session.writeBack(writeOptions), hostDirs: [], dispose: () => session.dispose() };
+}
+
+/**
+ * The backend when none was chosen (`lazyMounts`): mounts that are all directories, none with a byte budget,
+ * are shown in place (the overlay: the first call comes at once however big they are) rather than copied
+ * into memory first. A file mount (which an overlay cannot show) or a `--max-bytes` (a budget of the copy)
+ * keeps the copy; so does a mount that cannot be read, which the hydration then reports as before.
+ */
+async function chooseBackend(options: ServeSessionOptions): Promise<ServeSessionOptions['backend']> {
+  if (options.lazyMounts !== true || options.mounts.length === 0 || options.mounts.some((mount) => mount.maxBytes !== undefined))
+    return options.backend;
+  const directories = await Promise.all(
+    options.mounts.map((mount) =>
+      stat(mount.hostPath).then(
+        (found) => found.isDirectory(),
+        () => false,
+      ),
+    ),
+  );
+  return directories.every(Boolean) ? 'overlay' : options.backend;
 }
 
 /** A memory snapshot is O(1); a host root's costs a walk, so a call records what it changes instead (not with a shell). */

@@ -17,6 +17,8 @@ const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 
 export interface ServeOptions {
   backend: 'memory' | 'host' | 'overlay';
+  /** See `McpCommand.lazyMounts`: directory mounts shown in place when no backend was chosen. */
+  lazyMounts?: boolean;
   /** A host directory to work on (host backend); default a private temp directory. */
   root?: string;
   mounts: readonly MountArgument[];
@@ -169,6 +171,7 @@ async function startSession(
   try {
     opened = await openServeSession({
       backend: options.backend,
+      ...(options.lazyMounts === true ? { lazyMounts: true } : {}),
       ...(options.root === undefined ? {} : { root: options.root }),
       mounts: options.mounts,
       allow: options.allow,

@@ -58,15 +58,13 @@ export class ProtectRules {
     return found ?? undefined;
   }
 
+  /** The parent's root (remembered: siblings share it), else the path itself when a pattern matches it. */
   #find(path: NormalizedPath): ProtectedRoot | undefined {
-    let end = path.indexOf('/');
-    for (;;) {
-      const prefix = end === -1 ? path : path.slice(0, end);
-      const matcher = this.#matchers.find((candidate) => candidate.matches.test(prefix));
-      if (matcher !== undefined) return { root: prefix, pattern: matcher.pattern };
-      if (end === -1) return undefined;
-      end = path.indexOf('/', end + 1);
-    }
+    const slash = path.lastIndexOf('/');
+    const above = slash === -1 ? undefined : this.rootOf(path.slice(0, slash));
+    if (above !== undefined) return above;
+    const matcher = this.#matchers.find((candidate) => candidate.matches.test(path));
+    return matcher === undefined ? undefined : { root: path, pattern: matcher.pattern };
   }
 }
 

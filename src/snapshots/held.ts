@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { SnapshotRestoreError } from '../workspace/errors.js';
+import { isoNow, nextSnapshotId } from './stamp.js';
 import type { SnapshotOptions, WorkspaceSnapshot } from '../workspace/types.js';
 
 /**
@@ -20,9 +21,9 @@ export class HeldSnapshots<T> {
   take(value: T, options: SnapshotOptions): WorkspaceSnapshot {
     this.#count += 1;
     const ref = `${this.#backend}:${this.#instanceId}:${this.#count}`;
-    const id = randomUUID();
+    const id = nextSnapshotId();
     this.#held.set(ref, { id, value });
-    const record: WorkspaceSnapshot = { id, backend: this.#backend, ref, createdAt: new Date().toISOString(), root: '/' };
+    const record: WorkspaceSnapshot = { id, backend: this.#backend, ref, createdAt: isoNow(), root: '/' };
     if (options.tag !== undefined) record.tag = options.tag;
     return record;
   }

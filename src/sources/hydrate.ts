@@ -8,6 +8,7 @@ import {
   isWorkspaceError,
 } from '../workspace/errors.js';
 import { trustOf, type WorkspaceTrust } from '../governance/trust.js';
+import { handOver } from '../workspace/bytes.js';
 import { displayPath, parentPath, type NormalizedPath } from '../workspace/paths.js';
 import type { SkippedPath, SnapshotableWorkspace, Workspace, WriteFilesEntry, WriteFilesResult } from '../workspace/types.js';
 import { AllowedRoots } from '../host-files/allow-list.js';
@@ -151,6 +152,8 @@ async function copyPlanned(
     batchBytes = 0;
   };
   const opener = new SourceOpener(allowed);
+  // Nobody else holds the bytes read: a workspace built by createWorkspace keeps them without a copy.
+  const keep = trustOf(workspace) === undefined ? (bytes: Uint8Array) => bytes : handOver;
   try {
     const sourceBytes = new Map<number, number>();
     const pacer = new Pacer();
@@ -174,7 +177,7 @@ async function copyPlanned(
           `hydration refused: ${plan.describe(file.sourceIndex)} grew past its maxBytes of ${budget} bytes while it was being copied; nothing was written`,
         );
       }
-      batch.push({ kind: 'file', path, content: outcome.bytes, executable: outcome.executable });
+      batch.push({ kind: 'file', path, content: keep(outcome.bytes), executable: outcome.executable });
       batchBytes += outcome.bytes.byteLength;
       if (batch.length >= BATCH_FILES || batchBytes >= BATCH_BYTES) await flush();
     }

@@ -32,13 +32,13 @@ export function readSource(source: string, opener: SourceOpener, maxBytes: numbe
     // ends early). A file reporting size 0 may still have content (procfs-like): read it to the end.
     const known = info.size > 0;
     const wanted = known ? info.size : 4096;
-    let buffer = Buffer.allocUnsafe(wanted);
+    let buffer = Buffer.allocUnsafeSlow(wanted); // its own memory, not a slice of the pool: the workspace may keep it
     const end = known ? info.size : Infinity;
     let length = 0;
     while (length < end) {
       if (length === buffer.length) {
         if (length > maxBytes) return { skip: `file over the workspace write limit of ${maxBytes} bytes` };
-        const larger = Buffer.allocUnsafe(Math.min(buffer.length * 2, maxBytes + 1));
+        const larger = Buffer.allocUnsafeSlow(Math.min(buffer.length * 2, maxBytes + 1));
         buffer.copy(larger, 0, 0, length);
         buffer = larger;
       }

@@ -16,3 +16,21 @@ export function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
   if (a.byteLength !== b.byteLength) return false;
   return Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(Buffer.from(b.buffer, b.byteOffset, b.byteLength));
 }
+
+/** Bytes their maker gave up to the shared layer (see {@link handOver}); weak, so nothing is kept for them. */
+const handedOver = new WeakSet<Uint8Array>();
+
+/**
+ * Gives `bytes` up to the next `writeFiles` of a workspace built by `createWorkspace`, which keeps them
+ * rather than copying them: for a maker that holds no other reference (hydration's freshly read files),
+ * so nobody can change them afterwards. Internal: not exported from the package.
+ */
+export function handOver(bytes: Uint8Array): Uint8Array {
+  handedOver.add(bytes);
+  return bytes;
+}
+
+/** Bytes coming in through the API, as the workspace's own: handed-over ones as they are (once), any other copied. */
+export function ownBytes(bytes: Uint8Array): Uint8Array {
+  return handedOver.delete(bytes) ? bytes : copyBytes(bytes);
+}

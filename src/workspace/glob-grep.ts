@@ -6,6 +6,7 @@ import { requiredLiterals } from './search/literal.js';
 import { grepFlags, requirePattern } from './search/patterns.js';
 import { selectFiles } from './search/select.js';
 import { scanFiles } from './search/scan.js';
+import { ScanAhead } from './search/scan-ahead.js';
 import type { SearchEntry, SearchSource } from './search/source.js';
 import type { GlobMatch, GlobOptions, GrepMatch, GrepOptions, SearchCallOptions } from './types.js';
 
@@ -41,12 +42,22 @@ export async function grepFiles(
   const base = normalizePath(options.path ?? '.');
   const deadline = new SearchDeadline(options, defaultTimeoutMs, 'grep');
   if (maxMatches === 0) return deadline.run(async () => []);
+  const [needle, ...others] = requiredLiterals(checked, options.ignoreCase === true) ?? [];
+  // The other runs a matching line holds: a line with the needle but without one of them is not decoded.
+  const alsoNeeded = others.filter((other, index) => !needle?.includes(other) && others.indexOf(other) === index);
+  const request = { pattern: checked, flags, maxMatches, needle, alsoNeeded };
   return deadline.run(async (bounds) => {
-    const files = await unlessIgnored(source, await selectFiles(source, base, glob, false, bounds), options, bounds);
-    const [needle, ...others] = requiredLiterals(checked, options.ignoreCase === true) ?? [];
-    // The other runs a matching line holds: a line with the needle but without one of them is not decoded.
-    const alsoNeeded = others.filter((other, index) => !needle?.includes(other) && others.indexOf(other) === index);
-    return scanFiles(source, files, { pattern: checked, flags, maxMatches, needle, alsoNeeded }, bounds);
+    // Files are matched while the walk goes on, unless .gitignore may rule out many of them afterwards.
+    const ahead = options.respectGitignore === true ? undefined : new ScanAhead(source, request, bounds.signal);
+    let selected: SearchEntry[];
+    try {
+      selected = await selectFiles(source, base, glob, false, bounds, ahead);
+    } catch (error) {
+      ahead?.abandon();
+      throw error;
+    }
+    await ahead?.finish();
+    return scanFiles(source, await unlessIgnored(source, selected, options, bounds), request, bounds);
   });
 }
 

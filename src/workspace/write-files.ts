@@ -1,4 +1,4 @@
-import { copyBytes } from './bytes.js';
+import { ownBytes } from './bytes.js';
 import type { BackendDriver, DriverBulkEntry } from './driver.js';
 import { fromDriverError } from './driver-errors.js';
 import { InvalidArgumentError, IsADirectoryError, LimitExceededError } from './errors.js';
@@ -97,7 +97,7 @@ function shapeOf(entry: unknown): Shaped {
     throw new InvalidArgumentError(`a writeFiles entry's kind must be 'file', 'directory' or 'symlink', got ${String(kind)}`);
   if (!(content instanceof Uint8Array)) throw new InvalidArgumentError('a writeFiles file needs its content as a Uint8Array');
   if (executable !== undefined && typeof executable !== 'boolean') throw new InvalidArgumentError('executable must be a boolean');
-  return { kind, path, content: copyBytes(content), executable: executable === true };
+  return { kind, path, content: ownBytes(content), executable: executable === true };
 }
 
 function reservedReason(driver: BackendDriver, path: NormalizedPath): string | undefined {

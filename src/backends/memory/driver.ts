@@ -1,5 +1,6 @@
 import type {
   BackendDriver,
+  DriverBulkEntry,
   DriverEntryKind,
   DriverFileHandle,
   DriverListEntry,
@@ -13,12 +14,22 @@ import { memorySnapshotTree } from './snapshot-tree.js';
 import { FileExistsError, FileNotFoundError, IsADirectoryError, NotADirectoryError } from '../../workspace/errors.js';
 import { resolveLinks, type LinkTree, type ResolvedPath } from '../../workspace/links.js';
 import { guessMimeType } from '../../workspace/mime.js';
-import { displayPath, joinPath, splitPath, type NormalizedPath } from '../../workspace/paths.js';
+import { displayPath, joinPath, parentPath, splitPath, type NormalizedPath } from '../../workspace/paths.js';
 import { HeldSnapshots } from '../../snapshots/held.js';
 import { sortDiff } from '../../snapshots/record.js';
 import type { DiffEntry, RestoreResult, SnapshotOptions, WorkspaceSnapshot } from '../../workspace/types.js';
 import type { DriverWriteOptions } from '../../workspace/driver.js';
-import { diffTrees, emptyDirectory, updateEntry, type DirectoryNode, type FileNode, type TreeNode } from './tree.js';
+import {
+  diffTrees,
+  emptyDirectory,
+  updateEntries,
+  updateEntry,
+  type DirectoryNode,
+  type EntryChange,
+  type EntryUpdate,
+  type FileNode,
+  type TreeNode,
+} from './tree.js';
 
 /**
  * The memory backend's driver: a persistent tree (see tree.ts). Every primitive runs synchronously once
@@ -74,40 +85,91 @@ export class MemoryDriver implements BackendDriver {
 
   async writeFile(path: NormalizedPath, content: Uint8Array, request: DriverWriteOptions): Promise<void> {
     const now = Date.now();
-    const incoming = content; // the shared layer's copy, nobody else's: kept as it is
     // Through a link: its target (a dangling link's target is created, in a directory that exists).
     const real = this.#resolve(path, true).path;
-    this.tree = updateEntry(
-      this.tree,
-      splitPath(real),
-      (existing) => {
-        if (existing?.type === 'directory') throw new IsADirectoryError(displayPath(path));
-        if (existing?.type === 'symlink') throw new FileExistsError(displayPath(path));
-        if (existing === undefined) {
-          const mimeType = request.mimeType ?? guessMimeType(real);
-          const executable = request.executable === true;
-          return { type: 'file', content: incoming, createdAt: now, modifiedAt: now, version: ++this.#clock, mimeType, executable };
-        }
-        if (request.mode === 'create')
-          throw new FileExistsError(displayPath(path), `already exists: ${displayPath(path)} (mode 'create' never replaces a file)`);
-        let bytes = incoming;
-        if (request.mode === 'append') {
-          bytes = new Uint8Array(existing.content.byteLength + incoming.byteLength);
-          bytes.set(existing.content, 0);
-          bytes.set(incoming, existing.content.byteLength);
-        }
-        return {
-          ...existing,
-          content: bytes,
-          modifiedAt: now,
-          version: ++this.#clock,
-          mimeType: request.mimeType ?? existing.mimeType,
-          executable: request.executable ?? existing.executable,
-        };
-      },
-      real === path,
-      now,
-    );
+    this.tree = updateEntry(this.tree, splitPath(real), this.#fileUpdate(path, real, content, request, now), real === path, now);
+  }
+
+  /**
+   * The whole batch applied to the tree in one pass, then swapped in. The bytes are the shared layer's own
+   * (copied on the way in, or handed over by hydration): kept as they are. A batch whose paths pass through a
+   * link goes entry by entry, each resolved as a single write is.
+   */
+  async writeFiles(entries: readonly DriverBulkEntry[]): Promise<void> {
+    const now = Date.now();
+    const changes: EntryChange[] = [];
+    let direct = true;
+    for (const entry of entries) {
+      const segments = splitPath(entry.path);
+      if (segments.length === 0) continue; // the root, a directory already
+      if (direct && !this.#leadsToItself(parentPath(entry.path))) direct = false;
+      changes.push({ segments, update: this.#bulkUpdate(entry, now) });
+    }
+    if (!direct) {
+      for (const entry of entries) await this.#writeOne(entry, now);
+      return;
+    }
+    try {
+      this.tree = updateEntries(this.tree, changes, now);
+    } catch {
+      // One by one: the entries before the first that fails stay written, and its error is the one thrown.
+      for (const { segments, update } of changes) this.tree = updateEntry(this.tree, segments, update, true, now);
+    }
+  }
+
+  /** One bulk entry as the single primitives write it (links on its path followed). */
+  async #writeOne(entry: DriverBulkEntry, now: number): Promise<void> {
+    if (splitPath(entry.path).length === 0) return;
+    if (entry.kind === 'file') return this.writeFile(entry.path, entry.content, { mode: 'overwrite', executable: entry.executable });
+    if (entry.kind === 'directory') return this.mkdir(entry.path);
+    const real = this.#resolve(entry.path, false).path;
+    this.tree = updateEntry(this.tree, splitPath(real), linkUpdate(entry.path, entry.target, now), true, now);
+  }
+
+  #bulkUpdate(entry: DriverBulkEntry, now: number): EntryUpdate {
+    if (entry.kind === 'file')
+      return this.#fileUpdate(entry.path, entry.path, entry.content, { mode: 'overwrite', executable: entry.executable }, now);
+    if (entry.kind === 'directory') return directoryUpdate(entry.path, now);
+    return linkUpdate(entry.path, entry.target, now);
+  }
+
+  /** Whether no link lies on `path` (nothing to resolve), answered without throwing. */
+  #leadsToItself(path: NormalizedPath): boolean {
+    try {
+      return this.#resolve(path, true).path === path;
+    } catch {
+      return false;
+    }
+  }
+
+  /** What a write does at `real` (where `path` leads): a new file, or the existing one with these bytes. */
+  #fileUpdate(path: NormalizedPath, real: NormalizedPath, incoming: Uint8Array, request: DriverWriteOptions, now: number): EntryUpdate {
+    // `incoming` is the shared layer's copy, nobody else's: kept as it is.
+    return (existing) => {
+      if (existing?.type === 'directory') throw new IsADirectoryError(displayPath(path));
+      if (existing?.type === 'symlink') throw new FileExistsError(displayPath(path));
+      if (existing === undefined) {
+        const mimeType = request.mimeType ?? guessMimeType(real);
+        const executable = request.executable === true;
+        return { type: 'file', content: incoming, createdAt: now, modifiedAt: now, version: ++this.#clock, mimeType, executable };
+      }
+      if (request.mode === 'create')
+        throw new FileExistsError(displayPath(path), `already exists: ${displayPath(path)} (mode 'create' never replaces a file)`);
+      let bytes = incoming;
+      if (request.mode === 'append') {
+        bytes = new Uint8Array(existing.content.byteLength + incoming.byteLength);
+        bytes.set(existing.content, 0);
+        bytes.set(incoming, existing.content.byteLength);
+      }
+      return {
+        ...existing,
+        content: bytes,
+        modifiedAt: now,
+        version: ++this.#clock,
+        mimeType: request.mimeType ?? existing.mimeType,
+        executable: request.executable ?? existing.executable,
+      };
+    };
   }
 
   async setExecutable(path: NormalizedPath, executable: boolean): Promise<void> {
@@ -216,12 +278,7 @@ export class MemoryDriver implements BackendDriver {
 
   async mkdir(path: NormalizedPath): Promise<void> {
     const now = Date.now();
-    const update = (existing: TreeNode | undefined): TreeNode => {
-      if (existing !== undefined && existing.type !== 'directory')
-        throw new FileExistsError(displayPath(path), `already exists and is not a directory: ${displayPath(path)}`);
-      return existing ?? emptyDirectory(now);
-    };
-    this.tree = updateEntry(this.tree, splitPath(this.#resolve(path, true).path), update, true, now);
+    this.tree = updateEntry(this.tree, splitPath(this.#resolve(path, true).path), directoryUpdate(path, now), true, now);
   }
 
   // Memory holds nothing it does not show, so the shared emptiness check is exact and `recursive` adds nothing.
@@ -353,4 +410,21 @@ export class MemorySnapshotter implements Snapshotter {
   #treeOf(record: WorkspaceSnapshot): DirectoryNode {
     return this.#held.get(record);
   }
+}
+
+/** What `mkdir` does at `path`: an existing directory is kept, a file or link there is `EEXIST`. */
+function directoryUpdate(path: NormalizedPath, now: number): EntryUpdate {
+  return (existing) => {
+    if (existing !== undefined && existing.type !== 'directory')
+      throw new FileExistsError(displayPath(path), `already exists and is not a directory: ${displayPath(path)}`);
+    return existing ?? emptyDirectory(now);
+  };
+}
+
+/** A bulk link entry: replaces a file or link at `path`; a directory there is `EISDIR`. */
+function linkUpdate(path: NormalizedPath, target: string, now: number): EntryUpdate {
+  return (existing) => {
+    if (existing?.type === 'directory') throw new IsADirectoryError(displayPath(path));
+    return { type: 'symlink', target, createdAt: now, modifiedAt: now };
+  };
 }

@@ -114,6 +114,68 @@ function updateBelow(
   };
 }
 
+/** One of several updates applied together by {@link updateEntries}. */
+export interface EntryChange {
+  segments: readonly string[];
+  update: EntryUpdate;
+}
+
+/**
+ * The root after applying `changes` (each at least one segment deep) in order, missing parents created, as
+ * many `updateEntry` calls would: the same tree, the same times. Each directory on the way is copied once
+ * for the whole batch rather than once per change, so a batch of files costs about what its entries do, not
+ * its entries times the depth. A failing change throws; which one, when several would fail, is not said.
+ */
+export function updateEntries(root: DirectoryNode, changes: readonly EntryChange[], now: number): DirectoryNode {
+  return applyBelow(root, '', changes, 0, now);
+}
+
+/** `changes` (all below `directory`, at `depth` its children's names), grouped by child in their order. */
+function applyBelow(
+  directory: DirectoryNode,
+  directoryPath: NormalizedPath,
+  changes: readonly EntryChange[],
+  depth: number,
+  now: number,
+): DirectoryNode {
+  const byName = new Map<string, EntryChange[]>();
+  for (const change of changes) {
+    const name = change.segments[depth] as string;
+    const group = byName.get(name);
+    if (group === undefined) byName.set(name, [change]);
+    else group.push(change);
+  }
+  let children = directory.children;
+  let membershipChanged = false;
+  for (const [name, group] of byName) {
+    const existing = children.get(name);
+    let child = existing;
+    for (let start = 0; start < group.length;) {
+      const change = group[start] as EntryChange;
+      if (change.segments.length === depth + 1) {
+        const replacement = change.update(child);
+        if ((child === undefined) !== (replacement === undefined)) membershipChanged = true;
+        child = replacement;
+        start += 1;
+        continue;
+      }
+      // A run of changes deeper down: one descent for all of them.
+      let end = start + 1;
+      while (end < group.length && (group[end] as EntryChange).segments.length > depth + 1) end += 1;
+      const childPath = joinPath(directoryPath, name);
+      if (child !== undefined && child.type !== 'directory')
+        throw new NotADirectoryError(childPath, `not a directory: ${childPath} is a ${child.type === 'file' ? 'file' : 'symlink'}`);
+      if (child === undefined) membershipChanged = true;
+      child = applyBelow(child ?? emptyDirectory(now), childPath, group.slice(start, end), depth + 1, now);
+      start = end;
+    }
+    if (child === existing) continue;
+    children = child === undefined ? children.delete(name) : children.set(name, child);
+  }
+  if (children === directory.children && !membershipChanged) return directory;
+  return { ...directory, children, modifiedAt: membershipChanged ? now : directory.modifiedAt };
+}
+
 /** Every file and link at or below `node` (which sits at `path`), for diffs of added or deleted subtrees. */
 export function* filesBelow(node: TreeNode, path: NormalizedPath): Generator<NormalizedPath> {
   if (node.type !== 'directory') {

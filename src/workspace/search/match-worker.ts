@@ -93,8 +93,26 @@ export function matchWorkerMain(
   const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
   const OPEN_FLAGS = fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK;
   const NEWLINE = 10;
+  /** Files up to this size are read into one reused buffer; a larger one gets its own once its head is read there. */
+  const SCRATCH_BYTES = 1 << 20;
   let cached: { key: string; regex: RegExp } | undefined;
 
+  /** Files read by name land here when they fit: one buffer reused, no allocation (nor its page faults) per file. */
+  const scratch = Buffer.allocUnsafeSlow(SCRATCH_BYTES);
+  const readInto = (fd: number, buffer: Buffer, from: number, to: number): number => {
+    let done = from;
+    while (done < to) {
+      const read = fs.readSync(fd, buffer, done, to - done, done);
+      if (read === 0) break;
+      done += read;
+    }
+    return done;
+  };
+  /**
+   * A regular file's bytes (valid until the next read: a view of the scratch buffer when it fits). A large
+   * file whose first bytes already prove it binary (see `provesBinary`) is skipped without reading the rest:
+   * the whole file would be skipped as binary too.
+   */
   const readAt = (directory: string, name: string): Buffer | undefined => {
     let fd: number;
     try {
@@ -105,19 +123,31 @@ export function matchWorkerMain(
     try {
       const st = fs.fstatSync(fd);
       if (!st.isFile()) return undefined;
-      const buffer = Buffer.allocUnsafe(st.size);
-      let done = 0;
-      while (done < buffer.length) {
-        const read = fs.readSync(fd, buffer, done, buffer.length - done, done);
-        if (read === 0) break;
-        done += read;
-      }
-      return buffer.subarray(0, done);
+      const size = st.size;
+      if (size <= scratch.length) return scratch.subarray(0, readInto(fd, scratch, 0, size));
+      const probed = readInto(fd, scratch, 0, scratch.length);
+      if (probed < scratch.length) return scratch.subarray(0, probed);
+      if (provesBinary(scratch)) return undefined;
+      const buffer = Buffer.allocUnsafeSlow(size);
+      scratch.copy(buffer, 0, 0, probed);
+      return buffer.subarray(0, readInto(fd, buffer, probed, size));
     } catch {
       return undefined;
     } finally {
       fs.closeSync(fd);
     }
+  };
+  /**
+   * Whether a file starting with `head` is binary by the rule below (not UTF-8, a NUL, no UTF-16 BOM): the
+   * head is cut after its last ASCII byte, a character boundary, so a head that is not UTF-8 there makes a
+   * file that is not UTF-8 either.
+   */
+  const provesBinary = (head: Buffer): boolean => {
+    if ((head[0] === 0xff && head[1] === 0xfe) || (head[0] === 0xfe && head[1] === 0xff)) return false;
+    if (!head.includes(0)) return false;
+    let end = head.length;
+    while (end > 0 && (head[end - 1] as number) >= 0x80) end -= 1;
+    return !isUtf8(head.subarray(0, end));
   };
 
   const compile = (source: string, flags: string): RegExp => {

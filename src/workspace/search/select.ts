@@ -1,6 +1,7 @@
 import type { SearchEntry, SearchSource } from './source.js';
 import { baseName, compareStrings, displayPath, joinPath, normalizePath, relativeTo, type NormalizedPath } from '../paths.js';
 import type { SearchDeadline } from './deadline.js';
+import type { ScanAhead } from './scan-ahead.js';
 import { matchPool } from './match-pool.js';
 import { compileGlob, globLiteralBase, globNameFilter, searchedByDefault, skipsDotDirectories } from './patterns.js';
 
@@ -12,7 +13,8 @@ const PATHS_PER_BATCH = 4096;
  * matches except those under dot segments, but a `base` that names a file always matches. The walk starts
  * at the pattern's literal prefix, so `src/**` never visits `node_modules/`. A glob's regex runs in the
  * worker pool while the walk goes on, so no glob can block the event loop either (picomatch's regex for
- * `**\/*a*a*a*a*a*a*b` backtracks for minutes on a long name of `a`s).
+ * `**\/*a*a*a*a*a*a*b` backtracks for minutes on a long name of `a`s). Without a pattern, each selected
+ * file is handed to `ahead` as the walk finds it (grep matches it meanwhile).
  */
 export async function selectFiles(
   source: SearchSource,
@@ -20,6 +22,7 @@ export async function selectFiles(
   pattern: string | undefined,
   dot: boolean,
   deadline: SearchDeadline,
+  ahead?: Pick<ScanAhead, 'add'>,
 ): Promise<SearchEntry[]> {
   const relativePattern = pattern?.replace(/^(?:\.?\/)+/, '');
   const compiled = relativePattern === undefined ? undefined : compileGlob(relativePattern, dot);
@@ -47,7 +50,10 @@ export async function selectFiles(
       if (!entry.isFile) continue;
       const tested = entry.path === base ? baseName(base) : relativeTo(entry.path, base);
       if (compiled === undefined) {
-        if (entry.path === base || searchedByDefault(tested)) found.push(entry);
+        if (entry.path !== base && !searchedByDefault(tested)) continue;
+        found.push(entry);
+        const busy = ahead?.add(entry);
+        if (busy !== undefined) await busy;
         continue;
       }
       if (mayMatch !== undefined && !mayMatch(tested)) continue;
