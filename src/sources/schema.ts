@@ -34,6 +34,13 @@ export const HostSourceSchema = z.strictObject(
      * restores (see docs/security-model.md). A `.git` file (a worktree's or submodule's pointer) is always skipped.
      */
     includeGit: z.literal('read-only').optional(),
+    /**
+     * Leave out what the source's `.gitignore` files ignore, by git's rules (nested files, negations,
+     * directory patterns; with the working tree's outer `.gitignore` files when the source is a folder inside
+     * one): each ignored directory is one entry of `skipped`, nothing below it is read. Default true; `false`
+     * copies ignored files too (the CLI's `--include-ignored`).
+     */
+    gitignore: z.boolean().optional(),
   },
   {
     error: (issue) => {
