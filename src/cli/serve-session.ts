@@ -3,9 +3,9 @@ import { join } from 'node:path';
 import { createSession } from '../session/index.js';
 import type { HydrateProgress } from '../sources/index.js';
 import type { WorkspaceLimits } from '../workspace/limits.js';
-import type { SnapshotableWorkspace, WorkspaceSnapshot } from '../workspace/types.js';
+import type { SkippedPath, SnapshotableWorkspace, WorkspaceSnapshot } from '../workspace/types.js';
 import { defaultSourcePath } from '../sources/source-path.js';
-import { displayPath, normalizePath, type NormalizedPath } from '../workspace/paths.js';
+import { displayPath, joinPath, normalizePath, type NormalizedPath } from '../workspace/paths.js';
 import { UsageError, type MountArgument } from './args.js';
 import type { ServeSession } from './served-session.js';
 import type { StoreFlags } from './store-flags.js';
@@ -21,7 +21,7 @@ export interface ServeSessionOptions {
   limits?: Partial<WorkspaceLimits>;
   signal: AbortSignal;
   onProgress: (progress: HydrateProgress) => void;
-  /** `--session NAME`: the stored session of that name, from `store` (no mounts, no root: see args.ts). */
+  /** `--session NAME`: the stored session of that name, from `store` (seeded from the mounts when new; no root: see args.ts). */
   session?: string;
   store?: StoreFlags;
 }
@@ -43,6 +43,11 @@ export async function openServeSession(options: ServeSessionOptions): Promise<Se
       store: options.store,
       readOnly: options.readOnly,
       ...(options.limits === undefined ? {} : { limits: options.limits }),
+      ...(options.mounts.length === 0
+        ? {}
+        : { seed: { sources: options.mounts.map((mount) => ({ ...mount })), allowedHostRoots: [...options.allow] } }),
+      signal: options.signal,
+      onProgress: options.onProgress,
     });
   }
   if (options.mounts.some((mount) => mount.readOnly === true) || (options.root !== undefined && options.mounts.length > 0))
@@ -100,6 +105,7 @@ async function composedSession(options: ServeSessionOptions): Promise<ServeSessi
   };
   const progress = cumulative(options.onProgress);
   const hydrateOptions = { allowedHostRoots: [...options.allow], onProgress: progress.onProgress, signal: options.signal };
+  const skipped: SkippedPath[] = [];
   let composed: SnapshotableWorkspace | undefined;
   try {
     const table: { path: string; workspace: SnapshotableWorkspace; access: 'read-write' | 'read-only' }[] = [];
@@ -118,7 +124,9 @@ async function composedSession(options: ServeSessionOptions): Promise<ServeSessi
       } else workspace = await fresh();
       made.push(workspace);
       if (mount.readOnly === true && options.backend !== 'overlay') {
-        await hydrate(workspace, [{ ...mount, path: '/' }], hydrateOptions);
+        const result = await hydrate(workspace, [{ ...mount, path: '/' }], hydrateOptions);
+        const at = (inner: NormalizedPath): string => displayPath(inner === '' ? path : joinPath(path, inner));
+        skipped.push(...result.skipped.map((entry) => ({ ...entry, path: at(normalizePath(entry.path)) })));
         progress.next();
       }
       table.push({ path: displayPath(path), workspace, access: mount.readOnly === true ? 'read-only' : 'read-write' });
@@ -141,10 +149,14 @@ async function composedSession(options: ServeSessionOptions): Promise<ServeSessi
     made.length = 0; // the composition owns them now
     const copied = planned.filter((p) => p.mount.readOnly !== true && (p.directory ? options.backend !== 'overlay' : true));
     if (copied.length > 0)
-      await hydrate(
-        composed,
-        copied.map((p) => ({ ...p.mount })),
-        hydrateOptions,
+      skipped.push(
+        ...(
+          await hydrate(
+            composed,
+            copied.map((p) => ({ ...p.mount })),
+            hydrateOptions,
+          )
+        ).skipped,
       );
     progress.next();
     let baseline: WorkspaceSnapshot | undefined = await composed.snapshot({ tag: 'sessionfs mcp hydrated' });
@@ -153,6 +165,7 @@ async function composedSession(options: ServeSessionOptions): Promise<ServeSessi
     const writable = options.mounts.filter((mount) => mount.readOnly !== true).map((mount) => ({ ...mount }));
     return {
       session,
+      skipped,
       hostDirs,
       async writeBack(writeOptions) {
         const { writeBackToSources } = await import('../export/write-back.js');

@@ -91,6 +91,9 @@ export interface HydrateResult {
   files: number;
   /** Bytes written. */
   bytes: number;
-  /** What was left out, with why (workspace paths only). Excluded paths are not listed. */
+  /**
+   * What was left out, with why (workspace paths only). Excluded paths are not listed; ignored ones are (a
+   * directory `.gitignore` ignores is one entry, nothing below it).
+   */
   skipped: { path: string; reason: string }[];
 }
