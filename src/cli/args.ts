@@ -30,13 +30,16 @@ Options:
   --mount <src>[:/path][:ro]
                        Host directory or file to show in the workspace: at /path (default its base name);
                        :ro (a directory) refuses the model's writes (EROFS) and is never written back. Repeatable.
-  --mount-config <file>  JSON mount table: [{ hostPath, path?, include?, exclude?, maxBytes?, readOnly? }]
-                       or { "mounts": [...], "allow": [...] } (paths relative to the file). Added after --mount.
+  --mount-config <file>  JSON mount table: [{ hostPath, path?, include?, exclude?, maxBytes?, readOnly?,
+                       gitignore? }] or { "mounts": [...], "allow": [...] } (paths relative to the file). Added
+                       after --mount.
   --overlay            Show the mounts lazily (read in place, never written; changes kept in memory) instead
                        of copying them in: the first tool call comes at once however big they are.
   --include <glob>     Only copy matching files of the --mount before it. Repeatable.
   --exclude <glob>     Skip matching paths of the --mount before it (wins over --include). Repeatable.
   --max-bytes <n>      Refuse to start if the --mount before it holds more than n bytes.
+  --include-ignored    Copy what the mounts' .gitignore files ignore too (node_modules, build output): by
+                       default it is left out, each ignored directory reported once. .git stays out.
   --allow <root>       Host directory that mounts may come from. Repeatable; required with --mount.
   --read-only          Show the mounts, then refuse every change: only the tools that read are listed.
   --read-before-write  Refuse write_file/edit_file on an existing file the model has not read.
@@ -62,8 +65,11 @@ Options:
                        are never overwritten. The mounts are checked at start as for --write-back.
   --session <name>     Keep the session in a session store under this name, published after every successful
                        call, and resume it when a server starts again with the same name (see sessionfs
-                       sessions). One server per session: a second one exits with status 3. Not with --mount,
-                       --mount-config, --overlay, --root or --backend (the workspace lives in the store).
+                       sessions). One server per session: a second one exits with status 3. With --mount
+                       or --mount-config, a new session is seeded from the mounts; a session that exists
+                       resumes as stored and the mounts are not read again (said on stderr). Not with
+                       --overlay, --root, --backend, a :ro mount, --read-only with mounts, --write-back or
+                       --allow-write-back (write a stored session back with sessionfs sessions write-back).
 
 ${STORE_USAGE}
 
@@ -136,6 +142,7 @@ const MCP_ONLY = [
   'include',
   'exclude',
   'max-bytes',
+  'include-ignored',
   'allow',
   'read-only',
   'read-before-write',
@@ -218,6 +225,12 @@ function mcpCommand(values: Parsed['values'], tokens: Parsed['tokens']): McpComm
     throw error;
   }
   mounts.push(...configured.mounts);
+  if (values['include-ignored'] === true) {
+    if (mounts.length === 0) throw new UsageError('--include-ignored applies to the mounts: give at least one --mount');
+    if (backend === 'overlay') throw new UsageError('--include-ignored: --overlay copies nothing and shows ignored files already');
+    for (const mount of mounts) mount.gitignore = false;
+  }
+  if (stored.session !== undefined && mounts.length > 0) seedFlags(mounts, values);
   if (backend === 'overlay' && mounts.length === 0) throw new UsageError('--overlay shows host directories: give at least one --mount');
   const allow = [...(values.allow ?? []), ...configured.allow];
   if (allow.some((value) => value.trim() === '')) throw new UsageError('--allow needs a non-empty path');
@@ -277,9 +290,9 @@ function mcpCommand(values: Parsed['values'], tokens: Parsed['tokens']): McpComm
 }
 
 /**
- * `--session NAME` and the store flags. The stored session is the workspace, so the flags that choose or
- * fill another workspace are refused with it, naming them; seeding a new session from `--mount` is for a
- * later version. The store flags mean nothing without `--session`.
+ * `--session NAME` and the store flags. The stored session is the workspace, so the flags that choose
+ * another workspace are refused with it, naming them; `--mount` and `--mount-config` seed a new session
+ * (see `seedFlags`). The store flags mean nothing without `--session`.
  */
 function storedSession(values: Parsed['values']): { session?: string; store?: StoreFlags } {
   const storeGiven = Object.keys(STORE_OPTIONS).find((name) => values[name as keyof typeof STORE_OPTIONS] !== undefined);
@@ -287,13 +300,32 @@ function storedSession(values: Parsed['values']): { session?: string; store?: St
     if (storeGiven !== undefined) throw new UsageError(`--${storeGiven} names where --session keeps its session: give --session NAME`);
     return {};
   }
-  const workspaceFlags = ['mount', 'mount-config', 'overlay', 'root', 'backend'] as const;
+  const workspaceFlags = ['overlay', 'root', 'backend'] as const;
   const clash = workspaceFlags.filter((name) => values[name] !== undefined);
   if (clash.length > 0)
     throw new UsageError(
-      `--session serves the workspace kept in the session store: it cannot be used with ${clash.map((name) => `--${name}`).join(', ')} (seeding a stored session from host folders is not supported yet)`,
+      `--session serves the workspace kept in the session store: it cannot be used with ${clash.map((name) => `--${name}`).join(', ')}`,
     );
   return { session: sessionName(values.session, '--session'), store: storeFlags(values) };
+}
+
+/**
+ * `--session NAME --mount …`: the mounts seed the session when it is new (copied into the stored workspace,
+ * which holds no mount table), so what needs the mounts to stay mounts is refused: a `:ro` mount (nothing
+ * could keep it read-only), `--read-only` (it serves an existing session, which seeds nothing), and writing
+ * back at exit or through the tool (`sessionfs sessions write-back NAME --to DIR` does it for a stored session).
+ */
+function seedFlags(mounts: readonly MountArgument[], values: Parsed['values']): void {
+  const readOnlyMount = mounts.find((mount) => mount.readOnly === true);
+  if (readOnlyMount !== undefined)
+    throw new UsageError(
+      `--session copies the mounts into the stored session: a :ro mount (${JSON.stringify(readOnlyMount.hostPath)}) cannot stay read-only there`,
+    );
+  const clash = (['read-only', 'write-back', 'allow-write-back'] as const).filter((name) => values[name] === true);
+  if (clash.length > 0)
+    throw new UsageError(
+      `--session with --mount seeds a new stored session: it cannot be used with ${clash.map((name) => `--${name}`).join(', ')}${clash.includes('read-only') ? '' : ' (write a stored session back with sessionfs sessions write-back)'}`,
+    );
 }
 
 /** `--include`, `--exclude` and `--max-bytes` belong to the `--mount` before them, so the order of the flags matters. */
@@ -354,6 +386,7 @@ function parse(argv: readonly string[]) {
       include: { type: 'string', multiple: true },
       exclude: { type: 'string', multiple: true },
       'max-bytes': { type: 'string', multiple: true },
+      'include-ignored': { type: 'boolean' },
       allow: { type: 'string', multiple: true },
       'read-only': { type: 'boolean' },
       'read-before-write': { type: 'boolean' },

@@ -25,6 +25,7 @@ import type { DirectLane, ToolCallHandler } from './mcp-stdio.js';
 import { sentFileResource } from './output-content.js';
 import { patchResource, reviewTools, writeBackTool, type DirectTool } from './mcp-review.js';
 import { historyTools } from './mcp-history.js';
+import { hydrationNotices, type HydrationFeed } from './mcp-hydration.js';
 import type { ExportResult } from '../export/export-plan.js';
 import type { WriteBackOptions } from '../export/write-back.js';
 
@@ -61,6 +62,8 @@ export interface McpServerOptions {
 export interface StartingSession {
   ready: Promise<Session>;
   readOnly: boolean;
+  /** How its hydration goes: told to the client as log messages, and as progress to the calls waiting (mcp-hydration.ts). */
+  hydration?: HydrationFeed;
 }
 
 /** What a model sees of a snapshot: never the record itself, which carries the host root. */
@@ -223,6 +226,15 @@ export async function buildMcpServer(
     },
   });
 
+  const hydration = 'ready' in source && source.hydration !== undefined ? hydrationNotices(server, source.hydration) : undefined;
+  if (hydration !== undefined) {
+    const rootsOnInitialized = server.oninitialized;
+    server.oninitialized = () => {
+      rootsOnInitialized?.();
+      hydration.connected();
+    };
+  }
+
   server.setRequestHandler(ListToolsRequestSchema, async () => {
     await roots.settled();
     return {
@@ -235,7 +247,7 @@ export async function buildMcpServer(
     };
   });
 
-  const callTool: ToolCallHandler = async (params, signal) => {
+  const callTool: ToolCallHandler = async (params, signal, notify = (notification) => server.notification(notification)) => {
     const rootsPending = roots.settled();
     if (rootsPending !== undefined) await rootsPending;
     const directTool = direct.find((tool) => tool.name === params.name);
@@ -259,7 +271,7 @@ export async function buildMcpServer(
           };
     let session: Session;
     try {
-      session = await starting.ready;
+      session = await (hydration === undefined ? starting.ready : hydration.waitFor(starting.ready, params._meta?.progressToken, notify));
     } catch {
       const text = 'the session could not start (the server says why on its standard error); no call can run';
       return { content: [{ type: 'text', text }], isError: true };
@@ -279,7 +291,9 @@ export async function buildMcpServer(
       sentFileResource(session, result) ?? (result.success ? patchResource(tool.name, result.value) : undefined),
     );
   };
-  server.setRequestHandler(CallToolRequestSchema, (request, extra) => callTool(request.params, extra.signal));
+  server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
+    callTool(request.params, extra.signal, (notification) => extra.sendNotification(notification)),
+  );
 
   const received = (message: JSONRPCMessage): void => {
     if ('method' in message) roots.received(message.method);

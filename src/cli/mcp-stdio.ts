@@ -8,17 +8,28 @@ import {
   RELATED_TASK_META_KEY,
   type CallToolResult,
   type JSONRPCMessage,
+  type ProgressToken,
   type RequestId,
+  type ServerNotification,
 } from '@modelcontextprotocol/sdk/types.js';
 
 /** A `tools/call` request's parameters as the lane hands them over: the shape the SDK's schema checks. */
 export interface ToolCallParams {
   name: string;
   arguments?: Record<string, unknown>;
+  /** A progress token: the call may be sent progress notifications (while it waits for hydration). */
+  _meta?: { progressToken?: ProgressToken };
 }
 
-/** Answers one `tools/call`; `signal` aborts when the client cancels the request or the connection closes. */
-export type ToolCallHandler = (params: ToolCallParams, signal: AbortSignal) => Promise<CallToolResult>;
+/**
+ * Answers one `tools/call`; `signal` aborts when the client cancels the request or the connection closes;
+ * `notify` sends a notification about it (default: the server's own channel).
+ */
+export type ToolCallHandler = (
+  params: ToolCallParams,
+  signal: AbortSignal,
+  notify?: (notification: ServerNotification) => Promise<void>,
+) => Promise<CallToolResult>;
 
 /** What the direct lane needs of the server. */
 export interface DirectLane {

@@ -15,6 +15,8 @@ export interface MountArgument {
   maxBytes?: number;
   /** Never written back (`:ro`). */
   readOnly?: boolean;
+  /** `false` (`--include-ignored`): copy what its `.gitignore` files ignore too. */
+  gitignore?: boolean;
 }
 
 /** Raised for a malformed mount; the command line turns it into a usage error. */
@@ -47,7 +49,7 @@ export function parseMountValue(value: string): MountArgument {
 
 /**
  * A `--mount-config` file: JSON, either a list of mounts or `{ "mounts": [...], "allow": [...] }`. A mount
- * is a host source, `{ hostPath, path?, include?, exclude?, maxBytes?, readOnly? }` (unknown keys refused); relative
+ * is a host source, `{ hostPath, path?, include?, exclude?, maxBytes?, readOnly?, gitignore? }` (unknown keys refused); relative
  * host paths (and `allow` roots) are relative to the file's directory.
  */
 export function readMountConfig(file: string): { mounts: MountArgument[]; allow: string[] } {

@@ -3,9 +3,9 @@ import { join } from 'node:path';
 import { createSession } from '../session/index.js';
 import type { HydrateProgress } from '../sources/index.js';
 import type { WorkspaceLimits } from '../workspace/limits.js';
-import type { SnapshotableWorkspace, WorkspaceSnapshot } from '../workspace/types.js';
+import type { SkippedPath, SnapshotableWorkspace, WorkspaceSnapshot } from '../workspace/types.js';
 import { defaultSourcePath } from '../sources/source-path.js';
-import { displayPath, normalizePath, type NormalizedPath } from '../workspace/paths.js';
+import { displayPath, joinPath, normalizePath, type NormalizedPath } from '../workspace/paths.js';
 import { UsageError, type MountArgument } from './args.js';
 import type { ServeSession } from './served-session.js';
 import type { StoreFlags } from './store-flags.js';
@@ -23,7 +23,7 @@ export interface ServeSessionOptions {
   limits?: Partial<WorkspaceLimits>;
   signal: AbortSignal;
   onProgress: (progress: HydrateProgress) => void;
-  /** `--session NAME`: the stored session of that name, from `store` (no mounts, no root: see args.ts). */
+  /** `--session NAME`: the stored session of that name, from `store` (seeded from the mounts when new; no root: see args.ts). */
   session?: string;
   store?: StoreFlags;
 }
@@ -45,6 +45,11 @@ export async function openServeSession(given: ServeSessionOptions): Promise<Serv
       store: given.store,
       readOnly: given.readOnly,
       ...(given.limits === undefined ? {} : { limits: given.limits }),
+      ...(given.mounts.length === 0
+        ? {}
+        : { seed: { sources: given.mounts.map((mount) => ({ ...mount })), allowedHostRoots: [...given.allow] } }),
+      signal: given.signal,
+      onProgress: given.onProgress,
     });
   }
   const options = { ...given, backend: await chooseBackend(given) };
@@ -123,6 +128,7 @@ async function composedSession(options: ServeSessionOptions): Promise<ServeSessi
   };
   const progress = cumulative(options.onProgress);
   const hydrateOptions = { allowedHostRoots: [...options.allow], onProgress: progress.onProgress, signal: options.signal };
+  const skipped: SkippedPath[] = [];
   let composed: SnapshotableWorkspace | undefined;
   try {
     const table: { path: string; workspace: SnapshotableWorkspace; access: 'read-write' | 'read-only' }[] = [];
@@ -141,7 +147,9 @@ async function composedSession(options: ServeSessionOptions): Promise<ServeSessi
       } else workspace = await fresh();
       made.push(workspace);
       if (mount.readOnly === true && options.backend !== 'overlay') {
-        await hydrate(workspace, [{ ...mount, path: '/' }], hydrateOptions);
+        const result = await hydrate(workspace, [{ ...mount, path: '/' }], hydrateOptions);
+        const at = (inner: NormalizedPath): string => displayPath(inner === '' ? path : joinPath(path, inner));
+        skipped.push(...result.skipped.map((entry) => ({ ...entry, path: at(normalizePath(entry.path)) })));
         progress.next();
       }
       table.push({ path: displayPath(path), workspace, access: mount.readOnly === true ? 'read-only' : 'read-write' });
@@ -164,10 +172,14 @@ async function composedSession(options: ServeSessionOptions): Promise<ServeSessi
     made.length = 0; // the composition owns them now
     const copied = planned.filter((p) => p.mount.readOnly !== true && (p.directory ? options.backend !== 'overlay' : true));
     if (copied.length > 0)
-      await hydrate(
-        composed,
-        copied.map((p) => ({ ...p.mount })),
-        hydrateOptions,
+      skipped.push(
+        ...(
+          await hydrate(
+            composed,
+            copied.map((p) => ({ ...p.mount })),
+            hydrateOptions,
+          )
+        ).skipped,
       );
     progress.next();
     let baseline: WorkspaceSnapshot | undefined = await composed.snapshot({ tag: 'sessionfs mcp hydrated' });
@@ -176,6 +188,7 @@ async function composedSession(options: ServeSessionOptions): Promise<ServeSessi
     const writable = options.mounts.filter((mount) => mount.readOnly !== true).map((mount) => ({ ...mount }));
     return {
       session,
+      skipped,
       hostDirs,
       async writeBack(writeOptions) {
         const { writeBackToSources } = await import('../export/write-back.js');

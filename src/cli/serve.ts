@@ -6,6 +6,8 @@ import type { WorkspaceToolsOptions } from '../tools/index.js';
 import { SessionInUseError, UsageError, type MountArgument } from './args.js';
 import { prepareExitWork } from './exit-work.js';
 import { buildMcpServer } from './mcp-server.js';
+import type { HydrateProgress } from '../sources/schema.js';
+import { HydrationFeed, type HydrationOutcome } from './mcp-hydration.js';
 import { McpStdioTransport } from './mcp-stdio.js';
 import { hydrationProgress } from './progress.js';
 import { openServeSession, type ServeSession } from './serve-session.js';
@@ -63,7 +65,16 @@ export async function serveMcp(options: ServeOptions): Promise<boolean> {
     ...(options.root === undefined ? [] : [options.root]),
   ]);
   const display = { quiet: options.quiet === true, force: options.progress === true };
-  const progress = hydrationProgress(process.stderr, display);
+  const stderrProgress = hydrationProgress(process.stderr, display);
+  // The client is told too: log messages, and progress to the calls waiting (mcp-hydration.ts).
+  const feed = options.mounts.length > 0 ? new HydrationFeed() : undefined;
+  const progress = {
+    onProgress: (update: HydrateProgress) => {
+      stderrProgress.onProgress(update);
+      feed?.report(update);
+    },
+    done: () => stderrProgress.done(),
+  };
   // The server answers `initialize` (and lists its tools) at once, while the session starts: a big mount is
   // hydrated after that, the first call waiting for it (progress on stderr). A stop while the session starts
   // aborts it, so that it disposes what it created; a start that fails closes the server and is reported as
@@ -72,8 +83,14 @@ export async function serveMcp(options: ServeOptions): Promise<boolean> {
   const started = startSession(options, starting.signal, progress, display, hostPaths);
   let opening = true;
   void started.then(
-    () => (opening = false),
-    () => (opening = false),
+    (start) => {
+      opening = false;
+      feed?.finish(start === undefined ? undefined : outcomeOf(start.opened, feed, options.session !== undefined));
+    },
+    () => {
+      opening = false;
+      feed?.finish(undefined);
+    },
   );
   const { server, lane } = await buildMcpServer(
     {
@@ -82,6 +99,7 @@ export async function serveMcp(options: ServeOptions): Promise<boolean> {
         return start.opened.session;
       }),
       readOnly: options.readOnly,
+      ...(feed === undefined ? {} : { hydration: feed }),
     },
     {
       tools: {
@@ -98,7 +116,8 @@ export async function serveMcp(options: ServeOptions): Promise<boolean> {
         })),
         ...options.allow.map((hostPath) => ({ hostPath })),
       ],
-      ...(options.mounts.some((mount) => mount.readOnly !== true) && !options.readOnly
+      // A stored session holds its own copy of the mounts: `sessionfs sessions write-back` writes it back.
+      ...(options.mounts.some((mount) => mount.readOnly !== true) && !options.readOnly && options.session === undefined
         ? {
             writeBack: async (writeOptions: WriteBackOptions) => {
               const start = await started;
@@ -150,6 +169,14 @@ export async function serveMcp(options: ServeOptions): Promise<boolean> {
   });
 }
 
+/** How the mounts' hydration went, for the client: the session's own report, or the mount table's. */
+function outcomeOf(opened: ServeSession, feed: HydrationFeed, stored: boolean): HydrationOutcome {
+  const hydration = opened.session.hydration;
+  if (hydration !== undefined) return hydration;
+  if (stored) return { files: 0, bytes: 0, skipped: [], resumed: true };
+  return { files: feed.files, bytes: feed.bytes, skipped: opened.skipped ?? [] };
+}
+
 /** A session that started, and the work its server does when it stops. */
 interface Started {
   opened: ServeSession;
@@ -163,7 +190,7 @@ interface Started {
 async function startSession(
   options: ServeOptions,
   signal: AbortSignal,
-  progress: ReturnType<typeof hydrationProgress>,
+  progress: Pick<ReturnType<typeof hydrationProgress>, 'onProgress' | 'done'>,
   display: { quiet: boolean; force: boolean },
   hostPaths: string[],
 ): Promise<Started | undefined> {
@@ -184,6 +211,10 @@ async function startSession(
       ...(options.store === undefined ? {} : { store: options.store }),
     });
     progress.done();
+    if (options.session !== undefined && options.mounts.length > 0 && opened.session.hydration === undefined)
+      process.stderr.write(
+        `sessionfs: --session ${JSON.stringify(options.session)} exists: resumed as stored; the --mount folders were not read again (they seed only a new session)\n`,
+      );
   } catch (error) {
     if (error instanceof UsageError || error instanceof SessionInUseError) throw error;
     if (signal.aborted) return undefined;

@@ -1,4 +1,5 @@
 import { createSession } from '../session/index.js';
+import type { HostSource, HydrateProgress } from '../sources/schema.js';
 import { ConflictError, NotSupportedError } from '../workspace/errors.js';
 import type { WorkspaceLimits } from '../workspace/limits.js';
 import { openStore, storeLabel } from './open-store.js';
@@ -11,6 +12,11 @@ export interface StoredServeOptions {
   store: StoreFlags;
   readOnly: boolean;
   limits?: Partial<WorkspaceLimits>;
+  /** `--mount`s: hydrated into the session when it is new (then published as where it began); an existing one resumes as stored. */
+  seed?: { sources: HostSource[]; allowedHostRoots: string[] };
+  /** Seeding's hydration: aborted when the server stops meanwhile, its progress reported. */
+  signal?: AbortSignal;
+  onProgress?: (progress: HydrateProgress) => void;
 }
 
 /**
@@ -18,7 +24,9 @@ export interface StoredServeOptions {
  * store or Postgres + S3. It publishes after every successful call (before the call is answered), so a
  * server killed at any moment loses at most the call in flight; a new server with the same name resumes
  * it. Another live process holding the session is `SessionInUseError` (exit 3). `--read-only` serves the
- * head as a view, taking no lease (the session must exist).
+ * head as a view, taking no lease (the session must exist). With `seed`, a new session is hydrated from
+ * the mounts first (`seed: 'if-new'`); an existing one resumes as stored, the mounts not read again
+ * (`session.hydration` is then undefined: the caller says so).
  */
 export async function openStoredServeSession(options: StoredServeOptions): Promise<ServeSession> {
   const opened = await openStore(options.store, { create: true, server: true });
@@ -36,6 +44,14 @@ export async function openStoredServeSession(options: StoredServeOptions): Promi
         sessionId: options.session,
         ...(options.readOnly ? { readOnly: true } : {}),
         ...(options.limits === undefined ? {} : { limits: options.limits }),
+        ...(options.seed === undefined
+          ? {}
+          : {
+              ...options.seed,
+              seed: 'if-new' as const,
+              ...(options.signal === undefined ? {} : { signal: options.signal }),
+              ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }),
+            }),
       });
     } catch (error) {
       if (error instanceof ConflictError)

@@ -13,7 +13,8 @@ import type { MountSpec } from './mount-table.js';
  * over its host directory, mounted at the source's path (its `include`/`exclude` hiding lower paths),
  * nothing copied. One source at `/` is that overlay itself; otherwise the overlays are mounted over an
  * in-memory root. Every mount is read-write in the workspace (a `readOnly` source is one `writeBack` never
- * writes, as when hydrated). `maxBytes` has nothing to bound (nothing is copied); links are shown as links
+ * writes, as when hydrated). `maxBytes` has nothing to bound (nothing is copied), nor has `gitignore` (ignored
+ * files are shown; the searches skip them unless asked); links are shown as links
  * and followed inside the source's own directory only, whatever `followSymlinks` says. A single-file
  * source is refused.
  */

@@ -27,6 +27,7 @@ import { defaultSourcePath } from './source-path.js';
 import type { HostSourceSchema } from './schema.js';
 import { Pacer, SPECIAL, UNREADABLE } from './source.js';
 import { isVersionControl } from '../workspace/version-control.js';
+import { SourceGitignore } from './gitignore.js';
 
 // Hydration, step 1: every source resolved, checked against the allow-list and walked into one plan.
 
@@ -80,6 +81,7 @@ export const SKIP = {
   unreadable: UNREADABLE,
   versionControl: "version-control directory (a source's includeGit: 'read-only' brings it in read-only)",
   gitFile: 'a version-control pointer file (a .git file names a repository outside the source)',
+  ignored: "ignored by .gitignore (a source's gitignore: false, or --include-ignored, brings it in)",
   denied: 'denied by the workspace policy',
 } as const;
 
@@ -160,11 +162,19 @@ export class Planner {
       this.hostRoots.add(path);
     }
     if (path !== '') this.#add(path, { kind: 'directory', sourceIndex: index });
-    await this.#walk(context, real, '', new Set([real]), new Pacer());
+    const gitignore = source.gitignore === false ? undefined : SourceGitignore.forSource(real, this.allowed);
+    await this.#walk(context, real, '', new Set([real]), new Pacer(), gitignore);
   }
 
-  /** Walks one real directory; `relative` is its path relative to the source. */
-  async #walk(context: SourceContext, realDirectory: string, relative: string, ancestors: Set<string>, pacer: Pacer): Promise<void> {
+  /** Walks one real directory; `relative` is its path relative to the source; `gitignore`: the rules above it. */
+  async #walk(
+    context: SourceContext,
+    realDirectory: string,
+    relative: string,
+    ancestors: Set<string>,
+    pacer: Pacer,
+    gitignore: SourceGitignore | undefined,
+  ): Promise<void> {
     this.signal?.throwIfAborted();
     await pacer.maybeYield();
     const workspaceDirectory = relative === '' ? context.path : joinPath(context.path, relative);
@@ -176,9 +186,14 @@ export class Planner {
       return;
     }
     children.sort((a, b) => compare(a.name, b.name));
+    const rules = gitignore?.enter(
+      realDirectory,
+      relative,
+      children.some((child) => child.name === '.gitignore' && child.isFile()),
+    );
 
     for (const child of children) {
-      const item = this.#classify(context, realDirectory, relative, child, ancestors);
+      const item = this.#classify(context, realDirectory, relative, child, ancestors, rules);
       if (item === undefined) continue;
       if (item.kind === 'skip') {
         this.skipped.push({ path: item.path, reason: item.reason });
@@ -198,7 +213,7 @@ export class Planner {
         this.#add(workspacePath, { kind: 'directory', sourceIndex: context.index });
       }
       const nested = new Set(ancestors).add(item.real);
-      await this.#walk(context, item.real, item.relative, nested, pacer);
+      await this.#walk(context, item.real, item.relative, nested, pacer, rules);
     }
   }
 
@@ -208,6 +223,7 @@ export class Planner {
     relative: string,
     child: Dirent,
     ancestors: Set<string>,
+    gitignore: SourceGitignore | undefined,
   ):
     | undefined
     | { kind: 'skip'; path: string; reason: string }
@@ -220,6 +236,11 @@ export class Planner {
     const childRelative = relative === '' ? name : `${relative}/${name}`;
     if (context.isExcluded(childRelative)) return undefined;
     const workspacePath = joinPath(workspaceDirectory, name);
+    // As git sees it: a link is not a directory, whatever it points to. An ignored directory is one entry.
+    if (gitignore?.ignores(childRelative, child.isDirectory()) === true) {
+      if (!child.isDirectory() && context.isIncluded !== undefined && !context.isIncluded(childRelative)) return undefined;
+      return { kind: 'skip', path: workspacePath, reason: SKIP.ignored };
+    }
     const hostPath = join(realDirectory, name);
 
     let real = hostPath;

@@ -34,6 +34,13 @@ export const HostSourceSchema = z.strictObject(
      * restores (see docs/security-model.md). A `.git` file (a worktree's or submodule's pointer) is always skipped.
      */
     includeGit: z.literal('read-only').optional(),
+    /**
+     * Leave out what the source's `.gitignore` files ignore, by git's rules (nested files, negations,
+     * directory patterns; with the working tree's outer `.gitignore` files when the source is a folder inside
+     * one): each ignored directory is one entry of `skipped`, nothing below it is read. Default true; `false`
+     * copies ignored files too (the CLI's `--include-ignored`).
+     */
+    gitignore: z.boolean().optional(),
   },
   {
     error: (issue) => {
@@ -84,6 +91,9 @@ export interface HydrateResult {
   files: number;
   /** Bytes written. */
   bytes: number;
-  /** What was left out, with why (workspace paths only). Excluded paths are not listed. */
+  /**
+   * What was left out, with why (workspace paths only). Excluded paths are not listed; ignored ones are (a
+   * directory `.gitignore` ignores is one entry, nothing below it).
+   */
   skipped: { path: string; reason: string }[];
 }

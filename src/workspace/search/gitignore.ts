@@ -62,17 +62,14 @@ class GitignoreRules {
     return verdict;
   }
 
-  /** Whether `path` (in `directory`, none of whose ancestors is ignored) is ignored: the deepest rule that speaks wins. */
+  /** Whether `path` (in `directory`, none of whose ancestors is ignored) is ignored: see {@link judgeIgnored}. */
   async #decide(path: NormalizedPath, directory: NormalizedPath, isDirectory: boolean): Promise<boolean> {
-    let ignored = false;
+    const levels: GitignoreLevel[] = [];
     for (const level of ancestry(directory)) {
       const rules = await this.#rules(level);
-      if (rules === undefined) continue;
-      const result = rules.verdict(relativeTo(path, level), isDirectory);
-      if (result.ignored) ignored = true;
-      else if (result.unignored) ignored = false;
+      if (rules !== undefined) levels.push({ directory: level, rules });
     }
-    return ignored;
+    return judgeIgnored(levels, path, isDirectory);
   }
 
   #rules(directory: NormalizedPath): Promise<IgnoreFile | undefined> {
@@ -94,10 +91,36 @@ class GitignoreRules {
       if (unreadable.some((kind) => error instanceof kind)) return undefined;
       throw error;
     }
-    const text = decodeText(bytes)?.text;
-    // Case-sensitive, as git is by default where names are (core.ignorecase false), and as workspace paths are.
-    return text === undefined ? undefined : new IgnoreFile(text);
+    return parseGitignore(bytes);
   }
+}
+
+/** One directory's `.gitignore` rules, and where that directory is. */
+export interface GitignoreLevel {
+  directory: NormalizedPath;
+  rules: IgnoreFile;
+}
+
+/**
+ * Whether git ignores `path`, given the `.gitignore` files of its directory and its ancestors (`levels`, the
+ * shallowest first, each holding `path`) and given that none of its ancestor directories is ignored: the
+ * deepest file whose rules speak about the path wins (a `!` line re-includes).
+ */
+export function judgeIgnored(levels: readonly GitignoreLevel[], path: NormalizedPath, isDirectory: boolean): boolean {
+  let ignored = false;
+  for (const { directory, rules } of levels) {
+    const result = rules.verdict(relativeTo(path, directory), isDirectory);
+    if (result.ignored) ignored = true;
+    else if (result.unignored) ignored = false;
+  }
+  return ignored;
+}
+
+/** A `.gitignore`'s rules from its bytes; undefined when they are not text (git would read nothing useful there either). */
+export function parseGitignore(bytes: Uint8Array): IgnoreFile | undefined {
+  const text = decodeText(bytes)?.text;
+  // Case-sensitive, as git is by default where names are (core.ignorecase false), and as workspace paths are.
+  return text === undefined ? undefined : new IgnoreFile(text);
 }
 
 /**
@@ -106,7 +129,7 @@ class GitignoreRules {
  * right unless a deeper `.gitignore` re-included that parent (root `tmp/`, then a negated directory pattern
  * in `a/.gitignore`: git does not ignore `a/b/tmp/z.txt`). Only then is the path matched by itself, line by line.
  */
-class IgnoreFile {
+export class IgnoreFile {
   readonly #rules: Ignore;
   readonly #text: string;
   /** Each pattern line as a lone negation, so `unignored` says it matches the path itself (built on demand). */
