@@ -6,9 +6,10 @@ import { createSession } from '../../src/session/index.js';
 import { loadHistory } from '../../src/session/stored-history.js';
 import { localSessionStore } from '../../src/store/local-store.js';
 import { workspaceTools } from '../../src/shell/index.js';
+import type { WorkspaceToolName } from '../../src/tools/index.js';
 
 const tools = new Map(workspaceTools().map((tool) => [tool.name, tool]));
-const tool = (name: string) => tools.get(name)!;
+const tool = (name: WorkspaceToolName) => tools.get(name)!;
 
 describe('a stored session keeps its history with its head', () => {
   let base: string;
