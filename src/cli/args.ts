@@ -119,12 +119,7 @@ export interface McpCommand {
 }
 
 export type Command =
-  | { command: 'help'; usage: string }
-  | { command: 'version' }
-  | { command: 'demo' }
-  | McpCommand
-  | SessionsCommand
-  | InspectCommand;
+  { command: 'help'; usage: string } | { command: 'version' } | { command: 'demo' } | McpCommand | SessionsCommand | InspectCommand;
 
 const COMMAND_USAGE: Record<string, string> = { mcp: MCP_USAGE, demo: DEMO_USAGE, sessions: SESSIONS_USAGE, inspect: INSPECT_USAGE };
 const COMMANDS = 'demo, mcp, sessions or inspect';

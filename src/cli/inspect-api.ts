@@ -199,7 +199,8 @@ export class StoreInspector {
   async #operation(name: string, operationId: string) {
     const { history } = await this.#read(name);
     const operation = history?.history.turns.flatMap((turn) => turn.operations).find((candidate) => candidate.id === operationId);
-    if (operation === undefined) throw new UnknownItemError(`session ${name} has no operation ${JSON.stringify(operationId)} in its history`);
+    if (operation === undefined)
+      throw new UnknownItemError(`session ${name} has no operation ${JSON.stringify(operationId)} in its history`);
     const before = rootIn(history?.record(operation.before));
     const after = rootIn(history?.record(operation.after));
     return { operation, before, after };
@@ -269,7 +270,11 @@ function rootIn(record: WorkspaceSnapshot | undefined): string | undefined {
 
 function known(entry: LoggedOperation | undefined): boolean {
   const { operation, before, after } = entry ?? {};
-  return operation !== undefined && (operation.before === undefined || before !== undefined) && (operation.after === undefined || after !== undefined);
+  return (
+    operation !== undefined &&
+    (operation.before === undefined || before !== undefined) &&
+    (operation.after === undefined || after !== undefined)
+  );
 }
 
 const UTF8 = new TextDecoder();

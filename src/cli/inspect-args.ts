@@ -25,7 +25,11 @@ export interface InspectCommand {
 }
 
 /** `sessionfs inspect`: `given` are the flags the user gave; any but `--session` and the store's is a usage error. */
-export function inspectCommand(args: readonly string[], values: StoreFlagValues & { session?: string }, given: readonly string[]): InspectCommand {
+export function inspectCommand(
+  args: readonly string[],
+  values: StoreFlagValues & { session?: string },
+  given: readonly string[],
+): InspectCommand {
   if (args.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(args[0])}`);
   const misplaced = given.find((flag) => flag !== 'session' && !Object.hasOwn(STORE_OPTIONS, flag));
   if (misplaced !== undefined) throw new UsageError(`--${misplaced} is not an option of inspect`);

@@ -4,7 +4,8 @@ import { matchLines } from '../history/line-diff.js';
  * One row of a side-by-side diff: `same`, `mod` (a line replaced), `del` (left only), `add` (right only),
  * with 1-based line numbers (0 where a side has no line); `skip` stands for `left` unchanged lines left out.
  */
-export type DiffRow = [kind: 'same' | 'mod' | 'del' | 'add', left: number, leftText: string, right: number, rightText: string] | ['skip', number];
+export type DiffRow =
+  [kind: 'same' | 'mod' | 'del' | 'add', left: number, leftText: string, right: number, rightText: string] | ['skip', number];
 
 /** Unchanged lines shown around each change. */
 const CONTEXT = 3;
@@ -20,7 +21,13 @@ export function sideBySide(before: readonly string[], after: readonly string[]):
       const left = removed[index];
       const right = added[index];
       const kind = left === undefined ? 'add' : right === undefined ? 'del' : 'mod';
-      rows.push([kind, left === undefined ? 0 : left + 1, left === undefined ? '' : (before[left] ?? ''), right === undefined ? 0 : right + 1, right === undefined ? '' : (after[right] ?? '')]);
+      rows.push([
+        kind,
+        left === undefined ? 0 : left + 1,
+        left === undefined ? '' : (before[left] ?? ''),
+        right === undefined ? 0 : right + 1,
+        right === undefined ? '' : (after[right] ?? ''),
+      ]);
     }
     removed = [];
     added = [];

@@ -90,7 +90,9 @@ describe.skipIf(browser === undefined)('the inspector page in Chromium', () => {
     await page.locator('[data-action="preview-before"]').click();
     await page.locator('[data-action="restore"]').click();
     await page.locator('#outcome .message').waitFor();
-    expect(await page.locator('#outcome .message').textContent()).toMatch(/^Restored: version \d+; tree [0-9a-f]{40} matches the snapshot$/);
+    expect(await page.locator('#outcome .message').textContent()).toMatch(
+      /^Restored: version \d+; tree [0-9a-f]{40} matches the snapshot$/,
+    );
     await page.locator('.turn[data-turn="turn-4"]').waitFor();
     expect(await page.locator('.turn[data-turn="turn-4"] h3').textContent()).toBe('turn-4 · inspector: restore ');
     expect(await version()).toBeGreaterThan(before);

@@ -66,7 +66,9 @@ async function openSession(name, { keepSelection = false } = {}) {
   performance.mark('timeline-rendered');
   if (!keepSelection) {
     state.operation = undefined;
-    $('#detail').replaceChildren(element('p', { class: 'empty', text: 'Pick a call in the timeline to see its diff, restore to it or fork from it.' }));
+    $('#detail').replaceChildren(
+      element('p', { class: 'empty', text: 'Pick a call in the timeline to see its diff, restore to it or fork from it.' }),
+    );
   } else if (state.operation !== undefined) markSelected(state.operation.id);
 }
 
@@ -89,7 +91,9 @@ function renderTimeline(session) {
   const fragment = document.createDocumentFragment();
   fragment.append(element('h2', { text: 'Timeline' }));
   for (const turn of [...session.history.turns].reverse()) {
-    const title = element('h3', { text: `${turn.id}${turn.label ? ` · ${turn.label}` : ''}${turn.kind !== 'turn' ? ` · ${turn.kind}` : ''} ` });
+    const title = element('h3', {
+      text: `${turn.id}${turn.label ? ` · ${turn.label}` : ''}${turn.kind !== 'turn' ? ` · ${turn.kind}` : ''} `,
+    });
     if (turn.undone) title.append(element('span', { class: 'badge undone', text: 'undone' }));
     const block = element('div', { class: 'turn', 'data-turn': turn.id }, title);
     for (const operation of turn.operations) {
@@ -133,20 +137,41 @@ async function selectOperation(operation) {
   for (const [term, value] of fields) list.append(element('dt', { text: term }), element('dd', { text: value }));
   const actions = element('div', { class: 'actions' });
   if (operation.before !== undefined)
-    actions.append(element('button', { 'data-action': 'preview-before', text: 'Restore to before…', onclick: () => preview(operation.before, 'before') }));
+    actions.append(
+      element('button', {
+        'data-action': 'preview-before',
+        text: 'Restore to before…',
+        onclick: () => preview(operation.before, 'before'),
+      }),
+    );
   if (operation.after !== undefined)
-    actions.append(element('button', { 'data-action': 'preview-after', text: 'Restore to after…', onclick: () => preview(operation.after, 'after') }));
+    actions.append(
+      element('button', { 'data-action': 'preview-after', text: 'Restore to after…', onclick: () => preview(operation.after, 'after') }),
+    );
   if (operation.after !== undefined) {
     const input = element('input', { id: 'fork-name', placeholder: 'new session name', 'aria-label': 'New session name' });
-    actions.append(input, element('button', { 'data-action': 'fork', text: 'Fork here', onclick: () => fork(operation.after, input.value) }));
+    actions.append(
+      input,
+      element('button', { 'data-action': 'fork', text: 'Fork here', onclick: () => fork(operation.after, input.value) }),
+    );
   }
   if (operation.before !== undefined && operation.after !== undefined)
-    actions.append(element('a', { class: 'button', 'data-action': 'patch', href: patchLink(operation.id), download: '', text: 'Export patch' }));
+    actions.append(
+      element('a', { class: 'button', 'data-action': 'patch', href: patchLink(operation.id), download: '', text: 'Export patch' }),
+    );
   const files = element('div', { id: 'diff' }, element('p', { class: 'empty', text: 'Loading the diff…' }));
-  detail.replaceChildren(element('h2', { text: `${operation.tool} (${operation.id})` }), list, actions, element('div', { id: 'outcome' }), files);
+  detail.replaceChildren(
+    element('h2', { text: `${operation.tool} (${operation.id})` }),
+    list,
+    actions,
+    element('div', { id: 'outcome' }),
+    files,
+  );
   try {
     const { files: changed } = await api('/api/diff', { name: state.name, op: operation.id });
-    files.replaceChildren(...(changed.length === 0 ? [element('p', { class: 'empty', text: 'This operation changed no file.' })] : changed.map(renderFile)));
+    files.replaceChildren(
+      ...(changed.length === 0 ? [element('p', { class: 'empty', text: 'This operation changed no file.' })] : changed.map(renderFile)),
+    );
   } catch (error) {
     files.replaceChildren(element('p', { class: 'message error', text: error.message }));
   }
@@ -188,7 +213,14 @@ async function preview(snapshot, side) {
   try {
     const plan = await act('/api/restore-preview', { name: state.name, snapshot });
     const list = (label, paths) =>
-      paths.length === 0 ? undefined : element('div', {}, element('strong', { text: `${label} (${paths.length})` }), element('ul', {}, ...paths.map((path) => element('li', { text: path }))));
+      paths.length === 0
+        ? undefined
+        : element(
+            'div',
+            {},
+            element('strong', { text: `${label} (${paths.length})` }),
+            element('ul', {}, ...paths.map((path) => element('li', { text: path }))),
+          );
     const changes = plan.created.length + plan.modified.length + plan.deleted.length;
     const box = element(
       'div',
@@ -197,7 +229,10 @@ async function preview(snapshot, side) {
       list('created', plan.created),
       list('modified', plan.modified),
       list('deleted', plan.deleted),
-      list('left alone', plan.blocked.map((entry) => `${entry.path} (${entry.reason})`)),
+      list(
+        'left alone',
+        plan.blocked.map((entry) => `${entry.path} (${entry.reason})`),
+      ),
       element('button', { class: 'danger', 'data-action': 'restore', text: 'Restore', onclick: () => restore(snapshot) }),
     );
     $('#outcome').replaceChildren(box);
@@ -209,7 +244,9 @@ async function preview(snapshot, side) {
 async function restore(snapshot) {
   try {
     const done = await act('/api/restore', { name: state.name, snapshot });
-    say(`Restored: version ${done.version}; tree ${done.receipt?.treeHash ?? '?'} ${done.receipt?.matches ? 'matches the snapshot' : 'differs from the snapshot'}`);
+    say(
+      `Restored: version ${done.version}; tree ${done.receipt?.treeHash ?? '?'} ${done.receipt?.matches ? 'matches the snapshot' : 'differs from the snapshot'}`,
+    );
     await openSession(state.name, { keepSelection: true });
   } catch (error) {
     say(error.message, true);
@@ -232,7 +269,9 @@ async function blame(event) {
   try {
     const { lines } = await api('/api/blame', { name: state.name, path: $('#blame-path').value.trim() });
     const table = element('table', { class: 'blame' });
-    const operations = new Map((state.session.history?.turns ?? []).flatMap((turn) => turn.operations).map((operation) => [operation.id, operation]));
+    const operations = new Map(
+      (state.session.history?.turns ?? []).flatMap((turn) => turn.operations).map((operation) => [operation.id, operation]),
+    );
     for (const line of lines) {
       const owner = line.operationId === undefined ? undefined : operations.get(line.operationId);
       table.append(
