@@ -207,7 +207,9 @@ async function inspectorPaint() {
     await page.close();
   }
   await browser.close();
+  const stopped = new Promise((resolve) => child.once('exit', resolve));
   child.kill('SIGTERM');
+  await stopped;
   const rows = samples[0].rows;
   return {
     calls: CALLS,
