@@ -31,6 +31,20 @@ export default tseslint.config(
       'no-constant-condition': ['error', { checkLoops: false }],
     },
   },
+  // The inspector's page (src/cli/inspect/): a plain script run by the browser.
+  {
+    files: ['src/cli/inspect/*.js'],
+    languageOptions: {
+      globals: {
+        document: 'readonly',
+        location: 'readonly',
+        history: 'readonly',
+        fetch: 'readonly',
+        CSS: 'readonly',
+        setInterval: 'readonly',
+      },
+    },
+  },
   // CommonJS configuration files (dependency-cruiser reads `.dependency-cruiser.cjs`).
   { files: ['**/*.cjs'], languageOptions: { sourceType: 'commonjs', globals: { module: 'writable', require: 'readonly' } } },
 );

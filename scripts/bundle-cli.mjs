@@ -11,7 +11,7 @@
 // S3 client, the command uses no other), and what src/workspace/lazy-require.ts loads on first use (git objects, the shell interpreter,
 // legacy encodings, diffs): a `require` of a name held in a variable, which esbuild leaves to run time.
 // Usage: node scripts/bundle-cli.mjs (npm run build runs it after tsc).
-import { chmodSync } from 'node:fs';
+import { chmodSync, cpSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 
@@ -47,4 +47,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const outfile = fileURLToPath(new URL('dist/sessionfs.mjs', root));
   await bundleCli(fileURLToPath(new URL('dist/src/cli/main.js', root)), outfile);
   chmodSync(outfile, 0o755);
+  // The inspector's page (plain files, no build step): beside the bundled command and beside dist/src/cli.
+  const page = fileURLToPath(new URL('src/cli/inspect', root));
+  for (const to of ['dist/inspect', 'dist/src/cli/inspect']) cpSync(page, fileURLToPath(new URL(to, root)), { recursive: true });
 }

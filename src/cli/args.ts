@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { MountSyntaxError, parseMountValue, readMountConfig, type MountArgument } from './mount-args.js';
 import { sessionsCommand, SESSIONS_OPTIONS, SESSIONS_USAGE, STORE_OPTIONS, STORE_USAGE, type SessionsCommand } from './sessions-args.js';
+import { INSPECT_USAGE, inspectCommand, type InspectCommand } from './inspect-args.js';
 import { sessionName, storeFlags, type StoreFlags } from './store-flags.js';
 import { SessionInUseError, UsageError } from './usage-error.js';
 
@@ -88,6 +89,7 @@ Commands:
   demo                 Narrate a scripted agent session on the in-memory backend (what \`npm start\` runs).
   mcp                  Serve the workspace tool suite over MCP on stdio.
   sessions             List, show, diff, export, write back, remove and collect stored sessions (mcp --session).
+  inspect              Serve a local page with a stored session's history: turns, diffs, blame, restore, fork.
   help [command]       Show this help, or a command's.
 
 Run 'sessionfs <command> --help' for a command's options.
@@ -129,10 +131,11 @@ export interface McpCommand {
   store?: StoreFlags;
 }
 
-export type Command = { command: 'help'; usage: string } | { command: 'version' } | { command: 'demo' } | McpCommand | SessionsCommand;
+export type Command =
+  { command: 'help'; usage: string } | { command: 'version' } | { command: 'demo' } | McpCommand | SessionsCommand | InspectCommand;
 
-const COMMAND_USAGE: Record<string, string> = { mcp: MCP_USAGE, demo: DEMO_USAGE, sessions: SESSIONS_USAGE };
-const COMMANDS = 'demo, mcp or sessions';
+const COMMAND_USAGE: Record<string, string> = { mcp: MCP_USAGE, demo: DEMO_USAGE, sessions: SESSIONS_USAGE, inspect: INSPECT_USAGE };
+const COMMANDS = 'demo, mcp, sessions or inspect';
 const MCP_ONLY = [
   'backend',
   'root',
@@ -183,6 +186,7 @@ export function parseCommandLine(argv: readonly string[]): Command {
   }
   const given = [...new Set(tokens.flatMap((token) => (token.kind === 'option' ? [token.name] : [])))];
   if (command === 'sessions') return sessionsCommand(rest, values, given);
+  if (command === 'inspect') return inspectCommand(rest, values, given);
   if (rest.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(rest[0])}`);
   switch (command) {
     case 'demo': {

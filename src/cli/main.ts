@@ -33,6 +33,13 @@ export async function main(argv: readonly string[]): Promise<number> {
         if (error instanceof UsageError || error instanceof SessionInUseError) return commandError(error);
         throw error;
       }
+    case 'inspect':
+      try {
+        const { runInspect } = await import('./inspect.js');
+        return await runInspect(command);
+      } catch (error) {
+        return commandError(error);
+      }
     case 'sessions':
       try {
         const { runSessions } = await import('./sessions.js');

@@ -26,6 +26,26 @@ export interface OperationInput {
   target?: string;
 }
 
+/**
+ * A log's state as data (JSON): what a stored session keeps with its head, so that a later opening of the
+ * session (another process, after a restart) goes on with the same history, undo and redo.
+ */
+export interface HistoryState {
+  /** The turns, as `history()` shows them. */
+  history: SessionHistory;
+  /** Every snapshot record the operations, the head and redo name, by id. */
+  snapshots: Record<string, WorkspaceSnapshot>;
+  /** The state the workspace was in after the last operation. */
+  head?: string;
+  /** The turn `turn()` opened and that is still open. */
+  open?: string;
+  /** What `redo` can bring back, oldest first: the undone turn and the state its undo left. */
+  redo: { turn: string; state: string }[];
+  /** How many operations and turns were ever numbered (the next ids go on from them). */
+  operations: number;
+  turns: number;
+}
+
 /** One operation with the snapshot records behind its ids. */
 export interface LoggedOperation {
   readonly operation: HistoryOperation;
@@ -99,6 +119,69 @@ export class HistoryLog {
     log.#operations = this.#operations;
     log.#turnCount = this.#turnCount;
     log.#dropped = this.#dropped;
+    return log;
+  }
+
+  /** The log's state as data (see `HistoryState`); `from` makes a log that goes on from it. */
+  state(): HistoryState {
+    const snapshots: Record<string, WorkspaceSnapshot> = {};
+    const keep = (record: WorkspaceSnapshot | undefined): void => {
+      if (record !== undefined) snapshots[record.id] = { ...record };
+    };
+    for (const { before, after } of this.operations()) {
+      keep(before);
+      keep(after);
+    }
+    keep(this.#head);
+    for (const { state } of this.#redo) keep(state);
+    return {
+      history: this.view(),
+      snapshots,
+      ...(this.#head === undefined ? {} : { head: this.#head.id }),
+      ...(this.#open === undefined ? {} : { open: this.#open.id }),
+      redo: this.#redo.map(({ turn, state }) => ({ turn: turn.id, state: state.id })),
+      operations: this.#operations,
+      turns: this.#turnCount,
+    };
+  }
+
+  /**
+   * A log that goes on from a state `state()` gave (read back from where a stored session keeps it).
+   * `head`: whether the workspace is still in the state's head (else the next change takes a new one).
+   */
+  static from(sessionId: string, retention: HistoryRetention, state: HistoryState, options: { head: boolean }): HistoryLog {
+    const log = new HistoryLog(sessionId, retention);
+    const records = new Map(Object.entries(state.snapshots).map(([id, record]) => [id, { ...record, id }]));
+    const held = new Set<WorkspaceSnapshot>();
+    const record = (id: string | undefined): WorkspaceSnapshot | undefined => {
+      const found = id === undefined ? undefined : records.get(id);
+      if (found !== undefined) held.add(found);
+      return found;
+    };
+    const byId = new Map<string, Turn>();
+    for (const turn of state.history.turns) {
+      const entries = turn.operations.map((operation) => ({
+        operation: { ...operation, changed: operation.changed.map((entry) => ({ ...entry })) },
+        before: record(operation.before),
+        after: record(operation.after),
+      }));
+      const copy: Turn = { id: turn.id, kind: turn.kind, startedAt: turn.startedAt, undone: turn.undone, entries };
+      if (turn.label !== undefined) copy.label = turn.label;
+      byId.set(turn.id, copy);
+      log.#turns.push(copy);
+    }
+    log.#open = state.open === undefined ? undefined : byId.get(state.open);
+    log.#head = options.head ? record(state.head) : undefined;
+    for (const item of state.redo) {
+      const turn = byId.get(item.turn);
+      const stateRecord = record(item.state);
+      if (turn !== undefined && stateRecord !== undefined) log.#redo.push({ turn, state: stateRecord });
+    }
+    log.#held = [...held];
+    for (const kept of held) log.#known.set(kept.id, kept);
+    log.#operations = state.operations;
+    log.#turnCount = state.turns;
+    log.#dropped = state.history.dropped;
     return log;
   }
 

@@ -5,7 +5,7 @@ import { hydrate } from '../sources/hydrate.js';
 import type { HydrateResult } from '../sources/schema.js';
 import { InvalidArgumentError, SnapshotRestoreError } from '../workspace/errors.js';
 import { blameFile } from '../history/blame.js';
-import { HistoryLog } from '../history/log.js';
+import { HistoryLog, type HistoryState } from '../history/log.js';
 import { summarizeArguments } from '../history/summary.js';
 import {
   HISTORY_ACTORS,
@@ -55,6 +55,23 @@ export async function openWorkspaceSession(options: CreateSessionOptions): Promi
   return session;
 }
 
+/** How a stored session reads and resumes a session's history (see `historyState`, `resumeHistory`). */
+const historyAccess = new WeakMap<object, { state(): Promise<HistoryState>; resume(state: HistoryState, head: boolean): void }>();
+
+/** The session's history as data, with the snapshot records it names (what a stored session keeps with its head). */
+export function historyState(session: HydratedSession): Promise<HistoryState> {
+  const access = historyAccess.get(session);
+  return access === undefined ? Promise.reject(new InvalidArgumentError('not a workspace session')) : access.state();
+}
+
+/**
+ * Makes a session just opened go on with a history `historyState` gave; `head`: its workspace is in that
+ * history's head state (else the next change takes the starting state anew).
+ */
+export function resumeHistory(session: HydratedSession, state: HistoryState, head: boolean): void {
+  historyAccess.get(session)?.resume(state, head);
+}
+
 /** The session's lifecycle: one workspace at a time, every call, rollback, reset and dispose in order. */
 class WorkspaceSession implements HydratedSession {
   readonly id: string;
@@ -84,6 +101,16 @@ class WorkspaceSession implements HydratedSession {
     this.#outbox = outbox;
     this.#log = new HistoryLog(settings.id, settings.retention);
     registerOutbox(this, outbox);
+    historyAccess.set(this, {
+      state: () =>
+        this.#historyTask('history', async (workspace) => {
+          await this.#log.flush(workspace);
+          return this.#log.state();
+        }),
+      resume: (state, head) => {
+        this.#log = HistoryLog.from(this.id, this.#settings.retention, state, { head });
+      },
+    });
   }
 
   get filesystem(): SnapshotableWorkspace {

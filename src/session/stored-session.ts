@@ -11,7 +11,8 @@ import { createWorkspace } from '../workspace/create-workspace.js';
 import { resolveLimits, type WorkspaceLimits } from '../workspace/limits.js';
 import type { SnapshotableWorkspace, WorkspaceSnapshot } from '../workspace/types.js';
 import type { ExecOptions, ExecResult } from '../programs/types.js';
-import { openWorkspaceSession } from './session.js';
+import { historyState, openWorkspaceSession, resumeHistory } from './session.js';
+import { loadHistory, rootOf, storeHistory } from './stored-history.js';
 import { plant, seedOf, type Seed, type StoreSeedOptions } from './stored-seed.js';
 import { callScope } from './tool-call.js';
 import type { HydratedSession, RemoteSession, RunToolOptions, ToolCallResult, ToolDefinition } from './types.js';
@@ -119,6 +120,12 @@ async function openHead(
   try {
     const hydration = seed === undefined ? undefined : await plant(seed, head, workspace);
     const inner = await openWorkspaceSession({ id: head.sessionId, workspace });
+    // The history published with the head goes on here (undo, redo and blame across openings).
+    if (head.history !== undefined) {
+      const state = await loadHistory(options.store.blobs, head.history);
+      const last = state.head === undefined ? undefined : state.snapshots[state.head];
+      resumeHistory(inner, state, hydration === undefined && last !== undefined && rootOf(last) === head.root);
+    }
     const session = new StoredSession(inner, driver, options.store, head, owner, leaseMs, options.readOnly === true, hydration);
     if (hydration !== undefined) {
       try {
@@ -146,6 +153,8 @@ class StoredSession implements RemoteSession {
   readonly #hydration: HydrateResult | undefined;
   readonly #renewal: NodeJS.Timeout | undefined;
   #leaseLost = false;
+  /** History blobs this session stored (a publish stores only the turns that changed). */
+  readonly #historyBlobs = new Set<string>();
   #publishing: Promise<number> | undefined;
   #disposed = false;
 
@@ -302,9 +311,14 @@ class StoredSession implements RemoteSession {
         leaseMs: this.#leaseMs,
         ...(base ? { base: true } : {}),
         upload: async () => {
+          // The history first: recording pending changes may take a snapshot, which the capture then includes.
+          const state = await historyState(this.#inner);
           captured = await this.#driver.capture();
           uploaded = this.#driver.unpublished();
-          return { root: captured.root, blobs: uploaded };
+          if (state.history.turns.length === 0 && state.redo.length === 0) return { root: captured.root, blobs: uploaded };
+          const history = await storeHistory(this.#store.blobs, state, this.#historyBlobs);
+          for (const [hash, bytes] of history.blobs) uploaded.set(hash, bytes);
+          return { root: captured.root, blobs: uploaded, history: history.hash };
         },
       });
       this.#driver.published(uploaded.keys());

@@ -6,6 +6,7 @@ import { directoryLock } from './file-lock.js';
 import { localBlobStore, type LocalBlobStore } from './local-blob-store.js';
 import { prepareStoreDir, storeWriteError } from './local-format.js';
 import { leaseOwnerIsGone } from './lease-owner.js';
+import { markHistoryReachable } from './history-blobs.js';
 import { markReachable } from './reachable.js';
 import { checkSessionId, sessionFileName } from './session-names.js';
 import type { PublishRequest, SessionHead, SessionInfo, SessionStore } from './session-store.js';
@@ -40,6 +41,8 @@ interface HeadRecord {
   base?: string | null;
   createdAt?: number;
   updatedAt?: number;
+  /** The history index published with the head (see `writeHistory`); absent: none. */
+  history?: string | null;
 }
 
 const OPTIONS = new Set(['dir', 'keepVersions', 'fsync']);
@@ -175,6 +178,8 @@ export function localSessionStore(options: LocalSessionStoreOptions): SessionSto
         for (const [hash, bytes] of upload.blobs) if (!(await blobs.has(hash))) await blobs.put(hash, bytes);
         if (!(await blobs.has(upload.root)))
           throw new InvalidArgumentError(`publish names a root manifest ${upload.root} that is not stored; nothing was published`);
+        if (upload.history !== undefined && !(await blobs.has(upload.history)))
+          throw new InvalidArgumentError(`publish names a history ${upload.history} that is not stored; nothing was published`);
         await blobs.flush(); // every blob on disk before the head that names it
         const version = record.version + 1;
         const now = Date.now();
@@ -186,6 +191,8 @@ export function localSessionStore(options: LocalSessionStoreOptions): SessionSto
           leaseUntil: now + request.leaseMs,
           retained,
           updatedAt: now,
+          // A history belongs to the head it was published with: a publish without one leaves none.
+          history: upload.history ?? null,
           ...(request.base === true ? { base: upload.root } : {}),
         });
         return version;
@@ -251,7 +258,13 @@ async function allRecords(sessionsDir: string): Promise<HeadRecord[]> {
 }
 
 function toHead(record: HeadRecord): SessionHead {
-  return { sessionId: record.sessionId, parentId: record.parentId ?? undefined, root: record.root ?? undefined, version: record.version };
+  return {
+    sessionId: record.sessionId,
+    parentId: record.parentId ?? undefined,
+    root: record.root ?? undefined,
+    version: record.version,
+    ...(typeof record.history === 'string' ? { history: record.history } : {}),
+  };
 }
 
 /** An unexpired lease whose owner may still be alive. */
@@ -279,7 +292,7 @@ function toInfo(record: HeadRecord): SessionInfo {
 }
 
 /**
- * Marks every blob reachable from a head, base or retained root, then deletes those unreachable on every
+ * Marks every blob reachable from a head, base or retained root or a head's history, then deletes those unreachable on every
  * collection for longer than `graceMs` (first seen unreachable is remembered in `gc.json`). A manifest that
  * cannot be read aborts the collection before anything is deleted. Temp files a killed writer left are
  * swept once older than the grace period.
@@ -297,6 +310,7 @@ async function collect(
     const base = baseOf(record);
     if (base !== null) await markReachable(blobs, base, reachable);
     for (const { root } of record.retained) await markReachable(blobs, root, reachable);
+    if (typeof record.history === 'string') await markHistoryReachable(blobs, record.history, reachable);
   }
   const statePath = `${dir}/gc.json`;
   const previous = parseCandidates(await readFile(statePath, 'utf8').catch(() => '{}'));

@@ -1,6 +1,7 @@
 import type { BlobStore } from '../workspace/driver.js';
 import { ConflictError, InvalidArgumentError } from '../workspace/errors.js';
 import { leaseOwnerIsGone } from './lease-owner.js';
+import { markHistoryReachable } from './history-blobs.js';
 import { markReachable } from './reachable.js';
 import { resolveRetry, withRetry, type RetryOptions } from './retry.js';
 import type { PublishRequest, SessionHead, SessionInfo, SessionStore } from './session-store.js';
@@ -92,7 +93,7 @@ export function postgresSessionStore(options: PostgresSessionStoreOptions): Sess
     head: (sessionId) =>
       transaction('reading a head', async (client) => {
         const { rows } = await client.query(
-          `SELECT h.root, h.version, s.parent_id FROM ${t('heads')} h JOIN ${t('sessions')} s ON s.id = h.session_id WHERE h.session_id = $1`,
+          `SELECT h.root, h.version, h.history, s.parent_id FROM ${t('heads')} h JOIN ${t('sessions')} s ON s.id = h.session_id WHERE h.session_id = $1`,
           [sessionId],
         );
         return rows[0] === undefined ? undefined : toHead(sessionId, rows[0]);
@@ -113,7 +114,7 @@ export function postgresSessionStore(options: PostgresSessionStoreOptions): Sess
         ]);
         await client.query(`INSERT INTO ${t('heads')} (session_id, root) VALUES ($1, $2) ON CONFLICT DO NOTHING`, [sessionId, root]);
         const { rows } = await client.query(
-          `SELECT h.root, h.version, h.lease_owner, h.lease_until, h.lease_until > now() AS held, s.parent_id
+          `SELECT h.root, h.version, h.history, h.lease_owner, h.lease_until, h.lease_until > now() AS held, s.parent_id
              FROM ${t('heads')} h JOIN ${t('sessions')} s ON s.id = h.session_id WHERE h.session_id = $1 FOR UPDATE OF h`,
           [sessionId],
         );
@@ -173,9 +174,9 @@ export function postgresSessionStore(options: PostgresSessionStoreOptions): Sess
         for (const { hash } of gone.rows) await blobs.put(hash as string, upload.blobs.get(hash as string) as Uint8Array);
         await client.query(`DELETE FROM ${t('gc_candidates')} WHERE hash = ANY($1)`, [hashes]);
         const moved = await client.query(
-          `UPDATE ${t('heads')} SET root = $2, version = version + 1, updated_at = now(), lease_until = now() + $3 * interval '1 millisecond'
+          `UPDATE ${t('heads')} SET root = $2, version = version + 1, updated_at = now(), lease_until = now() + $3 * interval '1 millisecond', history = $4
             WHERE session_id = $1 RETURNING version`,
-          [request.sessionId, upload.root, request.leaseMs],
+          [request.sessionId, upload.root, request.leaseMs, upload.history ?? null],
         );
         const version = Number(moved.rows[0]?.version);
         await client.query(`INSERT INTO ${t('snapshots')} (session_id, version, root) VALUES ($1, $2, $3)`, [
@@ -197,7 +198,7 @@ export function postgresSessionStore(options: PostgresSessionStoreOptions): Sess
     listSessions: () =>
       transaction('listing sessions', async (client) => {
         const { rows } = await client.query(
-          `SELECT h.session_id, h.root, h.version, s.parent_id FROM ${t('heads')} h JOIN ${t('sessions')} s ON s.id = h.session_id ORDER BY h.session_id`,
+          `SELECT h.session_id, h.root, h.version, h.history, s.parent_id FROM ${t('heads')} h JOIN ${t('sessions')} s ON s.id = h.session_id ORDER BY h.session_id`,
         );
         return rows.map((row) => toHead(row.session_id as string, row));
       }),
@@ -205,7 +206,7 @@ export function postgresSessionStore(options: PostgresSessionStoreOptions): Sess
     describeSession: (sessionId) =>
       transaction('describing a session', async (client) => {
         const { rows } = await client.query(
-          `SELECT h.root, h.version, h.lease_owner, h.lease_until, h.lease_until > now() AS held, h.updated_at, s.parent_id, s.base_root, s.created_at
+          `SELECT h.root, h.version, h.history, h.lease_owner, h.lease_until, h.lease_until > now() AS held, h.updated_at, s.parent_id, s.base_root, s.created_at
              FROM ${t('heads')} h JOIN ${t('sessions')} s ON s.id = h.session_id WHERE h.session_id = $1`,
           [sessionId],
         );
@@ -235,6 +236,8 @@ export function postgresSessionStore(options: PostgresSessionStoreOptions): Sess
         );
         const reachable = new Set<string>();
         for (const { root } of roots.rows) await markReachable(blobs, root as string, reachable);
+        const histories = await client.query(`SELECT history FROM ${t('heads')} WHERE history IS NOT NULL`);
+        for (const { history } of histories.rows) await markHistoryReachable(blobs, history as string, reachable);
         const unreachable: string[] = [];
         if (blobs.list === undefined) throw new InvalidArgumentError('gc needs a blob store that can list its blobs');
         for await (const hash of blobs.list()) if (!reachable.has(hash)) unreachable.push(hash);
@@ -276,6 +279,8 @@ async function createTables(pool: PgPool, schema: string, t: (table: string) => 
       hash text PRIMARY KEY, first_seen timestamptz NOT NULL DEFAULT now(), deleted_at timestamptz)`);
     // The root a session began from (null: the empty tree); tables made before it existed gain it here.
     await client.query(`ALTER TABLE ${t('sessions')} ADD COLUMN IF NOT EXISTS base_root text`);
+    // The history index published with the head (null: none).
+    await client.query(`ALTER TABLE ${t('heads')} ADD COLUMN IF NOT EXISTS history text`);
     await client.query('COMMIT');
   } catch (error) {
     await client.query('ROLLBACK').catch(() => undefined);
@@ -303,5 +308,6 @@ function toHead(sessionId: string, row: Record<string, unknown>): SessionHead {
     parentId: (row.parent_id as string | null) ?? undefined,
     root: (row.root as string | null) ?? undefined,
     version: Number(row.version),
+    ...(typeof row.history === 'string' ? { history: row.history } : {}),
   };
 }

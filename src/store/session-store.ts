@@ -8,6 +8,8 @@ export interface SessionHead {
   root: string | undefined;
   /** Moves by one on every publish: the fencing token a publish must present. */
   version: number;
+  /** The session's history as of this head (an index blob, see `writeHistory`); `undefined` when none was published with it. */
+  history?: string;
 }
 
 /** What a publish hands over: the new root and the blobs stored since the last publish. */
@@ -22,7 +24,11 @@ export interface PublishRequest {
    * between, before the head names them. Called once per publish, before the head moves and outside any
    * transaction or lock (an upload may take long; a collection may run meanwhile).
    */
-  upload(): Promise<{ root: string; blobs: Map<string, Uint8Array> }>;
+  upload(): Promise<{
+    root: string;
+    blobs: Map<string, Uint8Array>;
+    /** The history index blob published with this root. */ history?: string;
+  }>;
   leaseMs: number;
   /**
    * This root is where the session starts (what `describeSession` reports as `base`, and `sessionfs sessions
