@@ -39,8 +39,9 @@ Options:
   --include <glob>     Only copy matching files of the --mount before it. Repeatable.
   --exclude <glob>     Skip matching paths of the --mount before it (wins over --include). Repeatable.
   --max-bytes <n>      Refuse to start if the --mount before it holds more than n bytes.
-  --include-ignored    Copy what the mounts' .gitignore files ignore too (node_modules, build output): by
-                       default it is left out, each ignored directory reported once. .git stays out.
+  --include-ignored    Copy the mounts into memory with what their .gitignore files ignore (node_modules,
+                       build output); a copy otherwise leaves it out, each ignored directory reported once.
+                       .git stays out.
   --allow <root>       Host directory that mounts may come from. Repeatable; required with --mount.
   --read-only          Show the mounts, then refuse every change: only the tools that read are listed.
   --read-before-write  Refuse write_file/edit_file on an existing file the model has not read.

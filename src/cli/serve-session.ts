@@ -76,8 +76,9 @@ export async function openServeSession(given: ServeSessionOptions): Promise<Serv
  * keeps the copy; so does a mount that cannot be read, which the hydration then reports as before.
  */
 async function chooseBackend(options: ServeSessionOptions): Promise<ServeSessionOptions['backend']> {
-  if (options.lazyMounts !== true || options.mounts.length === 0 || options.mounts.some((mount) => mount.maxBytes !== undefined))
-    return options.backend;
+  // A budget (`--max-bytes`) or `--include-ignored` is about copying: those mounts are copied, not shown in place.
+  const copying = options.mounts.some((mount) => mount.maxBytes !== undefined || mount.gitignore === false);
+  if (options.lazyMounts !== true || options.mounts.length === 0 || copying) return options.backend;
   const directories = await Promise.all(
     options.mounts.map((mount) =>
       stat(mount.hostPath).then(

@@ -122,7 +122,7 @@ describe('sessionfs mcp over stdio with a 20,000-file mount', () => {
   it('answers initialize at once, sends progress to the first call and log lines, and names what it skipped', async () => {
     const transport = new StdioClientTransport({
       command: process.execPath,
-      args: [CLI, 'mcp', '--mount', join(base, 'project'), '--allow', base],
+      args: [CLI, 'mcp', '--backend', 'memory', '--mount', join(base, 'project'), '--allow', base],
       cwd: REPO,
       stderr: 'pipe',
     });

@@ -80,9 +80,9 @@ describe('sessionfs mcp --session NAME --mount …: a new stored session seeded 
     }
   });
 
-  it('without --session, --include-ignored copies ignored files into the served session as well', async () => {
+  it('without --session, a copy leaves ignored files out unless --include-ignored (shown in place, they are all there)', async () => {
     const { base, project: dir } = project();
-    const plain = await serveSession(['--mount', dir, '--allow', base]);
+    const plain = await serveSession(['--backend', 'memory', '--mount', dir, '--allow', base]);
     const all = await serveSession(['--mount', dir, '--allow', base, '--include-ignored']);
     try {
       expect((await plain.call('read_file', { path: 'project/node_modules/dep/index.js' })).isError).toBe(true);
