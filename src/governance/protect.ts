@@ -47,24 +47,36 @@ export class ProtectRules {
     this.#matchers = patterns.map((pattern) => ({ pattern, matches: picomatch.makeRe(pattern, { dot: true, nocase: true }) }));
   }
 
+  /**
+   * The protected root `path` is in: its parent's (remembered, so siblings share it), else the path itself
+   * when a pattern matches it. Worked out from the nearest remembered ancestor down, without recursion, so a
+   * path of thousands of segments costs a loop, not a deep stack.
+   */
   rootOf(path: NormalizedPath): ProtectedRoot | undefined {
     if (!this.active || path === '') return undefined;
-    let found = this.#roots.get(path);
-    if (found === undefined) {
-      found = this.#find(path) ?? null;
+    const pending: NormalizedPath[] = [];
+    let found: ProtectedRoot | null | undefined;
+    for (let at = path; ; ) {
+      found = this.#roots.get(at);
+      if (found !== undefined) break;
+      pending.push(at);
+      const slash = at.lastIndexOf('/');
+      if (slash === -1) {
+        found = null;
+        break;
+      }
+      at = at.slice(0, slash);
+    }
+    for (let index = pending.length - 1; index >= 0; index -= 1) {
+      const at = pending[index] as NormalizedPath;
+      if (found === null) {
+        const matcher = this.#matchers.find((candidate) => candidate.matches.test(at));
+        found = matcher === undefined ? null : { root: at, pattern: matcher.pattern };
+      }
       if (this.#roots.size >= ROOTS_KEPT) this.#roots = new Map();
-      this.#roots.set(path, found);
+      this.#roots.set(at, found);
     }
     return found ?? undefined;
-  }
-
-  /** The parent's root (remembered: siblings share it), else the path itself when a pattern matches it. */
-  #find(path: NormalizedPath): ProtectedRoot | undefined {
-    const slash = path.lastIndexOf('/');
-    const above = slash === -1 ? undefined : this.rootOf(path.slice(0, slash));
-    if (above !== undefined) return above;
-    const matcher = this.#matchers.find((candidate) => candidate.matches.test(path));
-    return matcher === undefined ? undefined : { root: path, pattern: matcher.pattern };
   }
 }
 
