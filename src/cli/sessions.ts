@@ -12,6 +12,7 @@ import type { SessionsCommand } from './sessions-args.js';
 import { checkPatchOut } from './start-checks.js';
 import { statText, StoredChange } from './stored-change.js';
 import { SessionInUseError } from './usage-error.js';
+import { formatBytes } from '../text/format-bytes.js';
 
 type Out = Pick<NodeJS.WritableStream, 'write'>;
 
@@ -117,7 +118,7 @@ async function list(store: SessionStore | undefined, json: boolean, out: Out): P
       String(info.version),
       info.updatedAt.toISOString(),
       String(size.files),
-      bytesText(size.bytes),
+      formatBytes(size.bytes),
       info.leaseUntil === undefined ? 'no' : 'yes',
     ]),
   ];
@@ -148,7 +149,7 @@ async function show(store: SessionStore, info: SessionInfo, json: boolean, out: 
     ...(info.parentId === undefined ? [] : ([['forked from', info.parentId]] as [string, string][])),
     ['created', info.createdAt.toISOString()],
     ['updated', info.updatedAt.toISOString()],
-    ['files', `${size.files} (${bytesText(size.bytes)})`],
+    ['files', `${size.files} (${formatBytes(size.bytes)})`],
     [
       'changed',
       `${count(changes.length, 'file')} since it began (${changed.added} added, ${changed.modified} modified, ${changed.deleted} deleted)`,
@@ -231,16 +232,4 @@ function summary(info: SessionInfo) {
 
 function count(n: number, noun: string): string {
   return noun === 'more' ? `${n} more` : `${n} ${n === 1 ? noun : `${noun}s`}`;
-}
-
-function bytesText(bytes: number): string {
-  if (bytes < 1024) return `${bytes} B`;
-  const units = ['KiB', 'MiB', 'GiB', 'TiB'];
-  let value = bytes / 1024;
-  let unit = 0;
-  while (value >= 1024 && unit < units.length - 1) {
-    value /= 1024;
-    unit += 1;
-  }
-  return `${value.toFixed(1)} ${units[unit]}`;
 }

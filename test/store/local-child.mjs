@@ -35,7 +35,9 @@ if (command === 'write') {
   await session.dispose();
 } else if (command === 'publish-kill') {
   const [seed, n, k] = args.map(Number);
-  const session = await createSession({ store, sessionId, leaseMs: 1000 });
+  // A long lease: no renewal adds writes while the publish runs, however slow the machine, so a kill point
+  // counted on the dry run falls where it fell there. The next writer takes the lease of this dead process at once.
+  const session = await createSession({ store, sessionId, leaseMs: 60_000 });
   for (let i = 0; i < n; i += 1) await session.filesystem.write(`/seed-${seed}/${i}.txt`, `${seed}:${i}\n`.repeat(i + 1));
   await session.filesystem.delete('/base.txt');
   say(await digestOf(session.filesystem));

@@ -77,7 +77,7 @@ describe('localSessionStore: kill -9 in the middle of a publish', () => {
       const view = await createSession({ store, sessionId: 'k', readOnly: true });
       expect(await digestOf(view.filesystem)).toBe(head?.version === 1 ? oldDigest : newDigest);
       await view.dispose();
-      // The killed owner's lease (1 s) and any lock it held (5 s) expire; then a new writer carries on.
+      // The killed owner's lease passes at once (its process is gone) and any lock it held goes stale (5 s); then a new writer carries on.
       let writer: RemoteSession | undefined;
       for (let attempt = 0; writer === undefined; attempt += 1) {
         writer = await createSession({ store, sessionId: 'k' }).catch((error: { code?: string }) => {
