@@ -56,7 +56,7 @@ export class ProtectRules {
     if (!this.active || path === '') return undefined;
     const pending: NormalizedPath[] = [];
     let found: ProtectedRoot | null | undefined;
-    for (let at = path; ; ) {
+    for (let at = path; ;) {
       found = this.#roots.get(at);
       if (found !== undefined) break;
       pending.push(at);

@@ -367,7 +367,9 @@ describe.each(SESSION_BACKENDS)('hydrate on $name', (backend) => {
     it('refuses the old spelling mountPath, naming path, and writes nothing', async () => {
       const { allowed, project } = layout();
       const workspace = await create();
-      const error = await caught(() => hydrate(workspace, [{ hostPath: project, mountPath: 'p' } as never], { allowedHostRoots: [allowed] }));
+      const error = await caught(() =>
+        hydrate(workspace, [{ hostPath: project, mountPath: 'p' } as never], { allowedHostRoots: [allowed] }),
+      );
       expect(error).toMatchObject({ name: 'InvalidArgumentError', code: 'EINVAL' });
       expect((error as Error).message).toContain('`mountPath` is now `path`');
       expect(await workspace.list('/')).toEqual([]);
