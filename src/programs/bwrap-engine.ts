@@ -34,7 +34,7 @@ const INSTALL =
 const WRAPPER = [
   'set -e',
   'cd "$1"',
-  'mount -t overlay overlay -o "lowerdir=.,upperdir=$2,workdir=$3,userxattr" "$4"',
+  'mount -t overlay overlay -o "lowerdir=.,upperdir=$2,workdir=$3,userxattr,volatile" "$4"',
   'cd /',
   'if [ "$5" != 0 ]; then echo "$5" 2>/dev/null >/proc/sys/kernel/pid_max || true; fi',
   'shift 5',
@@ -59,7 +59,7 @@ export function bwrapEngine(options: BwrapEngineOptions = {}): ExecEngine {
   const systemPaths = stringList(options.systemPaths, DEFAULT_SYSTEM_PATHS, 'systemPaths', true);
   const etcEntries = stringList(options.etcEntries, DEFAULT_ETC_ENTRIES, 'etcEntries', false);
   let tools: Promise<Tools> | undefined;
-  let etc: { none: string; host: string } | undefined;
+  let etc: ReturnType<typeof writeEtc> | undefined;
 
   const engine: ExecEngine = {
     name: 'bwrap',
@@ -71,7 +71,7 @@ export function bwrapEngine(options: BwrapEngineOptions = {}): ExecEngine {
       tools ??= probe(options.bwrapPath, () => engine);
       const found = await tools;
       etc ??= writeEtc(createOwnedTemp('sandbox-etc'));
-      return runSandboxed(found, request, { systemPaths, etcEntries, etcDir: etc[request.network] });
+      return runSandboxed(found, request, { systemPaths, etcEntries, etcDir: etc[request.network], emptyFile: etc.empty });
     },
   };
   return engine;
@@ -110,6 +110,7 @@ async function probe(bwrapPath: string | undefined, self: () => ExecEngine): Pro
   const tools = { setpriv, unshare, bwrap, prlimit };
   const lower = createOwnedTemp('sandbox-probe');
   const area = new StagingArea();
+  const etc = writeEtc(lower);
   try {
     const staging = area.create();
     const outcome = await runSandboxed(
@@ -125,7 +126,7 @@ async function probe(bwrapPath: string | undefined, self: () => ExecEngine): Pro
         maxOutputBytes: 4096,
         limits: { fileBytes: 1024 * 1024, processes: 64 },
       },
-      { systemPaths: DEFAULT_SYSTEM_PATHS, etcEntries: DEFAULT_ETC_ENTRIES, etcDir: writeEtc(lower).none },
+      { systemPaths: DEFAULT_SYSTEM_PATHS, etcEntries: DEFAULT_ETC_ENTRIES, etcDir: etc.none, emptyFile: etc.empty },
     );
     if (outcome.exitCode !== 0 || new TextDecoder().decode(outcome.stdout) !== 'ok\n') {
       const reason = new TextDecoder().decode(outcome.stderr).split('\n')[0] ?? '';
@@ -160,6 +161,8 @@ interface ViewSettings {
   systemPaths: readonly string[];
   etcEntries: readonly string[];
   etcDir: string;
+  /** An empty read-only file, shown in place of a hidden one. */
+  emptyFile: string;
 }
 
 function runSandboxed(tools: Tools, request: EngineRequest, view: ViewSettings): Promise<EngineOutcome> {
@@ -199,7 +202,7 @@ function runSandboxed(tools: Tools, request: EngineRequest, view: ViewSettings):
     '--bind',
     staging.merged,
     '/workspace',
-    ...hiddenArgs(request.hidden ?? []),
+    ...hiddenArgs(request.hidden ?? [], view.emptyFile),
     '--chdir',
     workdir,
     '--',
@@ -291,12 +294,12 @@ function runSandboxed(tools: Tools, request: EngineRequest, view: ViewSettings):
   });
 }
 
-/** What stands in for each path the policy hides: an empty read-only directory, or an empty file. */
-function hiddenArgs(hidden: readonly HiddenPath[]): string[] {
+/** What stands in for each path the policy hides: an empty read-only directory, or an empty read-only file. */
+function hiddenArgs(hidden: readonly HiddenPath[], emptyFile: string): string[] {
   return hidden.flatMap(({ path, kind }) =>
     kind === 'directory'
       ? ['--tmpfs', `/workspace/${path}`, '--remount-ro', `/workspace/${path}`]
-      : ['--ro-bind', '/dev/null', `/workspace/${path}`],
+      : ['--ro-bind', emptyFile, `/workspace/${path}`],
   );
 }
 
