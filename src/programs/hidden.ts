@@ -20,11 +20,12 @@ export function hiddenPaths(policy: Readonly<WorkspacePolicy> | undefined, lower
     const whole = !scan.isGlob ? pattern : scan.glob === '**' ? scan.base : undefined;
     const path = whole === undefined ? undefined : normalizeInside(whole);
     if (path === undefined || path === '') continue;
-    for (const found of matching(lower, splitPath(path))) {
-      if (found.kind === 'directory' || !scan.isGlob) hidden.set(found.path, found);
-    }
+    // `secret/**` matches `secret` itself too: a file of that name is hidden like a directory.
+    for (const found of matching(lower, splitPath(path))) hidden.set(found.path, found);
   }
-  return [...hidden.values()];
+  // What lies inside a hidden directory is hidden with it (and a mount there could not be made).
+  const all = [...hidden.values()];
+  return all.filter(({ path }) => !all.some((other) => other.kind === 'directory' && path.startsWith(`${other.path}/`)));
 }
 
 /** The entries of `lower` at `names`, each name matched without regard to case, through real directories only. */

@@ -162,7 +162,9 @@ describe.skipIf(!available)('nothing a program does reaches outside its sandbox'
     fs.writeFileSync(join(root, 'config/Key.PEM'), 'TOP-SECRET-FILE');
     fs.writeFileSync(join(root, 'config/app.json'), '{}');
     await using session = await createSession({
-      workspace: createWorkspace(hostDriver({ root }), { policy: { deny: ['secret/**', 'config/key.pem'] } }),
+      workspace: createWorkspace(hostDriver({ root }), {
+        policy: { deny: ['secret/**', 'secret/deep/key.txt', 'config/key.pem', '**/*.env'] },
+      }),
     });
     const result = await session.exec(
       'cat secret/deep/key.txt config/Key.PEM; ls -A secret; wc -c < config/Key.PEM; cat config/app.json; echo made > out.txt',
