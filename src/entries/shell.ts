@@ -8,6 +8,7 @@ export {
   type EngineRequest,
   type EngineOutcome,
   type StagingDirs,
+  type HiddenPath,
   type ExecOptions,
   type ExecResult,
   type ExecChanges,

@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import { Readable } from 'node:stream';
 import { NotSupportedError, ReadOnlyError } from '../workspace/errors.js';
 import { releaseSnapshots } from '../workspace/snapshot-queue.js';
-import type { SnapshotableWorkspace, WriteFilesEntry } from '../workspace/types.js';
+import type { SnapshotableWorkspace, WorkspaceSnapshot, WriteFilesEntry } from '../workspace/types.js';
 import type { StagedChange } from './capture.js';
 
 /**
@@ -23,6 +23,8 @@ const BATCH_BYTES = 16 * 1024 * 1024;
 export interface ApplyOptions {
   /** The workspace object whose snapshots `releaseSnapshots` frees (the real one behind a session's view). */
   owner?: object;
+  /** The snapshot to restore on a refusal, already being taken (released here); default one taken here. */
+  before?: Promise<WorkspaceSnapshot>;
 }
 
 /**
@@ -35,9 +37,12 @@ export async function applyChanges(
   changes: readonly StagedChange[],
   options: ApplyOptions = {},
 ): Promise<void> {
-  if (changes.length === 0) return;
-  if (workspace.readOnly) throw new ReadOnlyError(changes[0]?.path, 'the workspace is read-only: the program changed files');
-  const before = await workspace.snapshot({ tag: 'before a program run' });
+  if (changes.length === 0 || workspace.readOnly) {
+    await options.before?.then((snapshot) => releaseSnapshots(options.owner ?? workspace, [snapshot])).catch(() => undefined);
+    if (changes.length === 0) return;
+    throw new ReadOnlyError(changes[0]?.path, 'the workspace is read-only: the program changed files');
+  }
+  const before = await (options.before ?? workspace.snapshot({ tag: 'before a program run' }));
   try {
     await applyInOrder(workspace, changes);
   } catch (error) {

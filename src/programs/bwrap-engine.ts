@@ -3,10 +3,10 @@ import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { createOwnedTemp } from '../backends/host/owned-temp.js';
 import { InvalidArgumentError, NotSupportedError } from '../workspace/errors.js';
-import type { EngineOutcome, EngineRequest, ExecEngine } from './engine.js';
+import type { EngineOutcome, EngineRequest, ExecEngine, HiddenPath } from './engine.js';
 import { OutputSink } from './output-sink.js';
 import { DEFAULT_ETC_ENTRIES, DEFAULT_SYSTEM_PATHS, SANDBOX_UID, systemArgs, writeEtc } from './system-view.js';
-import { createStaging, removeStaging } from './staging.js';
+import { StagingArea } from './staging.js';
 
 export interface BwrapEngineOptions {
   /** Host directories shown read-only (default /usr, /bin, /sbin, /lib*; add e.g. /opt/toolchain). */
@@ -23,19 +23,21 @@ const INSTALL =
   'on Linux with unprivileged user namespaces enabled (sysctl kernel.unprivileged_userns_clone=1, user.max_user_namespaces > 0)';
 
 /**
- * Sets up the namespaces bubblewrap runs in: inside `unshare --user --map-root-user --mount --pid` it binds
- * the lower tree at a fixed place (so no host path with a `,` or `:` reaches the overlay's options), mounts
- * the overlay (`userxattr`: unprivileged, whiteouts and opaque marks kept as `user.overlay.*`), caps the
- * pid namespace's `pid_max` (Linux ≥ 6.14: a process cap that holds even where RLIMIT_NPROC does not,
- * for a root-owned server), then becomes bubblewrap. Arguments: lower, lowerMount, upper, work, merged,
- * pid_max (0: leave), then the command.
+ * Sets up the namespaces bubblewrap runs in: inside `unshare --user --map-root-user --mount --pid` it mounts
+ * the overlay (`userxattr`: unprivileged, whiteouts and opaque marks kept as `user.overlay.*`) with the lower
+ * tree named relative to the working directory (so no host path with a `,` or `:` reaches the overlay's
+ * options, without a bind mount: one `mount` run), caps the pid namespace's `pid_max` (Linux >= 6.14: a
+ * process cap that holds even where RLIMIT_NPROC does not, for a root-owned server; written through the
+ * namespace's own /proc from `--mount-proc`), then becomes bubblewrap. Arguments: lower, upper, work,
+ * merged, pid_max (0: leave), then the command.
  */
 const WRAPPER = [
   'set -e',
-  'mount --bind "$1" "$2"',
-  'mount -t overlay overlay -o "lowerdir=$2,upperdir=$3,workdir=$4,userxattr" "$5"',
-  'if [ "$6" != 0 ]; then echo "$6" 2>/dev/null >/proc/sys/kernel/pid_max || true; fi',
-  'shift 6',
+  'cd "$1"',
+  'mount -t overlay overlay -o "lowerdir=.,upperdir=$2,workdir=$3,userxattr,volatile" "$4"',
+  'cd /',
+  'if [ "$5" != 0 ]; then echo "$5" 2>/dev/null >/proc/sys/kernel/pid_max || true; fi',
+  'shift 5',
   'exec "$@"',
 ].join('\n');
 
@@ -57,7 +59,7 @@ export function bwrapEngine(options: BwrapEngineOptions = {}): ExecEngine {
   const systemPaths = stringList(options.systemPaths, DEFAULT_SYSTEM_PATHS, 'systemPaths', true);
   const etcEntries = stringList(options.etcEntries, DEFAULT_ETC_ENTRIES, 'etcEntries', false);
   let tools: Promise<Tools> | undefined;
-  let etc: { none: string; host: string } | undefined;
+  let etc: ReturnType<typeof writeEtc> | undefined;
 
   const engine: ExecEngine = {
     name: 'bwrap',
@@ -69,7 +71,7 @@ export function bwrapEngine(options: BwrapEngineOptions = {}): ExecEngine {
       tools ??= probe(options.bwrapPath, () => engine);
       const found = await tools;
       etc ??= writeEtc(createOwnedTemp('sandbox-etc'));
-      return runSandboxed(found, request, { systemPaths, etcEntries, etcDir: etc[request.network] });
+      return runSandboxed(found, request, { systemPaths, etcEntries, etcDir: etc[request.network], emptyFile: etc.empty });
     },
   };
   return engine;
@@ -107,8 +109,10 @@ async function probe(bwrapPath: string | undefined, self: () => ExecEngine): Pro
     throw new NotSupportedError(`running programs needs unshare, prlimit and setpriv (util-linux): ${INSTALL}`);
   const tools = { setpriv, unshare, bwrap, prlimit };
   const lower = createOwnedTemp('sandbox-probe');
-  const staging = createStaging();
+  const area = new StagingArea();
+  const etc = writeEtc(lower);
   try {
+    const staging = area.create();
     const outcome = await runSandboxed(
       tools,
       {
@@ -122,7 +126,7 @@ async function probe(bwrapPath: string | undefined, self: () => ExecEngine): Pro
         maxOutputBytes: 4096,
         limits: { fileBytes: 1024 * 1024, processes: 64 },
       },
-      { systemPaths: DEFAULT_SYSTEM_PATHS, etcEntries: DEFAULT_ETC_ENTRIES, etcDir: writeEtc(lower).none },
+      { systemPaths: DEFAULT_SYSTEM_PATHS, etcEntries: DEFAULT_ETC_ENTRIES, etcDir: etc.none, emptyFile: etc.empty },
     );
     if (outcome.exitCode !== 0 || new TextDecoder().decode(outcome.stdout) !== 'ok\n') {
       const reason = new TextDecoder().decode(outcome.stderr).split('\n')[0] ?? '';
@@ -130,7 +134,7 @@ async function probe(bwrapPath: string | undefined, self: () => ExecEngine): Pro
     }
     return tools;
   } finally {
-    removeStaging(staging);
+    area.dispose();
     fs.rmSync(lower, { recursive: true, force: true });
   }
 }
@@ -157,11 +161,13 @@ interface ViewSettings {
   systemPaths: readonly string[];
   etcEntries: readonly string[];
   etcDir: string;
+  /** An empty read-only file, shown in place of a hidden one. */
+  emptyFile: string;
 }
 
 function runSandboxed(tools: Tools, request: EngineRequest, view: ViewSettings): Promise<EngineOutcome> {
   const { staging } = request;
-  for (const dir of [staging.upper, staging.work, staging.merged, staging.lowerMount]) {
+  for (const dir of [staging.upper, staging.work, staging.merged]) {
     if (UNSAFE_OPTION_CHARS.test(dir))
       throw new NotSupportedError('the temp directory path holds a character an overlay mount cannot take (, : \\)');
   }
@@ -196,6 +202,7 @@ function runSandboxed(tools: Tools, request: EngineRequest, view: ViewSettings):
     '--bind',
     staging.merged,
     '/workspace',
+    ...hiddenArgs(request.hidden ?? [], view.emptyFile),
     '--chdir',
     workdir,
     '--',
@@ -229,7 +236,6 @@ function runSandboxed(tools: Tools, request: EngineRequest, view: ViewSettings):
     WRAPPER,
     'sessionfs-sandbox',
     request.lower,
-    staging.lowerMount,
     staging.upper,
     staging.work,
     staging.merged,
@@ -286,6 +292,15 @@ function runSandboxed(tools: Tools, request: EngineRequest, view: ViewSettings):
       });
     });
   });
+}
+
+/** What stands in for each path the policy hides: an empty read-only directory, or an empty read-only file. */
+function hiddenArgs(hidden: readonly HiddenPath[], emptyFile: string): string[] {
+  return hidden.flatMap(({ path, kind }) =>
+    kind === 'directory'
+      ? ['--tmpfs', `/workspace/${path}`, '--remount-ro', `/workspace/${path}`]
+      : ['--ro-bind', emptyFile, `/workspace/${path}`],
+  );
 }
 
 const SIGNAL_NUMBERS: Readonly<Record<string, number>> = { SIGHUP: 1, SIGINT: 2, SIGQUIT: 3, SIGKILL: 9, SIGPIPE: 13, SIGTERM: 15 };

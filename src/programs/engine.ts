@@ -20,15 +20,22 @@ export interface StagingDirs {
   upper: string;
   /** The overlay's work directory (same file system as `upper`). */
   work: string;
-  /** Empty directories the engine may mount on (the merged view, the lower's bind). */
+  /** An empty directory the engine may mount the merged view on. */
   merged: string;
-  lowerMount: string;
+}
+
+/** A path the workspace's policy hides (relative to the lower tree), shown to the program as empty. */
+export interface HiddenPath {
+  path: string;
+  kind: 'file' | 'directory';
 }
 
 export interface EngineRequest {
   /** The tree the program sees at `/workspace`, never written. */
   lower: string;
   staging: StagingDirs;
+  /** Entries of `lower` the program must not read: an empty directory or file is shown in their place. */
+  hidden?: readonly HiddenPath[];
   argv: readonly string[];
   /** Directory inside the workspace, relative (`''` is `/workspace`). */
   cwd: string;

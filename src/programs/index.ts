@@ -1,5 +1,5 @@
 export { bwrapEngine, type BwrapEngineOptions } from './bwrap-engine.js';
-export type { ExecEngine, EngineRequest, EngineOutcome, StagingDirs } from './engine.js';
+export type { ExecEngine, EngineRequest, EngineOutcome, HiddenPath, StagingDirs } from './engine.js';
 export { ProgramRunner, type ProgramRunnerOptions } from './runner.js';
 export { applyChanges } from './apply.js';
 export { captureChanges, type StagedChange, type Capture } from './capture.js';

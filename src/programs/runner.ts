@@ -1,12 +1,16 @@
+import * as fs from 'node:fs';
 import { AbortError, LimitExceededError, NotADirectoryError, TimeoutError } from '../workspace/errors.js';
 import { normalizePath } from '../workspace/paths.js';
+import type { WorkspacePolicy } from '../governance/policy.js';
+import { releaseSnapshots } from '../workspace/snapshot-queue.js';
 import type { SnapshotableWorkspace } from '../workspace/types.js';
 import { applyChanges } from './apply.js';
 import { bwrapEngine } from './bwrap-engine.js';
-import { captureChanges } from './capture.js';
+import { captureChanges, type Capture } from './capture.js';
 import type { EngineOutcome, ExecEngine } from './engine.js';
 import { WorkspaceMirror } from './mirror.js';
-import { createStaging, removeStaging } from './staging.js';
+import { hiddenPaths } from './hidden.js';
+import { StagingArea } from './staging.js';
 import type { ExecLimits, ExecResult } from './types.js';
 import { validateExecOptions, validateLimits } from './validate.js';
 
@@ -30,6 +34,7 @@ export class ProgramRunner {
   readonly #engine: ExecEngine;
   readonly #limits: ExecLimits;
   #mirror: { owner: object; mirror: WorkspaceMirror } | undefined;
+  readonly #staging = new StagingArea();
 
   constructor(options: ProgramRunnerOptions = {}) {
     this.#engine = options.engine ?? bwrapEngine();
@@ -49,7 +54,7 @@ export class ProgramRunner {
     const where = await workspace.stat(cwd);
     if (!where.isDirectory) throw new NotADirectoryError(cwd);
     const lower = await this.#lower(owner);
-    const staging = createStaging();
+    const staging = this.#staging.create();
     try {
       const limits = {
         fileBytes: this.#limits.fileBytes ?? DEFAULT_FILE_BYTES,
@@ -59,6 +64,7 @@ export class ProgramRunner {
       const outcome = await this.#engine.run({
         lower,
         staging,
+        hidden: hiddenPaths((owner as { policy?: Readonly<WorkspacePolicy> }).policy, lower),
         argv,
         cwd,
         env: options.env ?? {},
@@ -72,10 +78,20 @@ export class ProgramRunner {
         limits,
       });
       stopped(outcome, options.timeoutMs ?? 120_000);
-      const captured = await captureChanges(staging.upper, lower, limits.fileBytes);
-      await applyChanges(workspace, captured.changes, { owner });
+      // A program that wrote something: the snapshot its changes are applied under is taken while they are read.
+      const before =
+        workspace.readOnly || fs.readdirSync(staging.upper).length === 0 ? undefined : workspace.snapshot({ tag: 'before a program run' });
+      before?.catch(() => undefined); // awaited below; a failure surfaces there
+      let captured: Capture;
+      try {
+        captured = await captureChanges(staging.upper, lower, limits.fileBytes);
+      } catch (error) {
+        await before?.then((snapshot) => releaseSnapshots(owner, [snapshot])).catch(() => undefined);
+        throw error;
+      }
+      await applyChanges(workspace, captured.changes, { owner, ...(before === undefined ? {} : { before }) });
       if (this.#mirror?.owner === owner) this.#mirror.mirror.noteDirectories(captured.changes);
-      const hide = (bytes: Uint8Array) => hideHostPaths(new TextDecoder().decode(bytes), [...outcome.hostPaths, staging.dir]);
+      const hide = (bytes: Uint8Array) => hideHostPaths(new TextDecoder().decode(bytes), [...outcome.hostPaths, this.#staging.dir]);
       return {
         exitCode: outcome.exitCode,
         ...(outcome.signal === undefined ? {} : { signal: outcome.signal }),
@@ -86,7 +102,7 @@ export class ProgramRunner {
         truncated: outcome.truncated,
       };
     } finally {
-      removeStaging(staging);
+      this.#staging.discard(staging);
     }
   }
 
@@ -105,6 +121,7 @@ export class ProgramRunner {
   dispose(): void {
     this.#mirror?.mirror.dispose();
     this.#mirror = undefined;
+    this.#staging.dispose();
   }
 }
 

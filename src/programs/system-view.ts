@@ -81,9 +81,13 @@ function addPath(args: string[], path: string, shown: Set<string>): void {
   }
 }
 
-/** Writes the sandbox's /etc files into `dir` (both variants: with and without network name lookups). */
-export function writeEtc(dir: string): { none: string; host: string } {
-  const made = { none: join(dir, 'etc-none'), host: join(dir, 'etc-host') };
+/**
+ * Writes the sandbox's /etc files into `dir` (both variants: with and without network name lookups), and
+ * the empty file shown in place of a file the policy hides.
+ */
+export function writeEtc(dir: string): { none: string; host: string; empty: string } {
+  const made = { none: join(dir, 'etc-none'), host: join(dir, 'etc-host'), empty: join(dir, 'empty') };
+  fs.writeFileSync(made.empty, '', { mode: 0o444 });
   for (const [key, network] of [
     ['none', false],
     ['host', true],

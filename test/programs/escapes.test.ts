@@ -154,6 +154,42 @@ describe.skipIf(!available)('nothing a program does reaches outside its sandbox'
     expect(fs.existsSync(join(root, 'other.txt'))).toBe(false);
   });
 
+  it('paths a policy denies by name are hidden from programs too: an empty directory or file stands in their place', async () => {
+    const root = scratch();
+    fs.mkdirSync(join(root, 'secret/deep'), { recursive: true });
+    fs.writeFileSync(join(root, 'secret/deep/key.txt'), 'TOP-SECRET-DIR');
+    fs.mkdirSync(join(root, 'config'));
+    fs.writeFileSync(join(root, 'config/Key.PEM'), 'TOP-SECRET-FILE');
+    fs.writeFileSync(join(root, 'config/app.json'), '{}');
+    await using session = await createSession({
+      workspace: createWorkspace(hostDriver({ root }), {
+        policy: { deny: ['secret/**', 'secret/deep/key.txt', 'config/key.pem', '**/*.env'] },
+      }),
+    });
+    const result = await session.exec(
+      'cat secret/deep/key.txt config/Key.PEM; ls -A secret; wc -c < config/Key.PEM; cat config/app.json; echo made > out.txt',
+    );
+    expect(result.stdout + result.stderr).not.toContain('TOP-SECRET');
+    expect(result.stdout).toContain('0\n{}');
+    // Nothing of the stand-ins comes back as a change, and what the program did elsewhere is applied.
+    expect(result.changed).toEqual({ created: ['out.txt'], modified: [], deleted: [] });
+    expect(fs.readFileSync(join(root, 'secret/deep/key.txt'), 'utf8')).toBe('TOP-SECRET-DIR');
+    // The stand-in is read-only: a write there fails in the program, and nothing reaches the workspace.
+    const write = await session.exec('echo x > secret/new.txt; echo $?');
+    expect(write.stdout.trim()).not.toBe('0');
+    expect(fs.existsSync(join(root, 'secret/new.txt'))).toBe(false);
+  });
+
+  it('a host root whose path holds , and : (overlay option separators) runs', async () => {
+    const root = join(scratch(), 'a,b:c');
+    fs.mkdirSync(root);
+    fs.writeFileSync(join(root, 'in.txt'), 'in');
+    await using session = await createSession({ workspace: createWorkspace(hostDriver({ root })) });
+    const result = await session.exec('cat in.txt; echo out > out.txt');
+    expect(result).toMatchObject({ exitCode: 0, stdout: 'in', changed: { created: ['out.txt'] } });
+    expect(fs.readFileSync(join(root, 'out.txt'), 'utf8')).toBe('out\n');
+  });
+
   it('a host workspace root is never written by the program itself: a refused change never touched it', async () => {
     const root = scratch();
     fs.writeFileSync(join(root, 'a.txt'), 'a');
