@@ -53,12 +53,21 @@ export async function blameFile(
   };
 }
 
-/** The owners of `lines` when they replace `previous`: kept for the lines left, `owner` for the others. */
+/**
+ * The owners of `lines` (read after `previous.lines`) when they replace `previous`: kept for the lines left,
+ * `owner` for the others. The lines both start and end with keep theirs; the rest is a line diff.
+ */
 function attribute(previous: Attributed, lines: Lines, owner: number): Int32Array {
-  const owners = matchIds(previous.lines.ids, lines.ids);
-  for (let line = 0; line < owners.length; line += 1) {
-    const index = owners[line] as number;
-    owners[line] = index < 0 ? owner : (previous.owners[index] as number);
+  const { head, tail } = lines;
+  const count = lines.ids.length;
+  const oldCount = previous.lines.ids.length;
+  const owners = new Int32Array(count);
+  owners.set(previous.owners.subarray(0, head));
+  owners.set(previous.owners.subarray(oldCount - tail), count - tail);
+  const matched = matchIds(previous.lines.ids.subarray(head, oldCount - tail), lines.ids.subarray(head, count - tail));
+  for (let line = 0; line < matched.length; line += 1) {
+    const index = matched[line] as number;
+    owners[head + line] = index < 0 ? owner : (previous.owners[head + index] as number);
   }
   return owners;
 }

@@ -4,6 +4,9 @@ export interface Lines {
   /** Where each line starts in `bytes`. */
   readonly starts: Int32Array;
   readonly ids: Int32Array;
+  /** How many lines it starts and ends with that the version it was read after (`like`) has there too. */
+  readonly head: number;
+  readonly tail: number;
 }
 
 const NEWLINE = 0x0a;
@@ -27,14 +30,14 @@ export class LineTable {
     const bytes = Buffer.from(content.buffer, content.byteOffset, content.byteLength);
     // The body: the text without its final newline, lines being the body split on newlines.
     const end = bodyEnd(bytes);
-    if (bytes.length === 0) return { bytes, starts: new Int32Array(0), ids: new Int32Array(0) };
+    if (bytes.length === 0) return { bytes, starts: new Int32Array(0), ids: new Int32Array(0), head: 0, tail: 0 };
     if (like === undefined || like.starts.length === 0) return this.#compose(bytes, 0, end, EMPTY, EMPTY);
     const old = like.bytes;
     const oldEnd = bodyEnd(old);
     const { starts, ids } = like;
     const count = starts.length;
     const prefix = commonPrefix(old, bytes, Math.min(oldEnd, end));
-    if (prefix === oldEnd && prefix === end) return { bytes, starts, ids };
+    if (prefix === oldEnd && prefix === end) return { bytes, starts, ids, head: count, tail: 0 };
     // Lines both start with: those whose newline is in the common prefix (the last line has none).
     const head = upperBound(starts, prefix) - 1;
     const headBytes = starts[head] as number;
@@ -74,7 +77,7 @@ export class LineTable {
     }
     for (let index = 0; index < tail.starts.length; index += 1) starts[at + index] = (tail.starts[index] as number) + shift;
     ids.set(tail.ids, at);
-    return { bytes, starts, ids };
+    return { bytes, starts, ids, head: head.ids.length, tail: tail.ids.length };
   }
 
   #intern(line: string): number {

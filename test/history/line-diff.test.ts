@@ -73,6 +73,17 @@ describe('LineTable', () => {
           expect(Array.from(version.starts)).toEqual(starts);
           expect(version.bytes.equals(bytes)).toBe(true);
         }
+        for (const [version, like] of [
+          [two, one],
+          [three, two],
+        ] as const) {
+          const { head, tail } = version;
+          expect(head + tail).toBeLessThanOrEqual(Math.min(version.ids.length, like.ids.length));
+          expect(Array.from(version.ids.subarray(0, head))).toEqual(Array.from(like.ids.subarray(0, head)));
+          expect(Array.from(version.ids.subarray(version.ids.length - tail))).toEqual(
+            Array.from(like.ids.subarray(like.ids.length - tail)),
+          );
+        }
       }),
       { numRuns: 3000 },
     );
