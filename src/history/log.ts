@@ -1,6 +1,7 @@
 import { unaudited } from '../governance/audit.js';
 import { releaseSnapshots } from '../workspace/snapshot-queue.js';
 import type { DiffEntry, SnapshotableWorkspace, WorkspaceSnapshot } from '../workspace/types.js';
+import type { AuditTrail } from './audit-trail.js';
 import { NothingToRedoError, NothingToUndoError } from './errors.js';
 import { summarizeMethod } from './summary.js';
 import type { HistoryActor, HistoryOperation, HistoryTurn, OperationKind, SessionHistory } from './types.js';
@@ -101,6 +102,8 @@ export class HistoryLog {
   #operations = 0;
   #turnCount = 0;
   #dropped = 0;
+  /** Where each operation's audit events come from, when the session's workspace keeps them (a stored session's). */
+  auditTrail: AuditTrail | undefined;
 
   constructor(sessionId: string, retention: HistoryRetention) {
     this.#sessionId = sessionId;
@@ -161,7 +164,7 @@ export class HistoryLog {
     const byId = new Map<string, Turn>();
     for (const turn of state.history.turns) {
       const entries = turn.operations.map((operation) => ({
-        operation: { ...operation, changed: operation.changed.map((entry) => ({ ...entry })) },
+        operation: copyOperation(operation),
         before: record(operation.before),
         after: record(operation.after),
       }));
@@ -283,6 +286,7 @@ export class HistoryLog {
       }
     }
     this.#head = after;
+    const audit = this.auditTrail?.take(input.kind === 'call' ? input.callId : undefined);
     const operation: HistoryOperation = {
       id: `op-${++this.#operations}`,
       turnId: '',
@@ -299,6 +303,8 @@ export class HistoryLog {
       ...(input.code === undefined ? {} : { code: input.code }),
       ...(input.callId === undefined ? {} : { callId: input.callId }),
       ...(input.target === undefined ? {} : { target: input.target }),
+      ...(audit === undefined ? {} : { audit: audit.audit }),
+      ...(audit === undefined || audit.omitted === 0 ? {} : { auditOmitted: audit.omitted }),
     };
     const turn = this.#turnFor(input.kind, input.startedAt);
     operation.turnId = turn.id;
@@ -351,7 +357,7 @@ export class HistoryLog {
       kind: turn.kind,
       startedAt: turn.startedAt,
       undone: turn.undone,
-      operations: turn.entries.map(({ operation }) => ({ ...operation, changed: operation.changed.map((entry) => ({ ...entry })) })),
+      operations: turn.entries.map(({ operation }) => copyOperation(operation)),
     }));
     return {
       sessionId: this.#sessionId,
@@ -409,6 +415,13 @@ export class HistoryLog {
     for (const record of released) this.#known.delete(record.id);
     await releaseSnapshots(workspace, released).catch(() => undefined);
   }
+}
+
+/** A copy of an operation that shares nothing with it. */
+function copyOperation(operation: HistoryOperation): HistoryOperation {
+  const copy = { ...operation, changed: operation.changed.map((entry) => ({ ...entry })) };
+  if (operation.audit !== undefined) copy.audit = operation.audit.map((event) => ({ ...event }));
+  return copy;
 }
 
 function changedSomething(turn: Turn): boolean {

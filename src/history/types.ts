@@ -37,6 +37,26 @@ export interface HistoryOperation {
   callId?: string;
   /** `undo`/`redo`: the turn it undid or redid. */
   target?: string;
+  /** The audit events it caused, oldest first (a stored session's operations; at most 200, see `auditOmitted`). */
+  audit?: AuditEventSummary[];
+  /** Its audit events beyond those kept in `audit`. */
+  auditOmitted?: number;
+}
+
+/** One audit event of an operation, as its history keeps it: what and how, never contents nor a host path. */
+export interface AuditEventSummary {
+  /** The protocol method (`write`, `rename`, `restore`, …). */
+  op: string;
+  /** The path as the caller gave it (a workspace path). */
+  path?: string;
+  /** The second path of a rename or copy. */
+  to?: string;
+  outcome: 'ok' | 'failed';
+  /** A failed event's code (`ENOENT`, `ABORT_ERR`, …). */
+  code?: string;
+  /** Bytes written or returned. */
+  bytes?: number;
+  durationMs: number;
 }
 
 /** A turn: what one model response (or a `session.turn()` of the orchestrator's) did. */

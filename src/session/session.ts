@@ -5,6 +5,7 @@ import { hydrate } from '../sources/hydrate.js';
 import type { HydrateResult } from '../sources/schema.js';
 import { InvalidArgumentError, SnapshotRestoreError } from '../workspace/errors.js';
 import { blameFile } from '../history/blame.js';
+import type { AuditTrail } from '../history/audit-trail.js';
 import { HistoryLog, type HistoryState } from '../history/log.js';
 import { summarizeArguments } from '../history/summary.js';
 import {
@@ -56,7 +57,10 @@ export async function openWorkspaceSession(options: CreateSessionOptions): Promi
 }
 
 /** How a stored session reads and resumes a session's history (see `historyState`, `resumeHistory`). */
-const historyAccess = new WeakMap<object, { state(): Promise<HistoryState>; resume(state: HistoryState, head: boolean): void }>();
+const historyAccess = new WeakMap<
+  object,
+  { state(): Promise<HistoryState>; resume(state: HistoryState, head: boolean): void; audit(trail: AuditTrail): void }
+>();
 
 /** The session's history as data, with the snapshot records it names (what a stored session keeps with its head). */
 export function historyState(session: HydratedSession): Promise<HistoryState> {
@@ -72,6 +76,11 @@ export function resumeHistory(session: HydratedSession, state: HistoryState, hea
   historyAccess.get(session)?.resume(state, head);
 }
 
+/** Makes each operation of a session's history keep the audit events it caused, from `trail` (a stored session's). */
+export function recordAuditInHistory(session: HydratedSession, trail: AuditTrail): void {
+  historyAccess.get(session)?.audit(trail);
+}
+
 /** The session's lifecycle: one workspace at a time, every call, rollback, reset and dispose in order. */
 class WorkspaceSession implements HydratedSession {
   readonly id: string;
@@ -82,6 +91,8 @@ class WorkspaceSession implements HydratedSession {
   #history: ToolCallRecord[] = [];
   /** Operations in turns, and the snapshots that make them navigable (see `HistoryLog`). */
   #log: HistoryLog;
+  /** Where the history takes each operation's audit events from, when it keeps them (see `recordAuditInHistory`). */
+  #auditTrail: AuditTrail | undefined;
   #hydration: HydrateResult | undefined;
   /** With sources: the state write-back compares the host with (after hydration, then after each write-back). */
   #hydrated: WorkspaceSnapshot | undefined;
@@ -109,6 +120,11 @@ class WorkspaceSession implements HydratedSession {
         }),
       resume: (state, head) => {
         this.#log = HistoryLog.from(this.id, this.#settings.retention, state, { head });
+        this.#log.auditTrail = this.#auditTrail;
+      },
+      audit: (trail) => {
+        this.#auditTrail = trail;
+        this.#log.auditTrail = trail;
       },
     });
   }
@@ -534,6 +550,7 @@ class WorkspaceSession implements HydratedSession {
       this.#snapshots = [];
       this.#history = [];
       this.#log = new HistoryLog(this.id, this.#settings.retention);
+      this.#log.auditTrail = this.#auditTrail;
       this.#workspace = await this.#populate(undefined);
     });
   }

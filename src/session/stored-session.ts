@@ -3,6 +3,8 @@ import type { z } from 'zod';
 import { BlobTreeDriver } from '../store/blob-tree-driver.js';
 import { newLeaseOwner } from '../store/lease-owner.js';
 import type { SessionHead, SessionStore } from '../store/session-store.js';
+import { memoryAuditSink } from '../governance/memory-sink.js';
+import { AuditTrail } from '../history/audit-trail.js';
 import { validatePolicy, type WorkspacePolicy } from '../governance/policy.js';
 import { validateProtect } from '../governance/protect.js';
 import type { HydrateResult } from '../sources/schema.js';
@@ -11,7 +13,7 @@ import { createWorkspace } from '../workspace/create-workspace.js';
 import { resolveLimits, type WorkspaceLimits } from '../workspace/limits.js';
 import type { SnapshotableWorkspace, WorkspaceSnapshot } from '../workspace/types.js';
 import type { ExecOptions, ExecResult } from '../programs/types.js';
-import { historyState, openWorkspaceSession, resumeHistory } from './session.js';
+import { historyState, openWorkspaceSession, recordAuditInHistory, resumeHistory } from './session.js';
 import { loadHistory, rootOf, storeHistory } from './stored-history.js';
 import { plant, seedOf, type Seed, type StoreSeedOptions } from './stored-seed.js';
 import { callScope } from './tool-call.js';
@@ -111,7 +113,10 @@ async function openHead(
   seed: Seed | undefined,
 ): Promise<RemoteSession> {
   const driver = new BlobTreeDriver(options.store.blobs, head.root, { trackUnpublished: true });
+  // Each operation of the history keeps the audit events it caused (what `sessionfs inspect` shows per call).
+  const audit = memoryAuditSink();
   const workspace = createWorkspace(driver, {
+    audit: [audit],
     readOnly: options.readOnly === true,
     limits: options.limits,
     ...(options.policy === undefined ? {} : { policy: options.policy }),
@@ -120,6 +125,7 @@ async function openHead(
   try {
     const hydration = seed === undefined ? undefined : await plant(seed, head, workspace);
     const inner = await openWorkspaceSession({ id: head.sessionId, workspace });
+    recordAuditInHistory(inner, new AuditTrail(audit));
     // The history published with the head goes on here (undo, redo and blame across openings).
     if (head.history !== undefined) {
       const state = await loadHistory(options.store.blobs, head.history);

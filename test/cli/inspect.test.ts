@@ -2,7 +2,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import type { SessionHistory } from '../../src/history/index.js';
+import { createSession, defineTool } from '../../src/session/index.js';
+import { localSessionStore } from '../../src/store/local-store.js';
 import { makeSession, rawRequest, startInspector, type RunningInspector } from './inspect-support.js';
 import { serveSession } from './stored-sessions-support.js';
 import { assertBuilt, runCli } from './support.js';
@@ -180,6 +183,32 @@ describe('sessionfs inspect', () => {
       await served.exited;
     }
     expect((await runCli(['sessions', 'show', 'live-copy', '--store-dir', store, '--json'])).stdout).toContain('"parent": "live"');
+  });
+
+  it("shows each call's audit events: a call that writes two files has two write events", async () => {
+    const session = await createSession({ store: localSessionStore({ dir: store }), sessionId: 'audited' });
+    const writeTwo = defineTool({
+      name: 'write_two',
+      description: 'writes two files',
+      parameters: z.object({}),
+      handler: async (_params, { filesystem }) => {
+        await filesystem.write('one.txt', 'one');
+        await filesystem.write('dir/two.txt', 'two!');
+        return { success: true, message: 'done' };
+      },
+    });
+    expect((await session.runTool(writeTwo, {})).success).toBe(true);
+    await session.dispose();
+
+    const audited = await json<SessionJson>('/api/session?name=audited');
+    const call = audited.history.turns.flatMap((turn) => turn.operations).find((operation) => operation.tool === 'write_two');
+    const writes = call?.audit?.filter((event) => event.op === 'write');
+    expect(writes?.map(({ op, path, outcome, bytes }) => ({ op, path, outcome, bytes }))).toEqual([
+      { op: 'write', path: 'one.txt', outcome: 'ok', bytes: 3 },
+      { op: 'write', path: 'dir/two.txt', outcome: 'ok', bytes: 4 },
+    ]);
+    expect(writes?.every((event) => typeof event.durationMs === 'number')).toBe(true);
+    expect(call?.auditOmitted).toBeUndefined();
   });
 
   it('refuses bad flags and a missing session', async () => {

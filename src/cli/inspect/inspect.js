@@ -165,6 +165,7 @@ async function selectOperation(operation) {
     list,
     actions,
     element('div', { id: 'outcome' }),
+    renderAudit(operation),
     files,
   );
   try {
@@ -175,6 +176,39 @@ async function selectOperation(operation) {
   } catch (error) {
     files.replaceChildren(element('p', { class: 'message error', text: error.message }));
   }
+}
+
+/** The audit events the operation caused (a stored session records them), as a table; nothing when none were recorded. */
+function renderAudit(operation) {
+  if (operation.audit === undefined) return undefined;
+  const box = element(
+    'div',
+    { id: 'audit' },
+    element('h3', { text: `Audit events (${operation.audit.length + (operation.auditOmitted ?? 0)})` }),
+  );
+  if (operation.audit.length === 0) {
+    box.append(element('p', { class: 'empty', text: 'This operation caused no audit event.' }));
+    return box;
+  }
+  const head = element('tr', {}, ...['op', 'path', 'to', 'outcome', 'bytes', 'ms'].map((name) => element('th', { text: name })));
+  const table = element('table', { class: 'audit' }, head);
+  for (const event of operation.audit)
+    table.append(
+      element(
+        'tr',
+        { class: event.outcome },
+        element('td', { text: event.op }),
+        element('td', { text: event.path ?? '' }),
+        element('td', { text: event.to ?? '' }),
+        element('td', { text: event.outcome === 'ok' ? 'ok' : (event.code ?? 'failed') }),
+        element('td', { class: 'n', text: event.bytes === undefined ? '' : String(event.bytes) }),
+        element('td', { class: 'n', text: event.durationMs.toFixed(1) }),
+      ),
+    );
+  box.append(table);
+  if (operation.auditOmitted !== undefined)
+    box.append(element('p', { class: 'empty', text: `… ${operation.auditOmitted} more events not kept` }));
+  return box;
 }
 
 function renderFile(file) {
