@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { createSession } from '../../src/session/create-session.js';
 import { tempDirs } from '../../src/testing/harness.js';
 import { BACKENDS } from '../support/backends.js';
-import { hasFileKinds, hostTree, runPlain, sandboxAvailable, workspaceTree, type TreeEntry } from './support.js';
+import { hostTree, runPlain, sandboxAvailable, workspaceTree } from './support.js';
 
 const available = await sandboxAvailable();
 const scratch = tempDirs();
@@ -31,7 +31,7 @@ const GIT_ENV = {
   GIT_COMMITTER_DATE: '2024-01-01T00:00:00Z',
 };
 
-const SCRIPTS: { name: string; script: string; env?: Record<string, string>; modes?: boolean; skip?: (path: string) => boolean }[] = [
+const SCRIPTS: { name: string; script: string; env?: Record<string, string>; skip?: (path: string) => boolean }[] = [
   {
     name: 'node writing, rewriting and deleting files',
     script: `node -e "
@@ -56,20 +56,17 @@ const SCRIPTS: { name: string; script: string; env?: Record<string, string>; mod
     env: GIT_ENV,
     // The index holds inode numbers and change times, which differ between any two checkouts.
     skip: (path) => path === 'proj/.git/index',
-    modes: true,
   },
   {
     name: 'chmod +x, then running the script',
     script: "printf '#!/bin/sh\\necho ran > ran.txt\\n' > run.sh && chmod +x run.sh && ./run.sh && chmod +x src/index.js",
-    modes: true,
   },
 ];
 
 describe.skipIf(!available)('a program run by exec leaves the tree it leaves in a plain directory', () => {
   for (const backend of MATRIX) {
     describe(backend.name, () => {
-      for (const { name, script, env, modes, skip } of SCRIPTS) {
-        const keepsModes = (workspace: { backend: string }) => workspace.backend === 'host';
+      for (const { name, script, env, skip } of SCRIPTS) {
         it(name, async () => {
           const plain = scratch();
           for (const [path, text] of Object.entries(SEED)) {
@@ -85,18 +82,10 @@ describe.skipIf(!available)('a program run by exec leaves the tree it leaves in 
           const result = await session.exec(script, { ...(env === undefined ? {} : { env }) });
           expect(result.exitCode, result.stderr).toBe(0);
 
-          // Without the file-kinds primitives only a host workspace stores executable bits (see it.todo below).
-          const bits = keepsModes(workspace) || hasFileKinds(workspace);
-          const shape = (tree: Record<string, TreeEntry>) =>
-            Object.fromEntries(
-              Object.entries(tree).map(([path, entry]) => [path, entry.kind === 'file' && !bits ? { ...entry, executable: false } : entry]),
-            );
-          expect(shape(await workspaceTree(session.filesystem, skip))).toEqual(shape(hostTree(plain, skip)));
+          // Byte- and mode-exact: every backend here keeps executable bits and links (file kinds).
+          expect(await workspaceTree(session.filesystem, skip)).toEqual(hostTree(plain, skip));
           await workspace.dispose();
         });
-        if (modes === true && backend.name !== 'host') {
-          it.todo(`${name}: executable bits on ${backend.name} once the protocol stores them (file-kinds, issue 30)`);
-        }
       }
     });
   }

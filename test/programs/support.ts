@@ -66,8 +66,3 @@ export function runPlain(dir: string, script: string, env: Record<string, string
   });
   return { status: result.status, stderr: result.stderr };
 }
-
-/** Whether the workspace stores executable bits and links as protocol operations (the file-kinds primitives). */
-export function hasFileKinds(workspace: SnapshotableWorkspace): boolean {
-  return typeof (workspace as { setExecutable?: unknown }).setExecutable === 'function';
-}
