@@ -9,7 +9,7 @@ import { hostDriver } from '../../src/backends/host/index.js';
 import { memoryDriver } from '../../src/backends/memory/index.js';
 import { createSession } from '../../src/session/create-session.js';
 import { tempDirs } from '../../src/testing/harness.js';
-import { sandboxAvailable } from './support.js';
+import { sandboxAvailable, processesNamed } from './support.js';
 
 const available = await sandboxAvailable();
 const scratch = tempDirs();
@@ -230,17 +230,3 @@ describe.skipIf(!available)('nothing a program does reaches outside its sandbox'
     expect(await session.filesystem.exists('f.txt')).toBe(false);
   });
 });
-
-/** Pids of processes whose command line starts with `name`. */
-function processesNamed(name: string): number[] {
-  const found: number[] = [];
-  for (const entry of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      if (fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8').startsWith(name)) found.push(Number(entry));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return found;
-}

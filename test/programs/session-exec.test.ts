@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { sweepStaleTemp } from '../../src/backends/host/owned-temp.js';
 import { createSession } from '../../src/session/create-session.js';
 import { defineTool } from '../../src/session/define-tool.js';
-import { sandboxAvailable } from './support.js';
+import { sandboxAvailable, processesNamed } from './support.js';
 
 const available = await sandboxAvailable();
 
@@ -106,16 +106,3 @@ describe.skipIf(!available)('session.exec', () => {
     expect(fs.readFileSync('/proc/self/mountinfo', 'utf8')).not.toContain(`-${child.pid}.`);
   });
 });
-
-function processesNamed(name: string): number[] {
-  const found: number[] = [];
-  for (const entry of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      if (fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8').startsWith(name)) found.push(Number(entry));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return found;
-}

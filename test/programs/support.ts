@@ -66,3 +66,17 @@ export function runPlain(dir: string, script: string, env: Record<string, string
   });
   return { status: result.status, stderr: result.stderr };
 }
+
+/** Pids of processes whose command line starts with `name`. */
+export function processesNamed(name: string): number[] {
+  const found: number[] = [];
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8').startsWith(name)) found.push(Number(entry));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return found;
+}

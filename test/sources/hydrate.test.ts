@@ -9,6 +9,20 @@ import { kindsOf } from '../../src/testing/file-kinds.js';
 import { SESSION_BACKENDS, backendNamed, caught, hostTrees, workspaceFactory } from '../support/backends.js';
 import { createWorkspace } from '../../src/workspace/create-workspace.js';
 import { hostDriver } from '../../src/backends/host/index.js';
+import type { SnapshotableWorkspace } from '../../src/workspace/types.js';
+
+/** Hydrates `project` into `workspace` and stops it (a throwing progress listener) at its last file, `z.txt`. */
+async function stoppedAtLastFile(workspace: SnapshotableWorkspace, project: string, allowed: string): Promise<void> {
+  const error = await caught(() =>
+    hydrate(workspace, [{ hostPath: project }], {
+      allowedHostRoots: [allowed],
+      onProgress: (progress) => {
+        if (progress.path === 'project/z.txt') throw new Error('stop');
+      },
+    }),
+  );
+  expect(error.message).toBe('stop');
+}
 
 describe.each(SESSION_BACKENDS)('hydrate on $name', (backend) => {
   const create = workspaceFactory(backend);
@@ -411,15 +425,7 @@ describe.each(SESSION_BACKENDS)('hydrate on $name', (backend) => {
       const workspace = createWorkspace(hostDriver({ exclude: ['**/cache'] }));
       try {
         await workspace.write('project/cache/old.bin', 'was there before');
-        const error = await caught(() =>
-          hydrate(workspace, [{ hostPath: project }], {
-            allowedHostRoots: [allowed],
-            onProgress: (progress) => {
-              if (progress.path === 'project/z.txt') throw new Error('stop');
-            },
-          }),
-        );
-        expect(error.message).toBe('stop');
+        await stoppedAtLastFile(workspace, project, allowed);
         expect(readdirSync(join(workspace.root, 'project')).sort()).toEqual(['cache']);
         expect(readdirSync(join(workspace.root, 'project', 'cache'))).toEqual(['old.bin']);
       } finally {
@@ -434,15 +440,7 @@ describe.each(SESSION_BACKENDS)('hydrate on $name', (backend) => {
       const workspace = createWorkspace(hostDriver({ exclude: ['**/cache'] }));
       try {
         await workspace.mkdir('project');
-        const error = await caught(() =>
-          hydrate(workspace, [{ hostPath: project }], {
-            allowedHostRoots: [allowed],
-            onProgress: (progress) => {
-              if (progress.path === 'project/z.txt') throw new Error('stop');
-            },
-          }),
-        );
-        expect(error.message).toBe('stop');
+        await stoppedAtLastFile(workspace, project, allowed);
         expect(readdirSync(join(workspace.root, 'project'))).toEqual([]);
       } finally {
         await workspace.dispose();
