@@ -327,8 +327,11 @@ export class MemoryDriver implements BackendDriver {
    * path, and the tree is immutable, so one tree and one path always lead to the same node.
    */
   #resolve(path: NormalizedPath, followFinal: boolean): ResolvedPath<TreeNode> {
-    if (this.#lastTree === this.tree && this.#lastPath === path && this.#lastFollow === followFinal)
-      return this.#lastResolved as ResolvedPath<TreeNode>;
+    if (this.#lastTree === this.tree && this.#lastPath === path) {
+      const last = this.#lastResolved as ResolvedPath<TreeNode>;
+      // Not following the final entry found no link there: following it finds the same.
+      if (this.#lastFollow === followFinal || (!this.#lastFollow && last.node?.type !== 'symlink')) return last;
+    }
     const resolved = resolveLinks(this.#links, path, followFinal);
     this.#lastTree = this.tree;
     this.#lastPath = path;
