@@ -4,6 +4,7 @@ import { mergeTool } from '../../src/session/merge.js';
 import { createSession, defineTool } from '../../src/session/index.js';
 import type { HydratedSession } from '../../src/session/types.js';
 import { contentsOf, expectError } from '../../src/testing/harness.js';
+import { kindsOf } from '../../src/testing/file-kinds.js';
 import { createWorkspace } from '../../src/workspace/create-workspace.js';
 import { z } from 'zod';
 const SESSION_KINDS = ['memory', 'host'] as const;
@@ -25,6 +26,29 @@ const ten = Array.from({ length: 10 }, (_, index) => `line ${index + 1}\n`).join
 
 describe('session.merge', () => {
   for (const backend of SESSION_KINDS) {
+    it(`merges executable bits and links as git would: each side's change of kind is taken (${backend})`, async () => {
+      await using parent = await createSession({ backend });
+      await edit(parent, { 'bin/run.sh': 'echo run\n', 'lib/a.txt': 'a\n', 'lib/b.txt': 'b\n' });
+      await parent.filesystem.symlink('lib/a.txt', 'current');
+      await using a = await parent.fork();
+      await using b = await parent.fork();
+      await a.filesystem.setExecutable('bin/run.sh', true);
+      await a.filesystem.symlink('lib', 'lib-link');
+      await b.filesystem.delete('current');
+      await b.filesystem.symlink('lib/b.txt', 'current');
+      expect((await parent.merge(a)).applied).toBe(true);
+      expect((await parent.merge(b)).applied).toBe(true);
+      expect(await kindsOf(parent.filesystem)).toEqual({
+        'bin/': 'dir',
+        'bin/run.sh': '100755 echo run\n',
+        current: '120000 lib/b.txt',
+        'lib/': 'dir',
+        'lib-link': '120000 lib',
+        'lib/a.txt': '100644 a\n',
+        'lib/b.txt': '100644 b\n',
+      });
+    });
+
     it(`merges two forks edited in parallel back into their parent, line-wise (${backend})`, async () => {
       await using parent = await createSession({ backend });
       await edit(parent, { 'src/app.ts': ten, 'README.md': 'readme\n' });
