@@ -129,7 +129,16 @@ export function hydrationNotices(server: Server, feed: HydrationFeed) {
       const unsubscribe = feed.subscribe(send);
       send();
       try {
-        return await ready;
+        const value = await ready;
+        // Ready may come before the feed hears the outcome: the last notification, with the total, goes out
+        // (and is handed to the transport) before the call's answer.
+        const files = feed.files;
+        if (feed.outcome !== 'failed' && files > sent) {
+          sent = files;
+          const params = { progressToken: token, progress: files, total: files, message: `hydrated: ${counts(feed)}` };
+          await notify({ method: 'notifications/progress', params }).catch(() => undefined);
+        }
+        return value;
       } finally {
         unsubscribe();
       }
