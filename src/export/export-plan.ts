@@ -151,10 +151,12 @@ export async function planExport(
       const want = leaf(wanted);
       if (want?.kind === 'symlink' && target.anyLink !== true) {
         const linkTarget = Buffer.from(await want.bytes()).toString();
-        if (leadsOut(rel, linkTarget)) {
+        const out = leadsOut(rel, linkTarget);
+        if (out !== undefined) {
+          const why = out === 'out' ? 'leads out of the destination' : 'climbs (..) after a name, which may be a link leading out';
           plan.refusedLinks.push({
             path: change.path,
-            reason: `a symlink to ${JSON.stringify(linkTarget)} leads out of the destination: an export never creates one`,
+            reason: `a symlink to ${JSON.stringify(linkTarget)} ${why}: an export never creates one`,
           });
           continue;
         }
@@ -222,20 +224,25 @@ export function protectRulesOf(workspace: object): ProtectedAt {
 }
 
 /**
- * Whether a link at destination path `rel` with target text `target` leads out of the destination: an
- * absolute target (the host would resolve it), or `..` climbing above the destination read from the
- * link's directory. Judged on the text, as the link will stand there; a chain of links is judged link by
- * link, each one this export writes checked in turn.
+ * Whether (and why) a link at destination path `rel` with target text `target` may lead out of the destination: an
+ * absolute target (the host would resolve it), `..` climbing above the destination read from the link's
+ * directory, or a `..` after a name. The link's own directories are real (the destination makes them so),
+ * so leading `..` climb real directories; but a name may itself be a link (`b -> .` makes `b/..` the
+ * destination's parent), so a `..` after one is judged to lead out. Every link an export writes obeys
+ * this, so a path of names through them stays inside.
  */
-function leadsOut(rel: string, target: string): boolean {
-  if (target.startsWith('/')) return true;
+function leadsOut(rel: string, target: string): 'out' | 'up-after-name' | undefined {
+  if (target.startsWith('/')) return 'out';
   let depth = rel.split('/').length - 1;
+  let named = false;
   for (const segment of target.split('/')) {
     if (segment === '' || segment === '.') continue;
+    if (segment !== '..') named = true;
+    else if (named) return 'up-after-name';
     depth += segment === '..' ? -1 : 1;
-    if (depth < 0) return true;
+    if (depth < 0) return 'out';
   }
-  return false;
+  return undefined;
 }
 
 function protectedReason(pattern: string): string {

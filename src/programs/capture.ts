@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import { join } from 'node:path';
-import { LimitExceededError } from '../workspace/errors.js';
-import { compareStrings } from '../workspace/paths.js';
+import { InvalidPathError, LimitExceededError } from '../workspace/errors.js';
+import { compareStrings, printable } from '../workspace/paths.js';
 import { opaqueDirectories } from './opaque.js';
 import type { ExecChanges } from './types.js';
 
@@ -45,7 +45,9 @@ const isExecutable = (stat: fs.Stats): boolean => (stat.mode & 0o100) !== 0;
  * and directories removed and made again (opaque). It walks the staging layer and looks up only those
  * paths in `lower`, so its cost is what the program wrote, not the tree's size. A file as large as
  * `fileBytes` was cut by RLIMIT_FSIZE: `LimitExceededError`. A file the program rewrote with the same bytes
- * and bit is no change. Sockets, fifos and devices are not content and are left out.
+ * and bit is no change. Sockets, fifos and devices are not content and are left out; one made where an
+ * entry stood below removed that entry, which is a deletion. A name that is not UTF-8 cannot be a
+ * workspace path: `InvalidPathError`.
  */
 export async function captureChanges(upper: string, lower: string, fileBytes: number): Promise<Capture> {
   const entries: { path: string; stat: fs.Stats }[] = [];
@@ -112,20 +114,40 @@ export async function captureChanges(upper: string, lower: string, fileBytes: nu
       if (below === 'symlink' && fs.readlinkSync(join(lower, path)) === target) continue;
       changes.push({ kind: 'symlink', path, target, replace: existed });
       (existed ? summary.modified : summary.created).push(path);
+    } else if (existed) {
+      // A fifo, socket or device in place of what stood below: the program removed that entry.
+      changes.push({ kind: 'delete', path });
+      summary.deleted.push(path);
     }
   }
   for (const list of [summary.created, summary.modified, summary.deleted]) list.sort(compareStrings);
   return { changes, summary };
 }
 
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+
 /** Every entry of the staging layer, each directory before what it holds, siblings in name order. */
 async function walk(root: string, rel: string, into: { path: string; stat: fs.Stats }[]): Promise<void> {
-  const names = (await fs.promises.readdir(rel === '' ? root : join(root, rel))).sort(compareStrings);
+  const raw = await fs.promises.readdir(rel === '' ? root : join(root, rel), { encoding: 'buffer' });
+  const names = raw.map((bytes) => utf8Name(bytes, rel)).sort(compareStrings);
   for (const name of names) {
     const path = rel === '' ? name : `${rel}/${name}`;
     const stat = await fs.promises.lstat(join(root, path));
     into.push({ path, stat });
     if (stat.isDirectory()) await walk(root, path, into);
+  }
+}
+
+/** A name as a workspace path segment; one that is not UTF-8 would decode to a different name (U+FFFD), so is refused. */
+function utf8Name(bytes: Buffer, rel: string): string {
+  try {
+    return UTF8.decode(bytes);
+  } catch {
+    const shown = [...bytes]
+      .map((byte) => (byte >= 0x20 && byte < 0x7f ? String.fromCharCode(byte) : `\\x${byte.toString(16).padStart(2, '0')}`))
+      .join('');
+    const path = rel === '' ? shown : `${printable(rel)}/${shown}`;
+    throw new InvalidPathError(path, `the program made an entry whose name is not UTF-8 (${path}): a workspace path is text`);
   }
 }
 

@@ -40,7 +40,7 @@ export interface ExecResult {
 
 /** Resource limits of one program run (the sandbox's whole process tree). */
 export interface ExecLimits {
-  /** Largest file the program may write (RLIMIT_FSIZE); reaching it fails the call. Default the workspace's `maxWriteBytes`. */
+  /** Largest file the program may write (RLIMIT_FSIZE); reaching it fails the call. Default 2 GiB. */
   fileBytes?: number;
   /** Most processes at once (RLIMIT_NPROC, and the pid namespace's `pid_max` where the kernel has it). Default 512. */
   processes?: number;

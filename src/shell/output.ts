@@ -45,15 +45,33 @@ export function shellSuccess(outcome: ShellOutcome, maxOutputChars: number): { s
     stderr: capOutput(outcome.stderr, maxOutputChars, 'stderr').text,
     changed: outcome.changed,
   };
-  return { success: true, message: describe(value), value };
+  return { success: true, message: describe(value, maxOutputChars), value };
 }
 
-/** The text a model reads: the exit code, each non-empty stream, and what changed. */
-function describe(result: ShellResult): string {
+/** The text a model reads: the exit code, each non-empty stream, and what changed (listed within `max` characters). */
+function describe(result: ShellResult, max: number): string {
   const parts = [`Exit code: ${result.exitCode}`];
   if (result.stdout !== '') parts.push(`--- stdout ---\n${result.stdout.replace(/\n$/, '')}`);
   if (result.stderr !== '') parts.push(`--- stderr ---\n${result.stderr.replace(/\n$/, '')}`);
   if (result.stdout === '' && result.stderr === '') parts.push('(no output)');
-  if (result.changed.length > 0) parts.push(`Changed: ${result.changed.join(', ')}`);
+  if (result.changed.length > 0) parts.push(listChanged(result.changed, max));
   return parts.join('\n');
+}
+
+/**
+ * The changed paths as one line of at most about `max` characters: an install or a build makes thousands,
+ * and the line would otherwise outgrow the capped streams many times over. The first paths in order, then
+ * how many more (the result's `changed` keeps them all).
+ */
+function listChanged(changed: readonly string[], max: number): string {
+  const all = `Changed: ${changed.join(', ')}`;
+  if (all.length <= max) return all;
+  const shown: string[] = [];
+  let length = 0;
+  for (const path of changed) {
+    if (length + path.length + 2 > max) break;
+    shown.push(path);
+    length += path.length + 2;
+  }
+  return `Changed (${changed.length}): ${[...shown, `… and ${changed.length - shown.length} more`].join(', ')}`;
 }

@@ -83,6 +83,24 @@ describe.each(EXPORT_BACKENDS)('exportTo on $name', (backend) => {
     await workspace.dispose();
   });
 
+  it('refuses a link whose .. follow a name: through a link to "." it would climb out of the destination', async () => {
+    const workspace = await open({ 'real/x.txt': 'x' });
+    await workspace.symlink('.', 'here');
+    const climb = `${'here/'.repeat(12)}${'../'.repeat(12)}etc/passwd`;
+    await workspace.symlink(climb, 'passwd');
+    await workspace.symlink('real/../real/x.txt', 'via-real');
+    await workspace.symlink('../real/x.txt', 'sub/up');
+    const dest = tempDir();
+    const result = await exportTo(workspace, dest, { allowedHostRoots: [dest] });
+    const why = 'climbs (..) after a name, which may be a link leading out: an export never creates one';
+    expect(result.skipped).toEqual([
+      { path: 'passwd', reason: `a symlink to ${JSON.stringify(climb)} ${why}` },
+      { path: 'via-real', reason: `a symlink to "real/../real/x.txt" ${why}` },
+    ]);
+    expect(filesOf(dest)).toEqual({ here: 'link .', 'real/x.txt': 'file 100644 x', 'sub/up': 'link ../real/x.txt' });
+    await workspace.dispose();
+  });
+
   it('exports the whole tree into a new directory, empty directories included', async () => {
     const workspace = await open({ 'a.txt': 'A', 'src/b c/é.ts': 'x\n' });
     await workspace.mkdir('empty/inner');

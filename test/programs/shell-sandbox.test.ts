@@ -28,6 +28,17 @@ describe('the bash tool in sandbox mode', () => {
     expect(failing).toMatchObject({ success: true, value: { exitCode: 4 } });
   });
 
+  it.skipIf(!available)('a command that makes thousands of files (an install, a build) lists them within maxOutputChars', async () => {
+    const bash = shellTool({ mode: 'sandbox', maxOutputChars: 2_000 });
+    await using session = await createSession({ backend: 'memory' });
+    const ran = await session.runTool(bash, { command: 'mkdir -p deps/package && cd deps/package && seq -w 1 3000 | xargs touch' });
+    expect(ran.success).toBe(true);
+    // The value keeps every path; the text a model reads says how many more there are.
+    expect((ran.value as { changed: string[] }).changed).toHaveLength(3002);
+    expect(ran.message.length).toBeLessThan(2_200);
+    expect(ran.message).toMatch(/Changed \(3002\): deps, deps\/package, deps\/package\/0001, .*, … and \d+ more\n?$/);
+  });
+
   it('is a mode of shellTool, of workspaceTools, of the prompt and of `sessionfs mcp --shell sandbox`', () => {
     expect(shellTool({ mode: 'sandbox' }).name).toBe('bash');
     expect(() => shellTool({ mode: 'docker' as never })).toThrow(/'sandbox'/);
