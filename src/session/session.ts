@@ -16,6 +16,7 @@ import {
   type HistoryOperation,
   type SessionHistory,
 } from '../history/types.js';
+import { protocolMethods } from '../workspace/protocol-methods.js';
 import type { SnapshotableWorkspace, WorkspaceSnapshot } from '../workspace/types.js';
 import { hostDirectories } from './host-dirs.js';
 import { validateSessionOptions, type CreateSessionOptions, type SessionSettings } from './options.js';
@@ -582,21 +583,8 @@ class WorkspaceSession implements HydratedSession {
   }
 }
 
-/** Protocol methods that change the workspace (a dry-run restore does not). */
-const CHANGES: ReadonlySet<PropertyKey> = new Set([
-  'write',
-  'writeBytes',
-  'writeFiles',
-  'mkdir',
-  'delete',
-  'rename',
-  'copy',
-  'restore',
-  'createWriteStream',
-  'setExecutable',
-  'symlink',
-  'exec',
-]);
+/** Protocol methods that change the workspace (a dry-run restore does not), and `exec`. */
+const CHANGES: ReadonlySet<PropertyKey> = new Set([...protocolMethods((method) => method.kind === 'change'), 'exec']);
 
 function isChange(property: PropertyKey, args: readonly unknown[]): boolean {
   if (!CHANGES.has(property)) return false;
