@@ -7,7 +7,7 @@
  * layer) in src/snapshots/, since it is what makes their snapshots O(1) and imports nothing.
  */
 const CONTRACT =
-  'src/workspace/(types|errors|paths|limits|driver|progress|bytes|text|lazy-require|mime|time-slices|arguments|driver-errors|driver-proxy|locks|watch-event|links)\\.ts$';
+  'src/workspace/(types|errors|paths|limits|driver|progress|bytes|text|lazy-require|mime|time-slices|arguments|protocol-methods|driver-errors|driver-proxy|locks|watch-event|links)\\.ts$';
 const LAYERS = [
   ['contract', `^${CONTRACT}`],
   ['text', '^src/text/'],

@@ -10,3 +10,14 @@ export class UsageError extends Error {
 export class SessionInUseError extends Error {
   override name = 'SessionInUseError';
 }
+
+/** The help's last section: the flags every command takes, and what each exit status (these errors among them) means. */
+export const GENERAL_USAGE = `General:
+  -h, --help           Show this help (after a command: that command's help).
+  -v, --version        Show the version.
+
+Exit status: 0 done (mcp: the client disconnected or the process was told to stop); 1 the session could not
+start or the command failed (mcp: a write-back conflict left, a patch not written); 2 a usage error
+(unknown command or flag, a bad or missing value, a path a flag names that cannot be used); 3 the named
+session is open in another live process (mcp --session, sessions rm).
+`;

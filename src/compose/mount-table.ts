@@ -2,6 +2,7 @@ import { memoryDriver } from '../backends/memory/index.js';
 import { createWorkspace } from '../workspace/create-workspace.js';
 import { InvalidArgumentError } from '../workspace/errors.js';
 import { displayPath, isSameOrInside, normalizePath, relativeTo, splitPath, type NormalizedPath } from '../workspace/paths.js';
+import type { ProtocolMethod } from '../workspace/protocol-methods.js';
 import type { SnapshotableWorkspace, Workspace } from '../workspace/types.js';
 
 /**
@@ -47,7 +48,7 @@ const WORKSPACE_METHODS = [
   'setExecutable',
   'symlink',
   'readlink',
-] as const;
+] as const satisfies readonly ProtocolMethod[];
 
 /** Whether a workspace takes part in snapshots (it has snapshot, restore, diff and snapshotTree). */
 export function isSnapshotable(workspace: Workspace): workspace is SnapshotableWorkspace {

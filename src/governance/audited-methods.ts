@@ -1,3 +1,5 @@
+import { PROTOCOL_METHODS, protocolMethods, type ProtocolMethod } from '../workspace/protocol-methods.js';
+
 /** A protocol method as the audit records it: its name, and how its result or input says what it moved. */
 export interface AuditedMethod {
   readonly op: string;
@@ -11,43 +13,16 @@ export interface AuditedMethod {
   readonly bytes: ((result: unknown, second: unknown) => number | undefined) | undefined;
 }
 
-/** Every protocol method the audit records (never `watch`, `fork`, `seal` or `dispose`). */
-const OPS = [
-  'read',
-  'readBytes',
-  'write',
-  'writeBytes',
-  'createReadStream',
-  'createWriteStream',
-  'exists',
-  'stat',
-  'list',
-  'glob',
-  'grep',
-  'mkdir',
-  'delete',
-  'rename',
-  'copy',
-  'snapshot',
-  'restore',
-  'diff',
-  'patch',
-  'snapshotTree',
-  'writeFiles',
-  'setExecutable',
-  'symlink',
-  'readlink',
-] as const;
-
-const TWO_PATHS: ReadonlySet<string> = new Set(['rename', 'copy']);
-const COMPOUND: ReadonlySet<string> = new Set(['patch', 'writeFiles']);
+/** Every protocol method the audit records: each that returns a promise, but `dispose`. */
+type AuditedOp = Exclude<ProtocolMethod, 'watch' | 'seal' | 'dispose'>;
+const OPS = protocolMethods((method) => method.returns === 'promise' && method.kind !== 'lifetime') as readonly AuditedOp[];
 
 /**
  * The bytes an operation moved: from its result when it succeeded (no second pass over the content), from
  * its input when it failed (a write's content; a write stream commits with writeBytes, whose staged content
  * has a byteLength too).
  */
-const BYTES: Partial<Record<string, AuditedMethod['bytes']>> = {
+const BYTES: Partial<Record<AuditedOp, AuditedMethod['bytes']>> = {
   write: (result, content) =>
     result !== undefined
       ? (result as { bytesWritten: number }).bytesWritten
@@ -64,6 +39,9 @@ const BYTES: Partial<Record<string, AuditedMethod['bytes']>> = {
 /** Each audited method, made once (a log keeps per-method state by `index`). */
 export const AUDITED = Object.freeze(
   Object.fromEntries(
-    OPS.map((op, index) => [op, Object.freeze({ op, index, to: TWO_PATHS.has(op), compound: COMPOUND.has(op), bytes: BYTES[op] })]),
+    OPS.map((op, index) => {
+      const { twoPaths: to, compound } = PROTOCOL_METHODS[op];
+      return [op, Object.freeze({ op, index, to, compound, bytes: BYTES[op] })];
+    }),
   ),
-) as Readonly<Record<(typeof OPS)[number], AuditedMethod>>;
+) as Readonly<Record<AuditedOp, AuditedMethod>>;

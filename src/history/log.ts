@@ -4,7 +4,19 @@ import type { DiffEntry, SnapshotableWorkspace, WorkspaceSnapshot } from '../wor
 import type { AuditTrail } from './audit-trail.js';
 import { NothingToRedoError, NothingToUndoError } from './errors.js';
 import { summarizeMethod } from './summary.js';
+import {
+  contentsOf,
+  copyContents,
+  copyOperation,
+  stateOf,
+  type HistoryState,
+  type LogContents,
+  type LoggedOperation,
+  type Turn,
+} from './log-state.js';
 import type { HistoryActor, HistoryOperation, HistoryTurn, OperationKind, SessionHistory } from './types.js';
+
+export type { HistoryState, LoggedOperation } from './log-state.js';
 
 /** How much history a log keeps (the session's `retention`). */
 export interface HistoryRetention {
@@ -25,42 +37,6 @@ export interface OperationInput {
   code?: string;
   callId?: string;
   target?: string;
-}
-
-/**
- * A log's state as data (JSON): what a stored session keeps with its head, so that a later opening of the
- * session (another process, after a restart) goes on with the same history, undo and redo.
- */
-export interface HistoryState {
-  /** The turns, as `history()` shows them. */
-  history: SessionHistory;
-  /** Every snapshot record the operations, the head and redo name, by id. */
-  snapshots: Record<string, WorkspaceSnapshot>;
-  /** The state the workspace was in after the last operation. */
-  head?: string;
-  /** The turn `turn()` opened and that is still open. */
-  open?: string;
-  /** What `redo` can bring back, oldest first: the undone turn and the state its undo left. */
-  redo: { turn: string; state: string }[];
-  /** How many operations and turns were ever numbered (the next ids go on from them). */
-  operations: number;
-  turns: number;
-}
-
-/** One operation with the snapshot records behind its ids. */
-export interface LoggedOperation {
-  readonly operation: HistoryOperation;
-  readonly before: WorkspaceSnapshot | undefined;
-  readonly after: WorkspaceSnapshot | undefined;
-}
-
-interface Turn {
-  id: string;
-  label?: string;
-  kind: HistoryTurn['kind'];
-  startedAt: string;
-  undone: boolean;
-  entries: LoggedOperation[];
 }
 
 /** Orchestrator changes made outside calls since the last operation: recorded as one when the next one starts. */
@@ -98,7 +74,7 @@ export class HistoryLog {
   #redo: { turn: Turn; state: WorkspaceSnapshot }[] = [];
   /** Snapshots this log took, oldest first: what retention releases. */
   #held: WorkspaceSnapshot[] = [];
-  readonly #known = new Map<string, WorkspaceSnapshot>();
+  #known = new Map<string, WorkspaceSnapshot>();
   #operations = 0;
   #turnCount = 0;
   #dropped = 0;
@@ -113,39 +89,13 @@ export class HistoryLog {
   /** A log that goes on from this one's state (a fork's): the same turns and snapshots, independent afterwards. */
   copy(sessionId: string): HistoryLog {
     const log = new HistoryLog(sessionId, this.#retention);
-    const turns = new Map(this.#turns.map((turn) => [turn, { ...turn, entries: [...turn.entries] }]));
-    log.#turns = [...turns.values()];
-    log.#head = this.#head;
-    log.#redo = this.#redo.map(({ turn, state }) => ({ turn: turns.get(turn) ?? turn, state }));
-    log.#held = [...this.#held];
-    for (const [id, record] of this.#known) log.#known.set(id, record);
-    log.#operations = this.#operations;
-    log.#turnCount = this.#turnCount;
-    log.#dropped = this.#dropped;
+    log.#adopt(copyContents(this.#contents()));
     return log;
   }
 
   /** The log's state as data (see `HistoryState`); `from` makes a log that goes on from it. */
   state(): HistoryState {
-    const snapshots: Record<string, WorkspaceSnapshot> = {};
-    const keep = (record: WorkspaceSnapshot | undefined): void => {
-      if (record !== undefined) snapshots[record.id] = { ...record };
-    };
-    for (const { before, after } of this.operations()) {
-      keep(before);
-      keep(after);
-    }
-    keep(this.#head);
-    for (const { state } of this.#redo) keep(state);
-    return {
-      history: this.view(),
-      snapshots,
-      ...(this.#head === undefined ? {} : { head: this.#head.id }),
-      ...(this.#open === undefined ? {} : { open: this.#open.id }),
-      redo: this.#redo.map(({ turn, state }) => ({ turn: turn.id, state: state.id })),
-      operations: this.#operations,
-      turns: this.#turnCount,
-    };
+    return stateOf(this.#contents(), this.view());
   }
 
   /**
@@ -154,38 +104,34 @@ export class HistoryLog {
    */
   static from(sessionId: string, retention: HistoryRetention, state: HistoryState, options: { head: boolean }): HistoryLog {
     const log = new HistoryLog(sessionId, retention);
-    const records = new Map(Object.entries(state.snapshots).map(([id, record]) => [id, { ...record, id }]));
-    const held = new Set<WorkspaceSnapshot>();
-    const record = (id: string | undefined): WorkspaceSnapshot | undefined => {
-      const found = id === undefined ? undefined : records.get(id);
-      if (found !== undefined) held.add(found);
-      return found;
-    };
-    const byId = new Map<string, Turn>();
-    for (const turn of state.history.turns) {
-      const entries = turn.operations.map((operation) => ({
-        operation: copyOperation(operation),
-        before: record(operation.before),
-        after: record(operation.after),
-      }));
-      const copy: Turn = { id: turn.id, kind: turn.kind, startedAt: turn.startedAt, undone: turn.undone, entries };
-      if (turn.label !== undefined) copy.label = turn.label;
-      byId.set(turn.id, copy);
-      log.#turns.push(copy);
-    }
-    log.#open = state.open === undefined ? undefined : byId.get(state.open);
-    log.#head = options.head ? record(state.head) : undefined;
-    for (const item of state.redo) {
-      const turn = byId.get(item.turn);
-      const stateRecord = record(item.state);
-      if (turn !== undefined && stateRecord !== undefined) log.#redo.push({ turn, state: stateRecord });
-    }
-    log.#held = [...held];
-    for (const kept of held) log.#known.set(kept.id, kept);
-    log.#operations = state.operations;
-    log.#turnCount = state.turns;
-    log.#dropped = state.history.dropped;
+    log.#adopt(contentsOf(state, options.head));
     return log;
+  }
+
+  #contents(): LogContents {
+    return {
+      turns: this.#turns,
+      open: this.#open,
+      head: this.#head,
+      redo: this.#redo,
+      held: this.#held,
+      known: this.#known,
+      operations: this.#operations,
+      turnCount: this.#turnCount,
+      dropped: this.#dropped,
+    };
+  }
+
+  #adopt(contents: LogContents): void {
+    this.#turns = contents.turns;
+    this.#open = contents.open;
+    this.#head = contents.head;
+    this.#redo = contents.redo;
+    this.#held = contents.held;
+    this.#known = contents.known;
+    this.#operations = contents.operations;
+    this.#turnCount = contents.turnCount;
+    this.#dropped = contents.dropped;
   }
 
   /** A snapshot this history names (by id), if it still holds it. */
@@ -415,13 +361,6 @@ export class HistoryLog {
     for (const record of released) this.#known.delete(record.id);
     await releaseSnapshots(workspace, released).catch(() => undefined);
   }
-}
-
-/** A copy of an operation that shares nothing with it. */
-function copyOperation(operation: HistoryOperation): HistoryOperation {
-  const copy = { ...operation, changed: operation.changed.map((entry) => ({ ...entry })) };
-  if (operation.audit !== undefined) copy.audit = operation.audit.map((event) => ({ ...event }));
-  return copy;
 }
 
 function changedSomething(turn: Turn): boolean {

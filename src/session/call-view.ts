@@ -1,7 +1,7 @@
 import { InvalidArgumentError, ReadOnlyError } from '../workspace/errors.js';
+import { protocolMethods } from '../workspace/protocol-methods.js';
 import type { SnapshotableWorkspace } from '../workspace/types.js';
 import { forwardingView } from './forwarding-view.js';
-import { WORKSPACE_OPERATIONS } from './queue.js';
 import { journalRefusal, type UndoJournal } from './undo-journal.js';
 
 /**
@@ -28,25 +28,11 @@ export interface WorkspaceGuard {
 
 export { unguardedWorkspace } from './forwarding-view.js';
 
-/** What a read-only tool may call: an allow-list, so a method added to the protocol later is refused until listed. */
-export const READ_METHODS: ReadonlySet<PropertyKey> = new Set([
-  'read',
-  'readBytes',
-  'exists',
-  'stat',
-  'list',
-  'glob',
-  'grep',
-  'diff',
-  'patch',
-  'snapshotTree',
-  'createReadStream',
-  'watch',
-  'readlink',
-]);
+/** What a read-only tool may call: the protocol's reads, an allow-list (a workspace's own extra methods are refused). */
+export const READ_METHODS: ReadonlySet<PropertyKey> = new Set(protocolMethods((method) => method.kind === 'read'));
 
 /** The changing methods that return a promise, so that a journal can record before they run. */
-const AWAITABLE_METHODS: ReadonlySet<PropertyKey> = new Set([...WORKSPACE_OPERATIONS, 'writeFiles', 'exec']);
+const AWAITABLE_METHODS: ReadonlySet<PropertyKey> = new Set([...protocolMethods((method) => method.returns === 'promise'), 'exec']);
 
 export function guardWorkspace(
   target: SnapshotableWorkspace,

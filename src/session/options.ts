@@ -5,6 +5,7 @@ import { validatePolicy, type WorkspacePolicy } from '../governance/policy.js';
 import { validateProtect } from '../governance/protect.js';
 import { InvalidArgumentError } from '../workspace/errors.js';
 import type { WorkspaceLimits } from '../workspace/limits.js';
+import type { ProtocolMethod } from '../workspace/protocol-methods.js';
 import type { BackendKind, SnapshotableWorkspace } from '../workspace/types.js';
 import { validateRetention, type Retention, type RetentionOptions } from './retention.js';
 import type { HydratedSession } from './types.js';
@@ -144,7 +145,16 @@ const KNOWN_OPTIONS: readonly string[] = [
   ...BACKEND_ONLY,
 ];
 const HOST_ONLY = ['root', 'gitDir', 'exclude', 'changeDetection'] as const;
-const WORKSPACE_METHODS = ['read', 'writeBytes', 'stat', 'list', 'snapshot', 'restore', 'seal', 'dispose'] as const;
+const WORKSPACE_METHODS = [
+  'read',
+  'writeBytes',
+  'stat',
+  'list',
+  'snapshot',
+  'restore',
+  'seal',
+  'dispose',
+] as const satisfies readonly ProtocolMethod[];
 
 export function validateSessionOptions(options: CreateSessionOptions): SessionSettings {
   if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('createSession needs an options object');

@@ -1,4 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { protocolMethods } from '../workspace/protocol-methods.js';
 import type { SnapshotableWorkspace } from '../workspace/types.js';
 import { forwardingView } from './forwarding-view.js';
 
@@ -67,29 +68,7 @@ export class SessionQueue {
 }
 
 /** The protocol's file and snapshot operations: every one returns a promise (the typed-error tests call each). */
-export const WORKSPACE_OPERATIONS = [
-  'read',
-  'readBytes',
-  'write',
-  'writeBytes',
-  'exists',
-  'stat',
-  'list',
-  'glob',
-  'grep',
-  'mkdir',
-  'delete',
-  'rename',
-  'copy',
-  'snapshot',
-  'restore',
-  'diff',
-  'createReadStream',
-  'createWriteStream',
-  'setExecutable',
-  'symlink',
-  'readlink',
-] as const;
+export const WORKSPACE_OPERATIONS = protocolMethods((method) => method.queued);
 
 /** Protocol methods that return a promise: queued even when a workspace implements them without `async`. */
 const ASYNC_METHODS = new Set<PropertyKey>([...WORKSPACE_OPERATIONS, 'exec', 'dispose', Symbol.asyncDispose]);

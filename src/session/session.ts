@@ -4,18 +4,8 @@ import { claimAuditLog, flushAuditLog } from '../governance/audit.js';
 import { hydrate } from '../sources/hydrate.js';
 import type { HydrateResult } from '../sources/schema.js';
 import { InvalidArgumentError, SnapshotRestoreError } from '../workspace/errors.js';
-import { blameFile } from '../history/blame.js';
-import type { AuditTrail } from '../history/audit-trail.js';
-import { HistoryLog, type HistoryState } from '../history/log.js';
 import { summarizeArguments } from '../history/summary.js';
-import {
-  HISTORY_ACTORS,
-  type BlameResult,
-  type HistoryActionOptions,
-  type HistoryActor,
-  type HistoryOperation,
-  type SessionHistory,
-} from '../history/types.js';
+import type { BlameResult, HistoryActionOptions, HistoryOperation, SessionHistory } from '../history/types.js';
 import type { SnapshotableWorkspace, WorkspaceSnapshot } from '../workspace/types.js';
 import { hostDirectories } from './host-dirs.js';
 import { validateSessionOptions, type CreateSessionOptions, type SessionSettings } from './options.js';
@@ -26,9 +16,7 @@ import { outsideView, SessionQueue } from './queue.js';
 import { dropOldest } from './retention.js';
 import { releaseSnapshots } from '../workspace/snapshot-queue.js';
 import { scrubHostPaths } from './scrub.js';
-import { READ_METHODS } from './call-view.js';
 import { callScope, runToolCall } from './tool-call.js';
-import type { ProgramRunner } from '../programs/runner.js';
 import type { ExecOptions, ExecResult } from '../programs/types.js';
 import type {
   ForkOptions,
@@ -42,6 +30,8 @@ import type {
 } from './types.js';
 import { ForkedWorkspace, workspaceOrigin, type WorkspaceOrigin } from './workspace-origin.js';
 import { recordFork } from '../history/lineage.js';
+import { actorOf, checkTurnLabel, exposeHistory, forkPoint, HistoryHooks } from './history-hooks.js';
+import { SessionPrograms } from './session-programs.js';
 import type { MergeOptions, MergeResult } from '../history/merge.js';
 
 /**
@@ -56,31 +46,6 @@ export async function openWorkspaceSession(options: CreateSessionOptions): Promi
   return session;
 }
 
-/** How a stored session reads and resumes a session's history (see `historyState`, `resumeHistory`). */
-const historyAccess = new WeakMap<
-  object,
-  { state(): Promise<HistoryState>; resume(state: HistoryState, head: boolean): void; audit(trail: AuditTrail): void }
->();
-
-/** The session's history as data, with the snapshot records it names (what a stored session keeps with its head). */
-export function historyState(session: HydratedSession): Promise<HistoryState> {
-  const access = historyAccess.get(session);
-  return access === undefined ? Promise.reject(new InvalidArgumentError('not a workspace session')) : access.state();
-}
-
-/**
- * Makes a session just opened go on with a history `historyState` gave; `head`: its workspace is in that
- * history's head state (else the next change takes the starting state anew).
- */
-export function resumeHistory(session: HydratedSession, state: HistoryState, head: boolean): void {
-  historyAccess.get(session)?.resume(state, head);
-}
-
-/** Makes each operation of a session's history keep the audit events it caused, from `trail` (a stored session's). */
-export function recordAuditInHistory(session: HydratedSession, trail: AuditTrail): void {
-  historyAccess.get(session)?.audit(trail);
-}
-
 /** The session's lifecycle: one workspace at a time, every call, rollback, reset and dispose in order. */
 class WorkspaceSession implements HydratedSession {
   readonly id: string;
@@ -88,11 +53,9 @@ class WorkspaceSession implements HydratedSession {
   readonly #origin: WorkspaceOrigin;
   #workspace: SnapshotableWorkspace | undefined;
   #snapshots: WorkspaceSnapshot[] = [];
-  #history: ToolCallRecord[] = [];
-  /** Operations in turns, and the snapshots that make them navigable (see `HistoryLog`). */
-  #log: HistoryLog;
-  /** Where the history takes each operation's audit events from, when it keeps them (see `recordAuditInHistory`). */
-  #auditTrail: AuditTrail | undefined;
+  #calls: ToolCallRecord[] = [];
+  /** Operations in turns, and the snapshots that make them navigable (see `HistoryHooks`). */
+  #history: HistoryHooks;
   #hydration: HydrateResult | undefined;
   /** With sources: the state write-back compares the host with (after hydration, then after each write-back). */
   #hydrated: WorkspaceSnapshot | undefined;
@@ -102,30 +65,19 @@ class WorkspaceSession implements HydratedSession {
   #disposed = false;
   #hostDirs: string[] = [];
   readonly #outbox: Outbox;
-  /** Runs `exec`'s programs; made on first use (its mirror of a non-host workspace lives as long as the workspace). */
-  #programs: Promise<ProgramRunner> | undefined;
+  readonly #programs: SessionPrograms;
 
   constructor(settings: SessionSettings, origin: WorkspaceOrigin, outbox = new Outbox()) {
     this.id = settings.id;
     this.#settings = settings;
     this.#origin = origin;
     this.#outbox = outbox;
-    this.#log = new HistoryLog(settings.id, settings.retention);
+    this.#history = new HistoryHooks(settings.id, settings.retention);
+    this.#programs = new SessionPrograms(settings.exec);
     registerOutbox(this, outbox);
-    historyAccess.set(this, {
-      state: () =>
-        this.#historyTask('history', async (workspace) => {
-          await this.#log.flush(workspace);
-          return this.#log.state();
-        }),
-      resume: (state, head) => {
-        this.#log = HistoryLog.from(this.id, this.#settings.retention, state, { head });
-        this.#log.auditTrail = this.#auditTrail;
-      },
-      audit: (trail) => {
-        this.#auditTrail = trail;
-        this.#log.auditTrail = trail;
-      },
+    exposeHistory(this, {
+      state: () => this.#historyTask('history', (workspace) => this.#history.state(workspace)),
+      hooks: () => this.#history,
     });
   }
 
@@ -134,23 +86,12 @@ class WorkspaceSession implements HydratedSession {
     if (scope?.session === this) return scope.view;
     const workspace = this.#current();
     if (this.#outside?.workspace !== workspace) {
-      // A change waits until the origin recorded the starting state (a given host root's baseline), and
-      // until the history did; once done, it is noted for the history's next operation (see `HistoryLog`).
-      const changes = (property: PropertyKey, args: readonly unknown[]): boolean =>
-        isChange(property, args) && !this.#queue.inExclusive() && this.#workspace === workspace;
-      this.#outside = {
+      const hooks = this.#history.outsideHooks(
         workspace,
-        view: outsideView(workspace, this.#queue, {
-          before: (property, args) => {
-            if (READ_METHODS.has(property)) return undefined;
-            if (!changes(property, args)) return this.#ready();
-            return this.#ready().then(() => this.#log.ensureHead(workspace).catch(() => undefined));
-          },
-          after: (property, args) => {
-            if (changes(property, args)) this.#log.noteChange(String(property), args);
-          },
-        }),
-      };
+        () => this.#ready(),
+        () => !this.#queue.inExclusive() && this.#workspace === workspace,
+      );
+      this.#outside = { workspace, view: outsideView(workspace, this.#queue, hooks) };
     }
     return this.#outside.view;
   }
@@ -172,7 +113,7 @@ class WorkspaceSession implements HydratedSession {
   }
 
   get calls(): readonly ToolCallRecord[] {
-    return this.#history.slice(-this.#settings.retention.maxHistory);
+    return this.#calls.slice(-this.#settings.retention.maxHistory);
   }
 
   get outputs(): readonly SessionOutput[] {
@@ -262,15 +203,8 @@ class WorkspaceSession implements HydratedSession {
       const sent = this.#outbox.size;
       const workspace = this.#current();
       const changing = !workspace.readOnly && tool.annotations?.readOnlyHint !== true;
-      await this.#log.flush(workspace);
-      // The state before the first change is the history's start (a failure here is the call's to report).
-      if (changing)
-        await this.#ready()
-          .then(
-            () => this.#log.ensureHead(workspace),
-            () => undefined,
-          )
-          .catch(() => undefined);
+      // The state before the first change is the history's start.
+      await this.#history.beforeCall(workspace, changing, () => this.#ready());
       const entry = await runToolCall(
         {
           session: this,
@@ -289,8 +223,8 @@ class WorkspaceSession implements HydratedSession {
       );
       // A failed call is taken as not done: a file it sent is not sent.
       if (!entry.result.success) this.#outbox.dropAfter(sent);
-      this.#history.push(entry);
-      await this.#log.record(
+      this.#calls.push(entry);
+      await this.#history.record(
         workspace,
         {
           actor: actorOf(options, 'model'),
@@ -314,28 +248,15 @@ class WorkspaceSession implements HydratedSession {
     const scope = callScope.getStore();
     if (scope?.session === this) {
       // Inside one of this session's calls: applied through the call's view, so the call's rollback undoes it.
-      return this.#runner().then((runner) => runner.run(scope.view, this.#current(), command, options));
+      return this.#programs.runner().then((runner) => runner.run(scope.view, this.#current(), command, options));
     }
     if (this.#disposed) return Promise.reject(new InvalidArgumentError(`session ${this.id} has been disposed`));
     return this.#enqueue(async () => {
       this.#assertNotDisposed();
       await this.#ready();
-      const runner = await this.#runner();
+      const runner = await this.#programs.runner();
       return runner.run(this.#current(), this.#current(), command, options);
     });
-  }
-
-  #runner(): Promise<ProgramRunner> {
-    // Loaded when first used, as `fork`'s: a session that never runs a program starts without it.
-    this.#programs ??= import('../programs/runner.js').then(({ ProgramRunner }) => new ProgramRunner(this.#settings.exec));
-    return this.#programs;
-  }
-
-  /** Removes the programs' mirror of a workspace that is going away. */
-  async #closePrograms(): Promise<void> {
-    const programs = this.#programs;
-    this.#programs = undefined;
-    if (programs !== undefined) (await programs.catch(() => undefined))?.dispose();
   }
 
   /**
@@ -346,7 +267,7 @@ class WorkspaceSession implements HydratedSession {
     const { maxHistory, maxSnapshots } = this.#settings.retention;
     // History is cut in batches, `history` shows the newest `maxHistory`: cutting one entry off the front of
     // a full list on every call moved the whole list each time.
-    if (this.#history.length > maxHistory + Math.ceil(maxHistory / 8)) dropOldest(this.#history, maxHistory);
+    if (this.#calls.length > maxHistory + Math.ceil(maxHistory / 8)) dropOldest(this.#calls, maxHistory);
     const released = dropOldest(this.#snapshots, maxSnapshots);
     if (released.length === 0 || this.#workspace === undefined) return undefined;
     return releaseSnapshots(this.#workspace, released).catch(() => undefined);
@@ -390,24 +311,15 @@ class WorkspaceSession implements HydratedSession {
       this.#assertNotDisposed();
       await this.#ready();
       const current = this.#current();
-      await this.#log.flush(current);
+      await this.#history.flush(current);
       const point = at === undefined ? undefined : this.#ownSnapshot(at);
       const { forkWorkspace } = await import('../export/fork.js');
       const workspace = await forkWorkspace(current);
       const settings: SessionSettings = { ...this.#settings, id: randomUUID() };
       let baseline: WorkspaceSnapshot | undefined;
-      const log = this.#log.copy(settings.id);
+      let history: HistoryHooks;
       try {
-        if (point !== undefined) {
-          const startedAt = new Date().toISOString();
-          await log.ensureHead(workspace);
-          await workspace.restore(point);
-          await log.record(
-            workspace,
-            { actor: 'orchestrator', kind: 'restore', tool: 'fork', summary: `forked from ${this.id} at ${point.id}`, startedAt },
-            { changing: true },
-          );
-        }
+        history = await this.#history.fork(workspace, { parent: this.id, child: settings.id }, point);
         if (!workspace.readOnly) baseline = await workspace.snapshot({ tag: `session ${settings.id} forked from ${this.id}` });
       } catch (error) {
         await workspace.dispose().catch(() => undefined);
@@ -417,8 +329,8 @@ class WorkspaceSession implements HydratedSession {
       claimAuditLog(workspace, settings.id);
       child.#workspace = workspace;
       child.#snapshots = [...this.#snapshots];
-      child.#history = [...this.#history];
-      child.#log = log;
+      child.#calls = [...this.#calls];
+      child.#history = history;
       child.#hydration = this.#hydration;
       child.#hydrated = this.#hydrated;
       child.#hostDirs = hostDirectories(settings, workspace);
@@ -441,7 +353,7 @@ class WorkspaceSession implements HydratedSession {
   #ownSnapshot(at: WorkspaceSnapshot | string): WorkspaceSnapshot {
     const id = typeof at === 'string' ? at : at.id;
     const found =
-      this.#log.snapshot(id) ??
+      this.#history.snapshot(id) ??
       this.#snapshots.find((record) => record.id === id) ??
       (this.#hydrated?.id === id ? this.#hydrated : undefined);
     if (found === undefined || (typeof at !== 'string' && (found.ref !== at.ref || found.backend !== at.backend)))
@@ -459,16 +371,7 @@ class WorkspaceSession implements HydratedSession {
       this.#assertNotDisposed();
       await this.#ready();
       const workspace = this.#current();
-      await this.#log.flush(workspace);
-      await this.#log.ensureHead(workspace).catch(() => undefined);
-      const startedAt = new Date().toISOString();
-      await workspace.restore(snapshot);
-      const summary = this.#scrub(`to ${String((snapshot as { id?: unknown }).id)}`, false);
-      await this.#log.record(
-        workspace,
-        { actor: 'orchestrator', kind: 'restore', tool: 'rollbackTo', summary, startedAt },
-        { changing: true },
-      );
+      await this.#history.rollbackTo(workspace, snapshot, this.#scrub(`to ${String((snapshot as { id?: unknown }).id)}`, false));
     });
   }
 
@@ -476,48 +379,30 @@ class WorkspaceSession implements HydratedSession {
   turn(label?: string): Promise<string> {
     try {
       this.#assertUsable('turn');
-      if (label !== undefined && (typeof label !== 'string' || label.length > 200))
-        throw new InvalidArgumentError('a turn label must be a string of at most 200 characters');
+      checkTurnLabel(label);
     } catch (error) {
       return Promise.reject(error);
     }
     return this.#enqueue(async () => {
       this.#assertNotDisposed();
-      await this.#log.flush(this.#current());
-      return this.#log.openTurn(label);
+      return this.#history.turn(this.#current(), label);
     });
   }
 
   history(): Promise<SessionHistory> {
-    return this.#historyTask('history', async (workspace) => {
-      await this.#log.flush(workspace);
-      return this.#log.view();
-    });
+    return this.#historyTask('history', (workspace) => this.#history.view(workspace));
   }
 
   undo(options?: HistoryActionOptions): Promise<HistoryOperation> {
-    return this.#historyTask('undo', async (workspace) => {
-      const actor = actorOf(options, 'orchestrator');
-      await this.#ready();
-      await this.#log.flush(workspace);
-      return this.#log.undo(workspace, actor);
-    });
+    return this.#historyTask('undo', (workspace) => this.#history.undo(workspace, options, () => this.#ready()));
   }
 
   redo(options?: HistoryActionOptions): Promise<HistoryOperation> {
-    return this.#historyTask('redo', async (workspace) => {
-      const actor = actorOf(options, 'orchestrator');
-      await this.#ready();
-      await this.#log.flush(workspace);
-      return this.#log.redo(workspace, actor);
-    });
+    return this.#historyTask('redo', (workspace) => this.#history.redo(workspace, options, () => this.#ready()));
   }
 
   blame(path: string): Promise<BlameResult> {
-    return this.#historyTask('blame', async (workspace) => {
-      await this.#log.flush(workspace);
-      return blameFile(workspace, this.#log.readable(), path);
-    });
+    return this.#historyTask('blame', (workspace) => this.#history.blame(workspace, path));
   }
 
   /** A history call: refused inside a call on this session, then run in order with the others. */
@@ -542,15 +427,14 @@ class WorkspaceSession implements HydratedSession {
     return this.#enqueue(async () => {
       this.#assertNotDisposed();
       const old = this.#workspace;
-      await this.#closePrograms();
+      await this.#programs.close();
       if (old !== undefined) {
         await this.#origin.close(old, 'reset');
         this.#workspace = undefined;
       }
       this.#snapshots = [];
-      this.#history = [];
-      this.#log = new HistoryLog(this.id, this.#settings.retention);
-      this.#log.auditTrail = this.#auditTrail;
+      this.#calls = [];
+      this.#history.restart();
       this.#workspace = await this.#populate(undefined);
     });
   }
@@ -564,7 +448,7 @@ class WorkspaceSession implements HydratedSession {
     return this.#enqueue(async () => {
       if (this.#disposed) return;
       this.#disposed = true;
-      await this.#closePrograms();
+      await this.#programs.close();
       const workspace = this.#workspace;
       this.#workspace = undefined;
       if (workspace === undefined) return;
@@ -580,48 +464,4 @@ class WorkspaceSession implements HydratedSession {
   async [Symbol.asyncDispose](): Promise<void> {
     await this.dispose();
   }
-}
-
-/** Protocol methods that change the workspace (a dry-run restore does not). */
-const CHANGES: ReadonlySet<PropertyKey> = new Set([
-  'write',
-  'writeBytes',
-  'writeFiles',
-  'mkdir',
-  'delete',
-  'rename',
-  'copy',
-  'restore',
-  'createWriteStream',
-  'setExecutable',
-  'symlink',
-  'exec',
-]);
-
-function isChange(property: PropertyKey, args: readonly unknown[]): boolean {
-  if (!CHANGES.has(property)) return false;
-  return !(property === 'restore' && (args[1] as { dryRun?: unknown } | null | undefined)?.dryRun === true);
-}
-
-/** The `actor` option, checked: one of `model`, `orchestrator`, `user`. */
-function actorOf(options: { actor?: unknown } | null | undefined, fallback: HistoryActor): HistoryActor {
-  if (options !== undefined && options !== null && typeof options !== 'object') throw new InvalidArgumentError('options must be an object');
-  const actor = options?.actor;
-  if (actor === undefined) return fallback;
-  if (!HISTORY_ACTORS.includes(actor as HistoryActor))
-    throw new InvalidArgumentError(`actor must be one of ${HISTORY_ACTORS.join(', ')}, got ${JSON.stringify(actor)}`);
-  return actor as HistoryActor;
-}
-
-/** `fork`'s options, checked: nothing but `at` (a snapshot record or id). */
-function forkPoint(options: ForkOptions | undefined): WorkspaceSnapshot | string | undefined {
-  if (options === undefined) return undefined;
-  if (options === null || typeof options !== 'object') throw new InvalidArgumentError('fork options must be an object');
-  const unknown = Object.keys(options).filter((key) => key !== 'at');
-  if (unknown.length > 0) throw new InvalidArgumentError(`fork does not take ${unknown.join(', ')} (its option: at)`);
-  const at = options.at;
-  if (at === undefined || typeof at === 'string') return at;
-  if (typeof at !== 'object' || at === null || typeof (at as { id?: unknown }).id !== 'string')
-    throw new InvalidArgumentError('fork({ at }) takes a snapshot record or a snapshot id');
-  return at;
 }
