@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { createOwnedTemp } from '../backends/host/owned-temp.js';
 import { InvalidArgumentError, NotSupportedError } from '../workspace/errors.js';
 import type { EngineOutcome, EngineRequest, ExecEngine, HiddenPath } from './engine.js';
+import { openEtc } from './etc-files.js';
 import { OutputSink } from './output-sink.js';
 import { DEFAULT_ETC_ENTRIES, DEFAULT_SYSTEM_PATHS, SANDBOX_UID, systemArgs, writeEtc } from './system-view.js';
 import { StagingArea } from './staging.js';
@@ -175,6 +176,7 @@ function runSandboxed(tools: Tools, request: EngineRequest, view: ViewSettings):
   const system = systemArgs({ ...view, network });
   const env: Record<string, string> = { PATH: system.path, HOME: '/tmp', LANG: 'C.UTF-8', TERM: 'dumb', USER: 'user', ...request.env };
   const workdir = request.cwd === '' ? '/workspace' : `/workspace/${request.cwd}`;
+  const etc = openEtc(system.etc);
   const bwrapArgs = [
     '--unshare-user',
     '--uid',
@@ -193,6 +195,7 @@ function runSandboxed(tools: Tools, request: EngineRequest, view: ViewSettings):
     '--clearenv',
     ...Object.entries(env).flatMap(([name, value]) => ['--setenv', name, value]),
     ...system.args,
+    ...etc.args,
     '--proc',
     '/proc',
     '--dev',
@@ -247,11 +250,17 @@ function runSandboxed(tools: Tools, request: EngineRequest, view: ViewSettings):
   ];
 
   return new Promise<EngineOutcome>((resolve, reject) => {
-    const child = spawn(tools.setpriv, args, {
-      stdio: [request.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
-      env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', LANG: 'C.UTF-8' },
-      detached: true,
-    });
+    let child: ReturnType<typeof spawn>;
+    try {
+      // The /etc files go down the chain as fds 3…; bwrap reads them, the child holds its own copies.
+      child = spawn(tools.setpriv, args, {
+        stdio: [request.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe', ...etc.fds],
+        env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', LANG: 'C.UTF-8' },
+        detached: true,
+      });
+    } finally {
+      etc.close();
+    }
     const stdout = new OutputSink(request.maxOutputBytes);
     const stderr = new OutputSink(request.maxOutputBytes);
     child.stdout?.on('data', (chunk: Buffer) => stdout.push(chunk));

@@ -40,13 +40,22 @@ function etcFiles(network: boolean): Record<string, string> {
   };
 }
 
+/** An entry of the sandbox's /etc and where it comes from (`optional`: shown only when the host has it). */
+export interface EtcSource {
+  source: string;
+  target: string;
+  optional: boolean;
+}
+
 /**
  * bwrap arguments for the system part of the view: `systemPaths` read-only (a host link such as `/bin ->
  * usr/bin` is recreated as the same link), the directory holding this Node.js when it lives elsewhere (a
- * program may run `node`), and a minimal /etc from `etcDir` plus the host's `etcEntries` that exist.
+ * program may run `node`), and an empty /etc; `etc` lists what goes into it: the files of `etcDir` plus the
+ * host's `etcEntries` (the engine decides how each is shown).
  */
 export function systemArgs(options: { systemPaths: readonly string[]; etcEntries: readonly string[]; etcDir: string; network: boolean }): {
   args: string[];
+  etc: EtcSource[];
   path: string;
 } {
   const args: string[] = [];
@@ -60,11 +69,15 @@ export function systemArgs(options: { systemPaths: readonly string[]; etcEntries
     extraPath.push(nodeBin);
   }
   args.push('--dir', '/etc');
-  for (const name of Object.keys(etcFiles(options.network))) args.push('--ro-bind', join(options.etcDir, name), `/etc/${name}`);
-  for (const name of options.etcEntries) args.push('--ro-bind-try', `/etc/${name}`, `/etc/${name}`);
-  if (options.network) args.push('--ro-bind-try', '/etc/resolv.conf', '/etc/resolv.conf');
+  const etc: EtcSource[] = Object.keys(etcFiles(options.network)).map((name) => ({
+    source: join(options.etcDir, name),
+    target: `/etc/${name}`,
+    optional: false,
+  }));
+  for (const name of [...options.etcEntries, ...(options.network ? ['resolv.conf'] : [])])
+    etc.push({ source: `/etc/${name}`, target: `/etc/${name}`, optional: true });
   const path = [...extraPath, '/usr/local/sbin', '/usr/local/bin', '/usr/sbin', '/usr/bin', '/sbin', '/bin'].join(':');
-  return { args, path };
+  return { args, etc, path };
 }
 
 function addPath(args: string[], path: string, shown: Set<string>): void {
