@@ -1,10 +1,11 @@
 import { spawn } from 'node:child_process';
+import type { Writable } from 'node:stream';
 import * as fs from 'node:fs';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { createOwnedTemp } from '../backends/host/owned-temp.js';
 import { InvalidArgumentError, NotSupportedError } from '../workspace/errors.js';
 import type { EngineOutcome, EngineRequest, ExecEngine, HiddenPath } from './engine.js';
-import { openEtc } from './etc-files.js';
+import { FIRST_PASSED_FD, openEtc } from './etc-files.js';
 import { OutputSink } from './output-sink.js';
 import { DEFAULT_ETC_ENTRIES, DEFAULT_SYSTEM_PATHS, SANDBOX_UID, systemArgs, writeEtc } from './system-view.js';
 import { StagingArea } from './staging.js';
@@ -23,26 +24,33 @@ const INSTALL =
   'install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap) and util-linux, ' +
   'on Linux with unprivileged user namespaces enabled (sysctl kernel.unprivileged_userns_clone=1, user.max_user_namespaces > 0)';
 
+/** The link to the lower tree, made in the run's staging directory: the overlay's options name it, not the tree. */
+const LOWER_LINK = '.lower';
+
 /**
  * Sets up the namespaces bubblewrap runs in: inside `unshare --user --map-root-user --mount --pid` it mounts
- * the overlay (`userxattr`: unprivileged, whiteouts and opaque marks kept as `user.overlay.*`) with the lower
- * tree named relative to the working directory (so no host path with a `,` or `:` reaches the overlay's
- * options, without a bind mount: one `mount` run), caps the pid namespace's `pid_max` (Linux >= 6.14: a
- * process cap that holds even where RLIMIT_NPROC does not, for a root-owned server; written through the
- * namespace's own /proc from `--mount-proc`), then becomes bubblewrap. Arguments: lower, upper, work,
- * merged, pid_max (0: leave), then the command.
+ * the overlay (`userxattr`: unprivileged, whiteouts and opaque marks kept as `user.overlay.*`) from the run's
+ * staging directory, every layer named relative to it (the lower tree through the link {@link LOWER_LINK}):
+ * the options the kernel shows in the sandbox's /proc/self/mountinfo hold no host path, and no host path with
+ * a `,` or `:` reaches them. It caps the pid namespace's `pid_max` (Linux >= 6.14: a process cap that holds
+ * even where RLIMIT_NPROC does not, for a root-owned server; written through the namespace's own /proc from
+ * `--mount-proc`), closes every descriptor above the ones it was handed (the server may have inherited some
+ * without close-on-exec, and a program must not write to its parent's pipes), then becomes bubblewrap.
+ * Arguments: the run's directory, the names of upper, work and merged in it, pid_max (0: leave), the highest
+ * descriptor handed over, then the command. bash, not sh: dash names only descriptors 0 to 9.
  */
 const WRAPPER = [
   'set -e',
+  'for fd in /proc/self/fd/*; do n=${fd##*/}; if [ "$n" -gt "$6" ]; then eval "exec $n>&-" || true; fi; done',
   'cd "$1"',
-  'mount -t overlay overlay -o "lowerdir=.,upperdir=$2,workdir=$3,userxattr,volatile" "$4"',
+  `mount -t overlay overlay -o "lowerdir=${LOWER_LINK},upperdir=$2,workdir=$3,userxattr,volatile" "$4"`,
   'cd /',
   'if [ "$5" != 0 ]; then echo "$5" 2>/dev/null >/proc/sys/kernel/pid_max || true; fi',
-  'shift 5',
+  'shift 6',
   'exec "$@"',
 ].join('\n');
 
-/** Characters the overlay's option string cannot hold (separators), refused in the staging paths. */
+/** Characters the overlay's option string cannot hold (separators), refused in the staging names. */
 const UNSAFE_OPTION_CHARS = /[,:\\\n]/;
 
 /** bwrap exits with 128 + the signal that ended its child: SIGXCPU is the CPU-time limit. */
@@ -79,6 +87,7 @@ export function bwrapEngine(options: BwrapEngineOptions = {}): ExecEngine {
 }
 
 interface Tools {
+  bash: string;
   setpriv: string;
   unshare: string;
   bwrap: string;
@@ -105,10 +114,12 @@ async function probe(bwrapPath: string | undefined, self: () => ExecEngine): Pro
   const unshare = which('unshare');
   const prlimit = which('prlimit');
   const setpriv = which('setpriv');
+  const bash = which('bash');
   if (bwrap === undefined || !isExecutable(bwrap)) throw new NotSupportedError(`running programs needs bubblewrap (bwrap): ${INSTALL}`);
   if (unshare === undefined || prlimit === undefined || setpriv === undefined)
     throw new NotSupportedError(`running programs needs unshare, prlimit and setpriv (util-linux): ${INSTALL}`);
-  const tools = { setpriv, unshare, bwrap, prlimit };
+  if (bash === undefined) throw new NotSupportedError(`running programs needs bash: ${INSTALL}`);
+  const tools = { bash, setpriv, unshare, bwrap, prlimit };
   const lower = createOwnedTemp('sandbox-probe');
   const area = new StagingArea();
   const etc = writeEtc(lower);
@@ -168,16 +179,19 @@ interface ViewSettings {
 
 function runSandboxed(tools: Tools, request: EngineRequest, view: ViewSettings): Promise<EngineOutcome> {
   const { staging } = request;
-  for (const dir of [staging.upper, staging.work, staging.merged]) {
-    if (UNSAFE_OPTION_CHARS.test(dir))
-      throw new NotSupportedError('the temp directory path holds a character an overlay mount cannot take (, : \\)');
-  }
+  const runDir = dirname(staging.upper);
+  const layers = [staging.upper, staging.work, staging.merged];
+  if (layers.some((dir) => dirname(dir) !== runDir || UNSAFE_OPTION_CHARS.test(basename(dir))))
+    throw new InvalidArgumentError('the staging directories must be siblings whose names an overlay mount can take (no , : \\)');
+  fs.symlinkSync(request.lower, join(runDir, LOWER_LINK));
   const network = request.network === 'host';
   const system = systemArgs({ ...view, network });
   const env: Record<string, string> = { PATH: system.path, HOME: '/tmp', LANG: 'C.UTF-8', TERM: 'dumb', USER: 'user', ...request.env };
   const workdir = request.cwd === '' ? '/workspace' : `/workspace/${request.cwd}`;
   const etc = openEtc(system.etc);
-  const bwrapArgs = [
+  // bubblewrap reads its options from a pipe (`--args`): they name host paths (the merged tree), and the
+  // sandbox's pid 1 is bubblewrap's own process, whose command line a program can read in /proc/1/cmdline.
+  const bwrapOptions = [
     '--unshare-user',
     '--uid',
     String(SANDBOX_UID),
@@ -208,9 +222,8 @@ function runSandboxed(tools: Tools, request: EngineRequest, view: ViewSettings):
     ...hiddenArgs(request.hidden ?? [], view.emptyFile),
     '--chdir',
     workdir,
-    '--',
-    ...request.argv,
   ];
+  const argsFd = FIRST_PASSED_FD + etc.fds.length;
   const limits = request.limits;
   const prlimitArgs = [
     `--fsize=${limits.fileBytes}`,
@@ -234,19 +247,21 @@ function runSandboxed(tools: Tools, request: EngineRequest, view: ViewSettings):
     '--kill-child',
     '--mount-proc',
     '--',
-    '/bin/sh',
+    tools.bash,
     '-c',
     WRAPPER,
     'sessionfs-sandbox',
-    request.lower,
-    staging.upper,
-    staging.work,
-    staging.merged,
+    runDir,
+    ...layers.map((dir) => basename(dir)),
     String(pidMax),
+    String(argsFd),
     tools.prlimit,
     ...prlimitArgs,
     tools.bwrap,
-    ...bwrapArgs,
+    '--args',
+    String(argsFd),
+    '--',
+    ...request.argv,
   ];
 
   return new Promise<EngineOutcome>((resolve, reject) => {
@@ -254,13 +269,16 @@ function runSandboxed(tools: Tools, request: EngineRequest, view: ViewSettings):
     try {
       // The /etc files go down the chain as fds 3…; bwrap reads them, the child holds its own copies.
       child = spawn(tools.setpriv, args, {
-        stdio: [request.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe', ...etc.fds],
+        stdio: [request.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe', ...etc.fds, 'pipe'],
         env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', LANG: 'C.UTF-8' },
         detached: true,
       });
     } finally {
       etc.close();
     }
+    const options = child.stdio[argsFd] as Writable;
+    options.on('error', () => undefined); // a sandbox that failed to start reads none of it
+    options.end(bwrapOptions.map((arg) => `${arg}\0`).join(''));
     const stdout = new OutputSink(request.maxOutputBytes);
     const stderr = new OutputSink(request.maxOutputBytes);
     child.stdout?.on('data', (chunk: Buffer) => stdout.push(chunk));

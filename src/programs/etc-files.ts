@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import type { EtcSource } from './system-view.js';
 
 /** The descriptor number the first handed-over file gets in the child (after stdin, stdout and stderr). */
-const FIRST_FD = 3;
+export const FIRST_PASSED_FD = 3;
 
 /** bwrap arguments filling the sandbox's /etc, and the open files they name (to pass as the child's fds 3…). */
 export interface OpenedEtc {
@@ -35,7 +35,7 @@ export function openEtc(entries: readonly EtcSource[]): OpenedEtc {
         continue;
       }
       if (fs.fstatSync(fd).isFile()) {
-        args.push('--perms', '0444', '--file', String(FIRST_FD + fds.length), entry.target);
+        args.push('--perms', '0444', '--file', String(FIRST_PASSED_FD + fds.length), entry.target);
         fds.push(fd);
       } else {
         fs.closeSync(fd);
