@@ -194,18 +194,24 @@ export function matchWorkerMain(
     const matches: FileMatch[] = [];
     const undecoded: LinesResult['undecoded'] = [];
     const done = (): LinesResult => ({ matches, undecoded });
-    /** The line's first match, recorded; true once `maxMatches` are known. `lineNumber` is asked only then. */
-    const matchLine = (file: number, raw: string, lineNumber: () => number): boolean => {
+    /** The line's first match, recorded; true once `maxMatches` are known. A line number to count is counted only then. */
+    const matchLine = (file: number, raw: string, lineNumber: number | (() => number)): boolean => {
       const line = raw.endsWith('\r') ? raw.slice(0, -1) : raw;
       const match = regex.exec(line);
       if (match === null) return false;
-      matches.push({ file, lineNumber: lineNumber(), lineContent: line, matchStart: match.index, matchEnd: match.index + match[0].length });
+      matches.push({
+        file,
+        lineNumber: typeof lineNumber === 'number' ? lineNumber : lineNumber(),
+        lineContent: line,
+        matchStart: match.index,
+        matchEnd: match.index + match[0].length,
+      });
       return matches.length >= request.maxMatches;
     };
     const matchText = (file: number, text: string): boolean => {
       const lines = text.split('\n');
       if (lines[lines.length - 1] === '') lines.pop();
-      for (let index = 0; index < lines.length; index += 1) if (matchLine(file, lines[index] as string, () => index + 1)) return true;
+      for (let index = 0; index < lines.length; index += 1) if (matchLine(file, lines[index] as string, index + 1)) return true;
       return false;
     };
     /**
