@@ -16,7 +16,7 @@ import { PIN_DIRECTORIES, pinChild, pinDirectory, type PinnedDir, type Sandbox }
  * Breadth first, parents before children. Every directory is listed through a pinned descriptor: a
  * subdirectory is opened through its parent's descriptor (`O_NOFOLLOW`) while the parent is listed, so it
  * needs no proof of its own; past {@link PINS_AHEAD} open ones it is pinned later by its real path and
- * checked through `/proc/self/fd`. The system calls are synchronous, in slices of {@link SLICE_MS} with the
+ * checked through `/proc/<pid>/fd`. The system calls are synchronous, in slices of {@link SLICE_MS} with the
  * event loop served between them: a listing through the thread pool cost two hops per directory (open, then
  * readdir), and on the 972 directories of the search bench the walk took about 48 ms of CPU against 18 ms
  * done this way.

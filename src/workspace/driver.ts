@@ -189,7 +189,7 @@ export type DriverBulkEntry =
 
 /** A directory held open for search workers to read files in; released once they are done. */
 export interface SearchDirectoryPin {
-  /** A host path naming that very directory (on Linux `/proc/self/fd/<fd>`). */
+  /** A host path naming that very directory (on Linux `/proc/<pid>/fd/<fd>`). */
   readonly path: string;
   release(): void;
 }

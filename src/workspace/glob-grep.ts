@@ -56,8 +56,7 @@ export async function grepFiles(
       ahead?.abandon();
       throw error;
     }
-    await ahead?.finish();
-    return scanFiles(source, await unlessIgnored(source, selected, options, bounds), request, bounds);
+    return scanFiles(source, await unlessIgnored(source, selected, options, bounds), request, bounds, ahead?.searched);
   });
 }
 

@@ -20,7 +20,7 @@ vi.mock('node:fs', async (importOriginal) => {
     const listing = fs.readdirSync(path, options as never) as unknown[];
     const typed = typeof options === 'object' && options !== null && (options as { withFileTypes?: boolean }).withFileTypes === true;
     // A pinned directory is listed by its descriptor's /proc name: judge it by where that leads.
-    const where = String(path).startsWith('/proc/self/fd/') ? fs.readlinkSync(path) : String(path);
+    const where = /^\/proc\/(?:self|\d+)\/fd\//.test(String(path)) ? fs.readlinkSync(path) : String(path);
     if (!typed || !where.includes(MARK)) return listing;
     return (listing as import('node:fs').Dirent[]).map(untyped);
   }) as typeof fs.readdirSync;

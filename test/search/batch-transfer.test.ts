@@ -10,16 +10,13 @@ import { matchPool } from '../../src/workspace/search/match-pool.js';
 describe('grep batches move their bytes to the worker', () => {
   it('transfers the buffers a job hands over, and matches the files viewing them', async () => {
     const packed = new Uint8Array(new TextEncoder().encode('alpha TODO\nbeta\ngamma TODO\n'));
-    const files = [
-      { path: 'a.txt', bytes: packed.subarray(0, 16) },
-      { path: 'b.txt', bytes: packed.subarray(16) },
-    ];
+    const files = [packed.subarray(0, 16), packed.subarray(16)];
     const job = { pattern: 'TODO', flags: 'u', maxMatches: 10, needle: new TextEncoder().encode('TODO'), files };
     const result = await matchPool.matchLines(job, new AbortController().signal, [packed.buffer]);
     expect(packed.buffer.byteLength).toBe(0); // moved, not copied
-    expect(result.matches.map((m) => [m.path, m.lineNumber, m.lineContent])).toEqual([
-      ['a.txt', 1, 'alpha TODO'],
-      ['b.txt', 1, 'gamma TODO'],
+    expect(result.matches.map((m) => [m.file, m.lineNumber, m.lineContent])).toEqual([
+      [0, 1, 'alpha TODO'],
+      [1, 1, 'gamma TODO'],
     ]);
   });
 

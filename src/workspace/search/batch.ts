@@ -2,7 +2,7 @@ import { decodeText } from '../../text/encoding.js';
 import type { SearchDirectoryPin } from '../driver.js';
 import { baseName, parentPath, type NormalizedPath } from '../paths.js';
 import { matchPool } from './match-pool.js';
-import type { LineMatch, LinesJob, MatchFile } from './match-worker.js';
+import type { FileMatch, LineMatch, LinesJob, MatchFile } from './match-worker.js';
 import type { SearchEntry, SearchSource } from './source.js';
 
 export interface ScanRequest {
@@ -22,31 +22,57 @@ const BATCH_FILES = 256;
 export const IN_FLIGHT = 4;
 
 /** The worker job of a scan, less its files: the literals as UTF-8 bytes. */
-export function linesJob(request: ScanRequest): Omit<LinesJob, 'kind' | 'files'> & { needle: Buffer | undefined } {
+export type ScanJob = Omit<LinesJob, 'kind' | 'files'> & { needle: Buffer | undefined };
+
+export function linesJob(request: ScanRequest): ScanJob {
   const needle = request.needle === undefined ? undefined : Buffer.from(request.needle, 'utf8');
   const alsoNeeded = needle === undefined ? [] : (request.alsoNeeded ?? []).map((literal) => Buffer.from(literal, 'utf8'));
   return { pattern: request.pattern, flags: request.flags, maxMatches: request.maxMatches, needle, alsoNeeded };
 }
 
 /**
- * One batch through the pool; files the worker handed back undecoded are decoded here with the tools'
- * codec (the text `read_file` shows: BOM stripped, UTF-16 or the detected legacy encoding; binaries stay
- * skipped) and matched in a second job. The worker stopped at `maxMatches` after every file it handed
- * back, so merging both in file order and cutting at `maxMatches` is exact.
+ * One batch through the pool, its matches named by `paths` (the batch's files' workspace paths, in order);
+ * files the worker handed back undecoded are decoded here with the tools' codec (the text `read_file` shows:
+ * BOM stripped, UTF-16 or the detected legacy encoding; binaries stay skipped) and matched in a second job.
+ * The worker stopped at `maxMatches` after every file it handed back, so merging both in file order and
+ * cutting at `maxMatches` is exact.
  */
-export async function matchBatch(job: Omit<LinesJob, 'kind'>, signal: AbortSignal, transfer: ArrayBuffer[]): Promise<LineMatch[]> {
-  const first = await matchPool.matchLines(job, signal, transfer);
+export async function matchBatch(
+  job: ScanJob,
+  files: MatchFile[],
+  paths: readonly NormalizedPath[],
+  signal: AbortSignal,
+  transfer: ArrayBuffer[],
+): Promise<LineMatch[]> {
+  const first = await matchPool.matchLines({ ...job, files }, signal, transfer);
   const decoded: MatchFile[] = [];
+  const decodedPaths: NormalizedPath[] = [];
+  const ranks: number[] = [];
   for (const { index, bytes } of first.undecoded) {
     const text = decodeText(bytes)?.text;
-    if (text !== undefined) decoded.push({ path: (job.files[index] as MatchFile).path, text });
+    if (text === undefined) continue;
+    decoded.push({ text });
+    decodedPaths.push(paths[index] as NormalizedPath);
+    ranks.push(index);
   }
-  if (decoded.length === 0) return first.matches;
+  const named = (matches: readonly FileMatch[], names: readonly NormalizedPath[]): LineMatch[] =>
+    matches.map(({ file, lineNumber, lineContent, matchStart, matchEnd }) => ({
+      path: names[file] as NormalizedPath,
+      lineNumber,
+      lineContent,
+      matchStart,
+      matchEnd,
+    }));
+  if (decoded.length === 0) return named(first.matches, paths);
   const second = await matchPool.matchLines({ ...job, files: decoded }, signal);
-  const order = new Map(job.files.map((file, index) => [file.path, index]));
-  const rank = (match: LineMatch): number => order.get(match.path) ?? 0;
-  const merged = [...first.matches, ...second.matches].sort((a, b) => rank(a) - rank(b) || a.lineNumber - b.lineNumber);
-  return merged.slice(0, job.maxMatches);
+  const merged = [
+    ...first.matches.map((match) => ({ rank: match.file, match })),
+    ...second.matches.map((match) => ({ rank: ranks[match.file] as number, match: { ...match, file: ranks[match.file] as number } })),
+  ].sort((a, b) => a.rank - b.rank || a.match.lineNumber - b.match.lineNumber);
+  return named(
+    merged.slice(0, job.maxMatches).map(({ match }) => match),
+    paths,
+  );
 }
 
 /**
@@ -56,8 +82,13 @@ export async function matchBatch(job: Omit<LinesJob, 'kind'>, signal: AbortSigna
  */
 export class Batch {
   readonly files: MatchFile[] = [];
+  /** The workspace path of each file, in order. */
+  readonly paths: NormalizedPath[] = [];
   readonly #read: { index: number; bytes: Uint8Array }[] = [];
   readonly #pins = new Map<NormalizedPath, SearchDirectoryPin | undefined>();
+  /** The directory of the last file added and its pin: files come a directory at a time. */
+  #lastDirectory: NormalizedPath | undefined;
+  #lastPin: SearchDirectoryPin | undefined;
   #bytes = 0;
 
   get full(): boolean {
@@ -68,19 +99,17 @@ export class Batch {
   addPinned(source: SearchSource, file: SearchEntry): boolean {
     if (file.isLink === true || source.pinDirectory === undefined) return false;
     const directory = parentPath(file.path);
-    let pin = this.#pins.get(directory);
-    if (!this.#pins.has(directory)) {
-      pin = source.pinDirectory(directory);
-      this.#pins.set(directory, pin);
-    }
+    const pin = directory === this.#lastDirectory ? this.#lastPin : this.#pin(source, directory);
     if (pin === undefined) return false;
-    this.files.push({ path: file.path, directory: pin.path, name: baseName(file.path) });
+    this.files.push(`${pin.path}/${baseName(file.path)}`);
+    this.paths.push(file.path);
     return true;
   }
 
   addBytes(path: NormalizedPath, bytes: Uint8Array): void {
     this.#read.push({ index: this.files.length, bytes });
-    this.files.push({ path, bytes });
+    this.files.push(bytes);
+    this.paths.push(path);
     this.#bytes += bytes.byteLength;
   }
 
@@ -91,7 +120,7 @@ export class Batch {
     let offset = 0;
     for (const { index, bytes } of this.#read) {
       packed.set(bytes, offset);
-      this.files[index] = { path: (this.files[index] as MatchFile).path, bytes: packed.subarray(offset, offset + bytes.byteLength) };
+      this.files[index] = packed.subarray(offset, offset + bytes.byteLength);
       offset += bytes.byteLength;
     }
     this.#read.length = 0;
@@ -101,5 +130,18 @@ export class Batch {
   release(): void {
     for (const pin of this.#pins.values()) pin?.release();
     this.#pins.clear();
+    this.#lastDirectory = undefined;
+    this.#lastPin = undefined;
+  }
+
+  #pin(source: SearchSource, directory: NormalizedPath): SearchDirectoryPin | undefined {
+    let pin = this.#pins.get(directory);
+    if (!this.#pins.has(directory)) {
+      pin = source.pinDirectory?.(directory);
+      this.#pins.set(directory, pin);
+    }
+    this.#lastDirectory = directory;
+    this.#lastPin = pin;
+    return pin;
   }
 }

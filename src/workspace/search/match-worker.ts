@@ -1,11 +1,14 @@
 import type { MessagePort } from 'node:worker_threads';
 
 /**
- * A file for a worker: its bytes, (host backends) a pinned directory and a name to read there, or the text
- * of a legacy-encoded file the main thread decoded (BOM already stripped).
+ * A file for a worker: its bytes; (host backends) its path through a pinned directory
+ * (`/proc/<pid>/fd/<fd>/<name>`), which the worker opens without following a final link; or the text of a
+ * legacy-encoded file the main thread decoded (BOM already stripped). A file has no workspace path here:
+ * matches name it by its index in the job, and the caller, who knows the paths, names them. One string per
+ * file read by the worker keeps the message small: cloning three strings a file cost the main thread more
+ * than the worker spent reading it.
  */
-export type MatchFile =
-  { path: string; bytes: Uint8Array } | { path: string; directory: string; name: string } | { path: string; text: string };
+export type MatchFile = Uint8Array | string | { text: string };
 
 /** One batch of files for a worker: every file's lines are matched with one regex. */
 export interface LinesJob {
@@ -29,6 +32,15 @@ export interface LineMatch {
   matchEnd: number;
 }
 
+/** A match as a worker reports it: its file by index in the job. */
+export interface FileMatch {
+  file: number;
+  lineNumber: number;
+  lineContent: string;
+  matchStart: number;
+  matchEnd: number;
+}
+
 /** One batch of paths for a worker: which of them a compiled glob (picomatch's regex and glob) matches. */
 export interface PathsJob {
   kind: 'paths';
@@ -44,7 +56,7 @@ export interface PathsJob {
  * encoding (their index in the job and their bytes), for the main thread to decode and match as text.
  */
 export interface LinesResult {
-  matches: LineMatch[];
+  matches: FileMatch[];
   undecoded: { index: number; bytes: Uint8Array }[];
 }
 
@@ -80,8 +92,8 @@ export function mayHoldNeedle(bytes: Uint8Array, needle: Uint8Array, isUtf8: (by
  * a BOM, or what chardet detects) and sends its text back to be matched here, in the same job's order.
  *
  * Work is skipped where it cannot matter: with a needle, a file that cannot hold it (`mayHoldNeedle`) is
- * never decoded, and in a UTF-8 file only the lines holding it are decoded and matched. A file given by
- * directory and name is opened there without following a final link (`O_NOFOLLOW`; the directory was
+ * never decoded, and in a UTF-8 file only the lines holding it are decoded and matched. A file given by its
+ * path through a pinned directory is opened without following a final link (`O_NOFOLLOW`; the directory was
  * pinned and checked inside the root by the caller), and skipped when that fails or it is not a regular file.
  */
 export function matchWorkerMain(
@@ -109,24 +121,28 @@ export function matchWorkerMain(
     return done;
   };
   /**
-   * A regular file's bytes (valid until the next read: a view of the scratch buffer when it fits). A large
-   * file whose first bytes already prove it binary (see `provesBinary`) is skipped without reading the rest:
-   * the whole file would be skipped as binary too.
+   * A regular file's bytes (valid until the next read: a view of the scratch buffer when it fits). It is
+   * read up to its end before anything asks its size: an `fstat` per file (and the Stats object Node makes
+   * of it) cost more than the read of a small file. Every read is a `pread`, which a FIFO, a socket or a
+   * terminal refuses (ESPIPE) without giving up a byte, and a directory too (EISDIR); a file that fills the
+   * scratch buffer is checked to be a regular file before more of it is read, so an endless device never
+   * is. A large file whose first bytes already prove it binary (see `provesBinary`) is skipped without
+   * reading the rest: the whole file would be skipped as binary too.
    */
-  const readAt = (directory: string, name: string): Buffer | undefined => {
+  const readAt = (at: string): Buffer | undefined => {
     let fd: number;
     try {
-      fd = fs.openSync(`${directory}/${name}`, OPEN_FLAGS);
+      fd = fs.openSync(at, OPEN_FLAGS);
     } catch {
       return undefined;
     }
     try {
+      const probed = readInto(fd, scratch, 0, scratch.length);
+      if (probed < scratch.length) return scratch.subarray(0, probed);
       const st = fs.fstatSync(fd);
       if (!st.isFile()) return undefined;
       const size = st.size;
-      if (size <= scratch.length) return scratch.subarray(0, readInto(fd, scratch, 0, size));
-      const probed = readInto(fd, scratch, 0, scratch.length);
-      if (probed < scratch.length) return scratch.subarray(0, probed);
+      if (size <= probed) return scratch;
       if (provesBinary(scratch)) return undefined;
       const buffer = Buffer.allocUnsafeSlow(size);
       scratch.copy(buffer, 0, 0, probed);
@@ -170,26 +186,80 @@ export function matchWorkerMain(
     const regex = compile(request.pattern, request.flags);
     const needle = request.needle === undefined ? undefined : Buffer.from(request.needle);
     const alsoNeeded = (request.alsoNeeded ?? []).map((literal) => Buffer.from(literal));
-    const holdsTheOthers = (bytes: Buffer, start: number, end: number): boolean => {
-      if (alsoNeeded.length === 0) return true;
-      const line = bytes.subarray(start, end);
-      return alsoNeeded.every((literal) => line.includes(literal));
-    };
-    const matches: LineMatch[] = [];
+    /** Every literal a matching line holds, the needle first; none may hold a newline, or no line can match. */
+    const literals = needle === undefined ? [] : [needle, ...alsoNeeded];
+    const noLineHoldsThem = literals.some((literal) => literal.includes(NEWLINE));
+    /** Where each literal occurs next in the file being searched (at or after the position asked last). */
+    const next = literals.map(() => 0);
+    const matches: FileMatch[] = [];
     const undecoded: LinesResult['undecoded'] = [];
     const done = (): LinesResult => ({ matches, undecoded });
-    const matchLine = (path: string, lineNumber: number, raw: string): boolean => {
+    /** The line's first match, recorded; true once `maxMatches` are known. A line number to count is counted only then. */
+    const matchLine = (file: number, raw: string, lineNumber: number | (() => number)): boolean => {
       const line = raw.endsWith('\r') ? raw.slice(0, -1) : raw;
       const match = regex.exec(line);
       if (match === null) return false;
-      matches.push({ path, lineNumber, lineContent: line, matchStart: match.index, matchEnd: match.index + match[0].length });
+      matches.push({
+        file,
+        lineNumber: typeof lineNumber === 'number' ? lineNumber : lineNumber(),
+        lineContent: line,
+        matchStart: match.index,
+        matchEnd: match.index + match[0].length,
+      });
       return matches.length >= request.maxMatches;
     };
-    const matchText = (path: string, text: string): boolean => {
+    const matchText = (file: number, text: string): boolean => {
       const lines = text.split('\n');
       if (lines[lines.length - 1] === '') lines.pop();
-      for (let index = 0; index < lines.length; index += 1) if (matchLine(path, index + 1, lines[index] as string)) return true;
+      for (let index = 0; index < lines.length; index += 1) if (matchLine(file, lines[index] as string, index + 1)) return true;
       return false;
+    };
+    /**
+     * The lines of a UTF-8 file that hold every literal, matched. The literal found furthest ahead names
+     * the first line that may hold them all (no earlier line holds that one); a line holding them all is
+     * decoded and matched, else the search goes on from that line. Each step finds a literal's next
+     * occurrence, so a common needle (`function` in `function\s+\w+Async`) costs no more than the rarest.
+     * Lines are counted only up to a match.
+     */
+    const matchUtf8 = (file: number, bytes: Buffer): boolean => {
+      const bom = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0;
+      let lineNumber = 1;
+      let counted = 0;
+      let lineStart = 0;
+      const countLines = (): number => {
+        for (
+          let newline = bytes.indexOf(NEWLINE, counted);
+          newline !== -1 && newline < lineStart;
+          newline = bytes.indexOf(NEWLINE, newline + 1)
+        )
+          lineNumber += 1;
+        counted = lineStart;
+        return lineNumber;
+      };
+      for (let index = 0; index < literals.length; index += 1) next[index] = -1;
+      let from = bom;
+      for (;;) {
+        let furthest = -1;
+        for (let index = 0; index < literals.length; index += 1) {
+          if ((next[index] as number) < from) next[index] = bytes.indexOf(literals[index] as Buffer, from);
+          const at = next[index] as number;
+          if (at === -1) return false;
+          if (at > furthest) furthest = at;
+        }
+        const start = Math.max(bytes.lastIndexOf(NEWLINE, furthest) + 1, bom);
+        let onEarlierLine = false;
+        for (let index = 0; index < literals.length; index += 1) if ((next[index] as number) < start) onEarlierLine = true;
+        if (onEarlierLine) {
+          from = start;
+          continue;
+        }
+        let end = bytes.indexOf(NEWLINE, furthest);
+        if (end === -1) end = bytes.length;
+        lineStart = start;
+        if (matchLine(file, bytes.toString('utf8', start, end), countLines)) return true;
+        if (end >= bytes.length) return false;
+        from = end + 1;
+      }
     };
     /** A file that is not UTF-8: handed back when it may be legacy text, skipped when it is binary. */
     const notUtf8 = (index: number, bytes: Buffer): void => {
@@ -199,12 +269,13 @@ export function matchWorkerMain(
 
     for (let index = 0; index < request.files.length; index += 1) {
       const file = request.files[index] as MatchFile;
-      if ('text' in file) {
-        if (matchText(file.path, file.text)) return done();
+      let bytes: Buffer | undefined;
+      if (typeof file === 'string') bytes = readAt(file);
+      else if (file instanceof Uint8Array) bytes = Buffer.from(file.buffer, file.byteOffset, file.byteLength);
+      else {
+        if (matchText(index, file.text)) return done();
         continue;
       }
-      const bytes =
-        'bytes' in file ? Buffer.from(file.bytes.buffer, file.bytes.byteOffset, file.bytes.byteLength) : readAt(file.directory, file.name);
       if (bytes === undefined || bytes.length === 0) continue;
       if (needle === undefined) {
         let text: string;
@@ -214,35 +285,15 @@ export function matchWorkerMain(
           notUtf8(index, bytes);
           continue;
         }
-        if (matchText(file.path, text)) return done();
+        if (matchText(index, text)) return done();
         continue;
       }
-      if (!mayHold(bytes, needle, isUtf8)) continue;
+      if (noLineHoldsThem || !literals.every((literal) => mayHold(bytes, literal, isUtf8))) continue;
       if (!isUtf8(bytes)) {
         notUtf8(index, bytes);
         continue;
       }
-      if (!alsoNeeded.every((literal) => bytes.includes(literal))) continue;
-      let found = bytes.indexOf(needle);
-      const bom = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0;
-      let lineNumber = 1;
-      let counted = 0;
-      while (found !== -1) {
-        const start = Math.max(bytes.lastIndexOf(NEWLINE, found) + 1, bom);
-        let end = bytes.indexOf(NEWLINE, found);
-        if (end === -1) end = bytes.length;
-        for (
-          let newline = bytes.indexOf(NEWLINE, counted);
-          newline !== -1 && newline < start;
-          newline = bytes.indexOf(NEWLINE, newline + 1)
-        ) {
-          lineNumber += 1;
-          counted = newline + 1;
-        }
-        counted = start;
-        if (holdsTheOthers(bytes, start, end) && matchLine(file.path, lineNumber, bytes.toString('utf8', start, end))) return done();
-        found = end >= bytes.length ? -1 : bytes.indexOf(needle, end + 1);
-      }
+      if (matchUtf8(index, bytes)) return done();
     }
     return done();
   };

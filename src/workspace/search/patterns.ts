@@ -91,5 +91,11 @@ export function globLiteralBase(pattern: string): string {
   return picomatch.scan(pattern).base;
 }
 
-/** What grep searches without a `glob`: every file, except under dot segments (as ripgrep skips hidden files). A fixed glob, safe on the main thread. */
-export const searchedByDefault: (path: string) => boolean = picomatch('**', { dot: false });
+/**
+ * What grep searches without a `glob`: every file, except under dot segments (as ripgrep skips hidden
+ * files). What picomatch's `**` without `dot` matches on a normalized path, tested without a regex: it runs
+ * once per file of the tree.
+ */
+export function searchedByDefault(path: string): boolean {
+  return path !== '' && !path.startsWith('.') && !path.includes('/.');
+}

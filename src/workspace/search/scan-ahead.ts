@@ -1,4 +1,4 @@
-import { Batch, IN_FLIGHT, linesJob, matchBatch, type ScanRequest } from './batch.js';
+import { Batch, IN_FLIGHT, linesJob, matchBatch, type ScanJob, type ScanRequest } from './batch.js';
 import type { LineMatch } from './match-worker.js';
 import type { SearchEntry, SearchSource } from './source.js';
 
@@ -7,18 +7,24 @@ import type { SearchEntry, SearchSource } from './source.js';
  * without this every worker would idle until the last directory is listed. Files the workers can read in
  * a pinned directory are sent in walk order, at most {@link IN_FLIGHT} batches at once (the walk waits for
  * a worker: it runs at their pace); the files a batch matched completely keep their matches in their entry
- * (`SearchEntry.matched`) for the sorted scan, which matches only the rest. Once `maxMatches` are known nothing more is
- * sent: past that the sorted scan matches only what the answer needs.
+ * (`SearchEntry.matched`) for the sorted scan, which matches only the rest. A file matched completely
+ * without a match is dropped (nothing of it goes into the answer), so the scan neither sorts nor visits
+ * most of a tree. Once `maxMatches` are known nothing more is taken: past that the sorted scan matches only
+ * what the answer needs.
  */
 export class ScanAhead {
   readonly #source: SearchSource;
-  readonly #job: ReturnType<typeof linesJob>;
+  readonly #job: ScanJob;
   readonly #signal: AbortSignal;
   readonly #inFlight: Promise<void>[] = [];
   #batch = new Batch();
   /** The entries of the batch being filled, in its order. */
   #entries: SearchEntry[] = [];
+  /** Files taken that the answer may need: some matched, or not matched to the end (cut at `maxMatches`). */
+  readonly #kept: SearchEntry[] = [];
   #found = 0;
+  /** Files searched while the walk ran and found without a match (dropped: see `finish`). */
+  searched = 0;
 
   constructor(source: SearchSource, request: ScanRequest, signal: AbortSignal) {
     this.#source = source;
@@ -26,22 +32,33 @@ export class ScanAhead {
     this.#signal = signal;
   }
 
-  /** Takes a file the walk selected; a promise to wait for when every worker is busy. */
-  add(entry: SearchEntry): Promise<void> | undefined {
-    if (this.#found >= this.#job.maxMatches || !this.#batch.addPinned(this.#source, entry)) return undefined;
+  /**
+   * Takes a file the walk selected, unless enough matches are known or no worker can read it: whether it
+   * did (a file not taken is the caller's to scan).
+   */
+  take(entry: SearchEntry): boolean {
+    if (this.#found >= this.#job.maxMatches || !this.#batch.addPinned(this.#source, entry)) return false;
     this.#entries.push(entry);
-    if (!this.#batch.full) return undefined;
-    this.#send();
+    if (this.#batch.full) this.#send();
+    return true;
+  }
+
+  /** A promise to wait for when every worker is busy, so the walk goes at their pace. */
+  busy(): Promise<void> | undefined {
     return this.#inFlight.length >= IN_FLIGHT ? this.#inFlight.shift() : undefined;
   }
 
   /**
-   * Once the walk is done: waits for the batches in flight. Each file they matched completely has its
-   * matches in its entry's `matched`; the unsent rest is left to the sorted scan.
+   * Once the walk is done: waits for the batches in flight, then adds to `found` (the files not taken) the
+   * taken ones the answer may need: those matched completely with their matches in `matched`, the rest
+   * (cut short or never sent) to be matched by the sorted scan. The files dropped are counted in `searched`.
    */
-  async finish(): Promise<void> {
+  async finish(found: SearchEntry[]): Promise<SearchEntry[]> {
     this.#batch.release();
     await Promise.all(this.#inFlight.splice(0));
+    for (const entry of this.#entries) found.push(entry);
+    for (const entry of this.#kept) found.push(entry);
+    return found;
   }
 
   /** The walk failed: nothing more is sent (batches in flight release their pins when they settle). */
@@ -55,11 +72,10 @@ export class ScanAhead {
     const entries = this.#entries;
     this.#batch = new Batch();
     this.#entries = [];
-    const files = sent.files;
-    const running = matchBatch({ ...this.#job, files }, this.#signal, sent.pack())
+    const running = matchBatch(this.#job, sent.files, sent.paths, this.#signal, sent.pack())
       .then((matches) => this.#keep(entries, matches))
       .finally(() => sent.release());
-    running.catch(() => undefined); // awaited by `add` or `finish`, unless the walk fails first
+    running.catch(() => undefined); // awaited by `busy`'s caller or `finish`, unless the walk fails first
     this.#inFlight.push(running);
   }
 
@@ -72,18 +88,21 @@ export class ScanAhead {
     const last = matches.at(-1);
     if (last !== undefined && matches.length >= this.#job.maxMatches) complete = entries.findIndex((entry) => entry.path === last.path);
     let next = 0;
-    for (let index = 0; index < complete; index += 1) {
+    for (let index = 0; index < entries.length; index += 1) {
       const entry = entries[index] as SearchEntry;
+      if (index >= complete) {
+        this.#kept.push(entry);
+        continue;
+      }
       if (matches[next]?.path !== entry.path) {
-        entry.matched = NO_MATCHES;
+        this.searched += 1;
         continue;
       }
       const start = next;
       while (matches[next]?.path === entry.path) next += 1;
       entry.matched = matches.slice(start, next);
       this.#found += next - start;
+      this.#kept.push(entry);
     }
   }
 }
-
-const NO_MATCHES: readonly LineMatch[] = Object.freeze([]);

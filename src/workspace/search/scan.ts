@@ -12,14 +12,16 @@ export type { ScanRequest } from './batch.js';
  * Matches `files` (sorted) in the worker pool, batch by batch, in order, and stops once `maxMatches` are
  * known. A file in a directory the source can pin is read by the worker itself; any other file is read
  * here, and skipped before it is sent when it cannot hold the needle. A file already `matched` (while the
- * walk ran, see `ScanAhead`) is not matched again: its matches take its place in the order. The deadline is
- * checked between files, and the pool stops a batch mid-match when it passes.
+ * walk ran, see `ScanAhead`) is not matched again: its matches take its place in the order; the files it
+ * searched without a match were left out, `searchedBefore` of them, counted in the progress. The deadline
+ * is checked between files, and the pool stops a batch mid-match when it passes.
  */
 export async function scanFiles(
   source: SearchSource,
   files: readonly SearchEntry[],
   request: ScanRequest,
   deadline: SearchDeadline,
+  searchedBefore = 0,
 ): Promise<LineMatch[]> {
   const job = linesJob(request);
   const { needle } = job;
@@ -32,7 +34,7 @@ export async function scanFiles(
     const sent = batch;
     batch = new Batch();
     const packed = sent.pack();
-    const running = matchBatch({ ...job, files: sent.files }, deadline.signal, packed).finally(() => sent.release());
+    const running = matchBatch(job, sent.files, sent.paths, deadline.signal, packed).finally(() => sent.release());
     // Settled later in order, or dropped once enough matches are known: never an unhandled rejection.
     running.catch(() => undefined);
     inFlight.push(running);
@@ -43,7 +45,8 @@ export async function scanFiles(
   };
 
   try {
-    deadline.progress.report({ phase: 'search', done: 0, total: deadline.progress.done + files.length });
+    const done = deadline.progress.done + searchedBefore;
+    deadline.progress.report({ phase: 'search', done, total: done + files.length });
     for (const file of files) {
       deadline.step('search', displayPath(file.path));
       const matched = file.matched;

@@ -14,7 +14,8 @@ const PATHS_PER_BATCH = 4096;
  * at the pattern's literal prefix, so `src/**` never visits `node_modules/`. A glob's regex runs in the
  * worker pool while the walk goes on, so no glob can block the event loop either (picomatch's regex for
  * `**\/*a*a*a*a*a*a*b` backtracks for minutes on a long name of `a`s). Without a pattern, each selected
- * file is handed to `ahead` as the walk finds it (grep matches it meanwhile).
+ * file is handed to `ahead` as the walk finds it (grep matches it meanwhile), and the files it searched
+ * and found nothing in are left out (see `ScanAhead`): only the rest is sorted.
  */
 export async function selectFiles(
   source: SearchSource,
@@ -22,7 +23,7 @@ export async function selectFiles(
   pattern: string | undefined,
   dot: boolean,
   deadline: SearchDeadline,
-  ahead?: Pick<ScanAhead, 'add'>,
+  ahead?: Pick<ScanAhead, 'take' | 'busy' | 'finish'>,
 ): Promise<SearchEntry[]> {
   const relativePattern = pattern?.replace(/^(?:\.?\/)+/, '');
   const compiled = relativePattern === undefined ? undefined : compileGlob(relativePattern, dot);
@@ -51,8 +52,8 @@ export async function selectFiles(
       const tested = entry.path === base ? baseName(base) : relativeTo(entry.path, base);
       if (compiled === undefined) {
         if (entry.path !== base && !searchedByDefault(tested)) continue;
-        found.push(entry);
-        const busy = ahead?.add(entry);
+        if (ahead?.take(entry) !== true) found.push(entry);
+        const busy = ahead?.busy();
         if (busy !== undefined) await busy;
         continue;
       }
@@ -64,7 +65,8 @@ export async function selectFiles(
   }
   flush();
   for (const selected of await Promise.all(selections)) found.push(...selected);
-  return found.sort((a, b) => compareStrings(a.path, b.path));
+  const kept = ahead === undefined ? found : await ahead.finish(found);
+  return kept.sort((a, b) => compareStrings(a.path, b.path));
 }
 
 /** Below the walk's start, where every name is a segment of the path tested. */
