@@ -86,18 +86,16 @@ export class HistoryHooks {
     return this.#log.openTurn(label);
   }
 
-  async undo(
-    workspace: SnapshotableWorkspace,
-    options: HistoryActionOptions | undefined,
-    ready: () => Promise<void>,
-  ): Promise<HistoryOperation> {
-    const actor = actorOf(options, 'orchestrator');
-    await ready();
-    await this.#log.flush(workspace);
-    return this.#log.undo(workspace, actor);
+  undo(workspace: SnapshotableWorkspace, options: HistoryActionOptions | undefined, ready: () => Promise<void>): Promise<HistoryOperation> {
+    return this.#step('undo', workspace, options, ready);
   }
 
-  async redo(
+  redo(workspace: SnapshotableWorkspace, options: HistoryActionOptions | undefined, ready: () => Promise<void>): Promise<HistoryOperation> {
+    return this.#step('redo', workspace, options, ready);
+  }
+
+  async #step(
+    direction: 'undo' | 'redo',
     workspace: SnapshotableWorkspace,
     options: HistoryActionOptions | undefined,
     ready: () => Promise<void>,
@@ -105,7 +103,7 @@ export class HistoryHooks {
     const actor = actorOf(options, 'orchestrator');
     await ready();
     await this.#log.flush(workspace);
-    return this.#log.redo(workspace, actor);
+    return this.#log[direction](workspace, actor);
   }
 
   async blame(workspace: SnapshotableWorkspace, path: string): Promise<BlameResult> {
