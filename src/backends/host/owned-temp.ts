@@ -19,7 +19,9 @@ import { pinDirectory, Sandbox, type PinnedDir } from '../../host-files/sandbox.
  * owner is dead, so no process ever deletes another's live directory.
  */
 
-const PREFIX = 'sessionfs-';
+/** How every owned temp directory's name starts (a session hides paths under such names from the model). */
+export const OWNED_TEMP_PREFIX = 'sessionfs-';
+const PREFIX = OWNED_TEMP_PREFIX;
 const OWNED_NAME = /^sessionfs-([a-z]+(?:-[a-z]+)*)-(\d+)\.(\d+)\.([0-9a-f]{6})-[A-Za-z0-9]{6}$/;
 
 /** Directories this process owns and has not removed yet. */
