@@ -69,7 +69,7 @@ describe.each(SESSION_BACKENDS)('outside operations during a call on $name', ({ 
     await running.opened;
     let landed = false;
     const outside = session.filesystem
-      .writeFiles([{ path: 'bulk.txt', kind: 'file', content: new TextEncoder().encode('from the orchestrator') }])
+      .writeFiles!([{ path: 'bulk.txt', kind: 'file', content: new TextEncoder().encode('from the orchestrator') }])
       .then(() => {
         landed = true;
       });
