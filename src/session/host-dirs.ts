@@ -1,7 +1,7 @@
 import { realpathSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { OWNED_TEMP_PREFIX } from '../backends/host/owned-temp.js';
+import { OWNED_TEMP_PREFIX } from '../host-files/temp-prefix.js';
 import type { SnapshotableWorkspace } from '../workspace/types.js';
 import type { SessionSettings } from './options.js';
 

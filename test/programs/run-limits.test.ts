@@ -64,7 +64,7 @@ describe.skipIf(!available)('what one program run may change in total', () => {
     });
   }
 
-  it("a host root passed its total is left untouched (the program wrote only its staging layer)", async () => {
+  it('a host root passed its total is left untouched (the program wrote only its staging layer)', async () => {
     const root = scratch('sessionfs-test-total-');
     fs.writeFileSync(join(root, 'a.txt'), 'a');
     await using session = await createSession({ backend: 'host', root, allowedHostRoots: [root], exec: { limits: { changedBytes: 100 } } });

@@ -68,11 +68,11 @@ describe.each(SESSION_BACKENDS)('outside operations during a call on $name', ({ 
     const call = session.runTool(blockedFailingTool(running.open, release.opened), {});
     await running.opened;
     let landed = false;
-    const outside = session.filesystem
-      .writeFiles!([{ path: 'bulk.txt', kind: 'file', content: new TextEncoder().encode('from the orchestrator') }])
-      .then(() => {
-        landed = true;
-      });
+    const outside = session.filesystem.writeFiles!([
+      { path: 'bulk.txt', kind: 'file', content: new TextEncoder().encode('from the orchestrator') },
+    ]).then(() => {
+      landed = true;
+    });
     await new Promise((resolve) => setTimeout(resolve, 20));
     const landedDuringCall = landed;
     release.open();
