@@ -26,6 +26,7 @@ import { sentFileResource } from './output-content.js';
 import { patchResource, reviewTools, writeBackTool, type DirectTool } from './mcp-review.js';
 import { historyTools } from './mcp-history.js';
 import { hydrationNotices, type HydrationFeed } from './mcp-hydration.js';
+import { startFailureNotice } from './mcp-start-failure.js';
 import type { ExportResult } from '../export/export-plan.js';
 import type { WriteBackOptions } from '../export/write-back.js';
 
@@ -227,13 +228,13 @@ export async function buildMcpServer(
   });
 
   const hydration = 'ready' in source && source.hydration !== undefined ? hydrationNotices(server, source.hydration) : undefined;
-  if (hydration !== undefined) {
-    const rootsOnInitialized = server.oninitialized;
-    server.oninitialized = () => {
-      rootsOnInitialized?.();
-      hydration.connected();
-    };
-  }
+  const startFailure = startFailureNotice(server, starting.ready, options.redact ?? []);
+  const rootsOnInitialized = server.oninitialized;
+  server.oninitialized = () => {
+    rootsOnInitialized?.();
+    hydration?.connected();
+    startFailure.initialized();
+  };
 
   server.setRequestHandler(ListToolsRequestSchema, async () => {
     await roots.settled();
@@ -251,7 +252,14 @@ export async function buildMcpServer(
     const rootsPending = roots.settled();
     if (rootsPending !== undefined) await rootsPending;
     const directTool = direct.find((tool) => tool.name === params.name);
-    if (directTool !== undefined) return directTool.call(params.arguments, signal);
+    if (directTool !== undefined) {
+      // Each needs the session: after a failed start, the same answer as every other tool.
+      const failed = await starting.ready.then(
+        () => undefined,
+        (error: unknown) => startFailure.answer(error),
+      );
+      return failed ?? directTool.call(params.arguments, signal);
+    }
     const available = visibleTools();
     const scope = roots.scope();
     const found = available.find((tool) => tool.name === params.name);
@@ -272,9 +280,8 @@ export async function buildMcpServer(
     let session: Session;
     try {
       session = await (hydration === undefined ? starting.ready : hydration.waitFor(starting.ready, params._meta?.progressToken, notify));
-    } catch {
-      const text = 'the session could not start (the server says why on its standard error); no call can run';
-      return { content: [{ type: 'text', text }], isError: true };
+    } catch (error) {
+      return startFailure.answer(error);
     }
     let result: ToolCallResult;
     try {

@@ -4,6 +4,7 @@ import type { WriteBackOptions } from '../export/write-back.js';
 import { scrubHostPaths } from '../session/scrub.js';
 import type { WorkspaceToolsOptions } from '../tools/index.js';
 import { SessionInUseError, UsageError, type MountArgument } from './args.js';
+import { SessionStartError } from './usage-error.js';
 import { prepareExitWork } from './exit-work.js';
 import { buildMcpServer } from './mcp-server.js';
 import type { HydrateProgress } from '../sources/schema.js';
@@ -16,6 +17,11 @@ import type { StoreFlags } from './store-flags.js';
 
 /** Signals that stop the server cleanly (the session disposed, its temp root and git dir removed). */
 const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+/**
+ * After a failed start, how long the server waits for a client to speak (an MCP client speaks first, with
+ * `initialize`, as soon as it has started the server) before it takes the run for one without a client.
+ */
+const CLIENT_GRACE_MS = 1_000;
 
 export interface ServeOptions {
   backend: 'memory' | 'host' | 'overlay';
@@ -77,8 +83,10 @@ export async function serveMcp(options: ServeOptions): Promise<boolean> {
   };
   // The server answers `initialize` (and lists its tools) at once, while the session starts: a big mount is
   // hydrated after that, the first call waiting for it (progress on stderr). A stop while the session starts
-  // aborts it, so that it disposes what it created; a start that fails closes the server and is reported as
-  // before, naming no host path.
+  // aborts it, so that it disposes what it created. A start that fails is said to the client (every call is
+  // answered with the reason, naming no host path: mcp-start-failure.ts), and the server stays until the
+  // client leaves; without a client (nothing heard from stdin) it stops at once. Either way the process
+  // then exits as for any failed start, the reason on stderr.
   const starting = new AbortController();
   const started = startSession(options, starting.signal, progress, display, hostPaths);
   let opening = true;
@@ -92,6 +100,7 @@ export async function serveMcp(options: ServeOptions): Promise<boolean> {
       feed?.finish(undefined);
     },
   );
+  let heard = false;
   const { server, lane } = await buildMcpServer(
     {
       ready: started.then((start) => {
@@ -131,7 +140,13 @@ export async function serveMcp(options: ServeOptions): Promise<boolean> {
       ...(options.version === undefined ? {} : { version: options.version }),
     },
   );
-  const transport = new McpStdioTransport(lane);
+  const transport = new McpStdioTransport({
+    call: lane.call,
+    received: (message) => {
+      heard = true;
+      lane.received(message);
+    },
+  });
   return new Promise<boolean>((done, fail) => {
     let closing = false;
     const shutdown = () => {
@@ -164,7 +179,12 @@ export async function serveMcp(options: ServeOptions): Promise<boolean> {
     process.stdin.once('end', shutdown);
     process.stdin.once('close', shutdown);
     for (const signal of STOP_SIGNALS) process.once(signal, shutdown);
-    started.catch(shutdown);
+    started.catch(() => {
+      if (heard) return;
+      setTimeout(() => {
+        if (!heard) shutdown();
+      }, CLIENT_GRACE_MS);
+    });
     void server.connect(transport).catch(shutdown);
   });
 }
@@ -219,7 +239,7 @@ async function startSession(
     if (error instanceof UsageError || error instanceof SessionInUseError) throw error;
     if (signal.aborted) return undefined;
     const message = error instanceof Error ? error.message : String(error);
-    throw new Error(`could not start the session: ${scrubHostPaths(message, { hostDirs: hostPaths })}`);
+    throw new SessionStartError(scrubHostPaths(message, { hostDirs: hostPaths }));
   }
   hostPaths.push(...opened.hostDirs);
   if (signal.aborted) {

@@ -11,6 +11,17 @@ export class SessionInUseError extends Error {
   override name = 'SessionInUseError';
 }
 
+/**
+ * The session `sessionfs mcp` serves could not start: `reason` says why, host paths already replaced by
+ * `<host path>` (the client's calls are answered with it, see mcp-start-failure.ts); exit 1.
+ */
+export class SessionStartError extends Error {
+  override name = 'SessionStartError';
+  constructor(readonly reason: string) {
+    super(`could not start the session: ${reason}`);
+  }
+}
+
 /** The help's last section: the flags every command takes, and what each exit status (these errors among them) means. */
 export const GENERAL_USAGE = `General:
   -h, --help           Show this help (after a command: that command's help).

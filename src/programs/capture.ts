@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { InvalidPathError, LimitExceededError } from '../workspace/errors.js';
 import { compareStrings, printable } from '../workspace/paths.js';
 import { opaqueDirectories } from './opaque.js';
-import type { ExecChanges } from './types.js';
+import type { ExecChanges, ExecLimits } from './types.js';
 
 /**
  * One change a program made, in the order to apply them (a directory before what it holds). `replace`:
@@ -33,6 +33,9 @@ export interface Capture {
   summary: ExecChanges;
 }
 
+/** What one run may leave: see {@link ExecLimits}. */
+export type CaptureLimits = Required<Pick<ExecLimits, 'fileBytes' | 'changedBytes' | 'changedEntries'>>;
+
 /** What stood at a path in the lower tree. */
 type LowerKind = 'file' | 'directory' | 'symlink' | 'other' | undefined;
 
@@ -44,14 +47,18 @@ const isExecutable = (stat: fs.Stats): boolean => (stat.mode & 0o100) !== 0;
  * (with their executable bit), symlinks (their target text), new directories, deleted entries (whiteouts)
  * and directories removed and made again (opaque). It walks the staging layer and looks up only those
  * paths in `lower`, so its cost is what the program wrote, not the tree's size. A file as large as
- * `fileBytes` was cut by RLIMIT_FSIZE: `LimitExceededError`. A file the program rewrote with the same bytes
- * and bit is no change. Sockets, fifos and devices are not content and are left out; one made where an
+ * `fileBytes` was cut by RLIMIT_FSIZE: `LimitExceededError`; so are more than `changedEntries` entries in the
+ * staging layer (counted while it is walked, before they are all held) and changed files holding more than
+ * `changedBytes` in total (sparse files count their size: applied, they are that many bytes). A file the
+ * program rewrote with the same bytes and bit is no change (and costs nothing). Sockets, fifos and devices are not content and are left out; one made where an
  * entry stood below removed that entry, which is a deletion. A name that is not UTF-8 cannot be a
  * workspace path: `InvalidPathError`.
  */
-export async function captureChanges(upper: string, lower: string, fileBytes: number): Promise<Capture> {
+export async function captureChanges(upper: string, lower: string, limits: CaptureLimits): Promise<Capture> {
+  const { fileBytes, changedBytes, changedEntries } = limits;
   const entries: { path: string; stat: fs.Stats }[] = [];
-  await walk(upper, '', entries);
+  await walk(upper, '', entries, changedEntries);
+  let contentBytes = 0;
   // Directories that were there below: one of them marked opaque was removed and made again.
   const candidates = entries.filter((entry) => entry.stat.isDirectory() && lowerKind(lower, entry.path) === 'directory');
   const opaque = await opaqueDirectories(
@@ -98,6 +105,12 @@ export async function captureChanges(upper: string, lower: string, fileBytes: nu
         contentChanged = before.size !== stat.size || !(await sameBytes(source, join(lower, path)));
         if (!contentChanged && !modeChanged) continue;
       }
+      if (contentChanged) contentBytes += stat.size;
+      if (contentBytes > changedBytes) {
+        throw new LimitExceededError(
+          `the program changed more than ${changedBytes} bytes of file content in one run, its limit (exec limits.changedBytes): nothing was applied`,
+        );
+      }
       changes.push({
         kind: 'file',
         path,
@@ -126,15 +139,20 @@ export async function captureChanges(upper: string, lower: string, fileBytes: nu
 
 const UTF8 = new TextDecoder('utf-8', { fatal: true });
 
-/** Every entry of the staging layer, each directory before what it holds, siblings in name order. */
-async function walk(root: string, rel: string, into: { path: string; stat: fs.Stats }[]): Promise<void> {
+/** Every entry of the staging layer, each directory before what it holds, siblings in name order; at most `max`. */
+async function walk(root: string, rel: string, into: { path: string; stat: fs.Stats }[], max: number): Promise<void> {
   const raw = await fs.promises.readdir(rel === '' ? root : join(root, rel), { encoding: 'buffer' });
+  if (into.length + raw.length > max) {
+    throw new LimitExceededError(
+      `the program changed more than ${max} entries in one run, its limit (exec limits.changedEntries): nothing was applied`,
+    );
+  }
   const names = raw.map((bytes) => utf8Name(bytes, rel)).sort(compareStrings);
   for (const name of names) {
     const path = rel === '' ? name : `${rel}/${name}`;
     const stat = await fs.promises.lstat(join(root, path));
     into.push({ path, stat });
-    if (stat.isDirectory()) await walk(root, path, into);
+    if (stat.isDirectory()) await walk(root, path, into, max);
   }
 }
 

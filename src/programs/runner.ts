@@ -22,6 +22,14 @@ export interface ProgramRunnerOptions {
 
 /** Default largest file a program may write: large build outputs pass, a runaway writer stops. */
 const DEFAULT_FILE_BYTES = 2 * 1024 ** 3;
+/**
+ * Default most bytes of file content one run may change: what one file may already hold, so many files under
+ * `fileBytes` (`truncate -s 2000M a b c d e`: 10 GB of sparse files, no disk used) cannot make the server
+ * take more than one could, which a memory workspace holds in memory.
+ */
+const DEFAULT_CHANGED_BYTES = 2 * 1024 ** 3;
+/** Default most entries one run may leave: five times a large `node_modules` (100k files). */
+const DEFAULT_CHANGED_ENTRIES = 500_000;
 const DEFAULT_PROCESSES = 512;
 
 /**
@@ -84,7 +92,11 @@ export class ProgramRunner {
       before?.catch(() => undefined); // awaited below; a failure surfaces there
       let captured: Capture;
       try {
-        captured = await captureChanges(staging.upper, lower, limits.fileBytes);
+        captured = await captureChanges(staging.upper, lower, {
+          fileBytes: limits.fileBytes,
+          changedBytes: this.#limits.changedBytes ?? DEFAULT_CHANGED_BYTES,
+          changedEntries: this.#limits.changedEntries ?? DEFAULT_CHANGED_ENTRIES,
+        });
       } catch (error) {
         await before?.then((snapshot) => releaseSnapshots(owner, [snapshot])).catch(() => undefined);
         throw error;

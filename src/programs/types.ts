@@ -46,4 +46,16 @@ export interface ExecLimits {
   processes?: number;
   /** CPU seconds (RLIMIT_CPU); passing them fails the call. Default none (the deadline bounds wall time). */
   cpuSeconds?: number;
+  /**
+   * Most bytes of file content one run may change in total (new and rewritten files, whole), checked while its
+   * changes are read, before any is applied: past it the call fails and nothing is applied. Default 2 GiB,
+   * what one file may already hold (`fileBytes`): a memory workspace keeps every byte in the server's memory.
+   */
+  changedBytes?: number;
+  /**
+   * Most entries one run may leave in its staging layer (each file, link and directory it made or changed, each
+   * deletion, and each directory it wrote in), checked the same way. Default 500,000: a large install or build
+   * (100k files) passes; millions of empty files, each an entry the server holds, do not.
+   */
+  changedEntries?: number;
 }

@@ -2,7 +2,7 @@ import { InvalidArgumentError } from '../workspace/errors.js';
 import type { ExecLimits, ExecOptions } from './types.js';
 
 const OPTION_NAMES = new Set(['cwd', 'env', 'stdin', 'timeoutMs', 'signal', 'network', 'maxOutputBytes']);
-const LIMIT_NAMES = new Set(['fileBytes', 'processes', 'cpuSeconds']);
+const LIMIT_NAMES = new Set(['fileBytes', 'processes', 'cpuSeconds', 'changedBytes', 'changedEntries']);
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /** The command as an argv (a string runs in `bash -c`) and the options, every one checked; unknown ones refused. */
@@ -58,6 +58,8 @@ export function validateLimits(raw: unknown): ExecLimits {
   positive(limits.fileBytes, 'limits.fileBytes');
   positive(limits.processes, 'limits.processes');
   positive(limits.cpuSeconds, 'limits.cpuSeconds');
+  positive(limits.changedBytes, 'limits.changedBytes');
+  positive(limits.changedEntries, 'limits.changedEntries');
   return { ...limits };
 }
 

@@ -68,9 +68,12 @@ export class SessionQueue {
 }
 
 /** The protocol's file and snapshot operations: every one returns a promise (the typed-error tests call each). */
-export const WORKSPACE_OPERATIONS = protocolMethods((method) => method.queued);
+export const WORKSPACE_OPERATIONS = protocolMethods((method) => method.returns === 'promise' && method.kind !== 'lifetime');
 
-/** Protocol methods that return a promise: queued even when a workspace implements them without `async`. */
+/**
+ * Protocol methods that return a promise: queued from outside a call whatever way a workspace implements
+ * them (the built-in workspace's return their promise from a plain function).
+ */
 const ASYNC_METHODS = new Set<PropertyKey>([...WORKSPACE_OPERATIONS, 'exec', 'dispose', Symbol.asyncDispose]);
 
 const AsyncFunction = (async () => undefined).constructor;

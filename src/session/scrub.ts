@@ -2,8 +2,10 @@
  * Removes host paths from a message before it can reach a model.
  *
  * - A path under the workspace `root` becomes its workspace form (`<root>/src/a.ts` → `/src/a.ts`).
- * - A path under any of `hostDirs` (the git dir, allowed roots, the temp dir, home, the working
- *   directory…) becomes `<host path>`, whole.
+ * - A path under any of `hostDirs` (the git dir, allowed roots, home, the working directory…) becomes
+ *   `<host path>`, whole. An entry ending in `*` names a prefix of names in one directory: `/tmp/sessionfs-*`
+ *   hides `/tmp/sessionfs-root-x/a.ts`, not `/tmp/tmp.x` (a session hides its own temp directories, not every
+ *   program's, see `host-dirs.ts`).
  * - The slash-less form of the root or of one of `hostDirs` (`tmp/ws/b.ts`, what normalising a host path
  *   into a workspace path makes of it) becomes `<host path>`, when it has two segments or more.
  * - With `allAbsolute` (messages of errors that are not `WorkspaceError`s, e.g. Node's
@@ -40,7 +42,7 @@ export function scrubHostPaths(message: string, options: ScrubOptions): string {
   if (options.allAbsolute !== true && !plan.needles.some((needle) => message.includes(needle))) return message;
   let segments: Segment[] = [{ text: message, done: false }];
   if (plan.root !== undefined) segments = replacePrefix(segments, plan.root, (rest) => (rest === '' ? '/' : rest));
-  for (const dir of plan.dirs) segments = replacePrefix(segments, dir, () => '<host path>');
+  for (const dir of plan.dirs) segments = replacePrefix(segments, dir, () => '<host path>', plan.namePrefixes.has(dir));
   segments = replaceBareForms(segments, plan);
   if (options.allAbsolute === true) {
     segments = segments.map((segment) =>
@@ -54,6 +56,8 @@ export function scrubHostPaths(message: string, options: ScrubOptions): string {
 interface ScrubPlan {
   root: string | undefined;
   dirs: string[];
+  /** The directories of `dirs` given with a final `*` (stripped): names starting with it are hidden. */
+  namePrefixes: ReadonlySet<string>;
   /** The slash-less forms (longest first), and one pattern matching any of them as a whole path. */
   bare: string[];
   barePattern: RegExp | undefined;
@@ -94,13 +98,19 @@ function keyedPlan(rootOption: string | undefined, hostDirs: readonly string[]):
   let plan = plans.get(key);
   if (plan !== undefined) return plan;
   const root = rootOption !== undefined && rootOption !== '/' && rootOption !== '' ? stripSlash(rootOption) : undefined;
-  const dirs = [...new Set(hostDirs.filter((dir) => dir.length > 1).map(stripSlash))].sort((a, b) => b.length - a.length);
+  const namePrefixes = new Set(hostDirs.filter((dir) => dir.length > 2 && dir.endsWith('*')).map((dir) => dir.slice(0, -1)));
+  const dirs = [...new Set(hostDirs.filter((dir) => dir.length > 1).map((dir) => (dir.endsWith('*') ? dir.slice(0, -1) : stripSlash(dir))))]
+    .filter((dir) => dir.length > 1)
+    .sort((a, b) => b.length - a.length);
   const bare = (root === undefined ? dirs : [root, ...dirs])
     .filter((dir) => dir.startsWith('/') && dir.length > 2)
     .map((dir) => dir.slice(1))
     .filter((dir) => dir.includes('/'))
     .sort((a, b) => b.length - a.length);
-  const escaped = bare.map((dir) => dir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|');
+  // A name prefix's bare form takes the rest of that name with it (`tmp/sessionfs-exec-1`).
+  const escaped = bare
+    .map((dir) => dir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&') + (namePrefixes.has(`/${dir}`) ? '[\\p{L}\\p{N}\\p{M}_.~+-]*' : ''))
+    .join('|');
   const barePattern =
     bare.length === 0 ? undefined : new RegExp(`(?<![\\p{L}\\p{N}\\p{M}_.~+/-])(?:${escaped})(?![\\p{L}\\p{N}\\p{M}_.~+-])`, 'gu');
   const forms = (root === undefined ? dirs : [root, ...dirs]).map((dir) =>
@@ -109,7 +119,7 @@ function keyedPlan(rootOption: string | undefined, hostDirs: readonly string[]):
   // A message holding a form holds every shorter form inside it: only those are searched (a source's form
   // holds the working directory's when it lies below it; the full text of a read is searched for each).
   const needles = [...new Set(forms)].filter((form, _i, all) => !all.some((other) => other !== form && form.includes(other)));
-  plan = { root, dirs, bare, barePattern, needles };
+  plan = { root, dirs, namePrefixes, bare, barePattern, needles };
   if (plans.size >= MAX_PLANS) plans.clear();
   plans.set(key, plan);
   return plan;
@@ -135,8 +145,11 @@ function stripSlash(path: string): string {
   return path.length > 1 && (path.endsWith('/') || path.endsWith('\\')) ? path.slice(0, -1) : path;
 }
 
-/** Replaces every occurrence of `prefix` (as a whole path prefix) plus the rest of that path. */
-function replacePrefix(segments: Segment[], prefix: string, replace: (rest: string) => string): Segment[] {
+/**
+ * Replaces every occurrence of `prefix` (as a whole path prefix, or as the start of a name when `namePrefix`)
+ * plus the rest of that path.
+ */
+function replacePrefix(segments: Segment[], prefix: string, replace: (rest: string) => string, namePrefix = false): Segment[] {
   const out: Segment[] = [];
   const singleSegment = !/[\\/]/.test(prefix.slice(1));
   for (const segment of segments) {
@@ -161,6 +174,7 @@ function replacePrefix(segments: Segment[], prefix: string, replace: (rest: stri
       }
       // A whole prefix: `/tmp/ws` must not match inside `/tmp/ws2`.
       if (
+        !namePrefix &&
         next !== undefined &&
         next !== '/' &&
         next !== '\\' &&

@@ -27,16 +27,10 @@ export interface ProtocolMethodTraits {
   readonly compound: boolean;
   /** Whether a workspace may lack it. */
   readonly optional: boolean;
-  /**
-   * Whether the session queues it from outside a call even when a workspace implements it without `async`
-   * (and the typed-error tests call it with hostile input). `patch`, `snapshotTree` and `writeFiles` are
-   * not: from outside a call they are queued only when implemented as async functions.
-   */
-  readonly queued: boolean;
 }
 
 const method = (kind: ProtocolMethodKind, traits: Partial<Omit<ProtocolMethodTraits, 'kind'>> = {}): ProtocolMethodTraits =>
-  Object.freeze({ kind, returns: 'promise', twoPaths: false, compound: false, optional: false, queued: true, ...traits });
+  Object.freeze({ kind, returns: 'promise', twoPaths: false, compound: false, optional: false, ...traits });
 
 /**
  * The protocol's methods, once: every list of methods in the layers above is data over this table. Keyed by
@@ -61,15 +55,15 @@ export const PROTOCOL_METHODS: Readonly<Record<ProtocolMethod, ProtocolMethodTra
   snapshot: method('snapshot'),
   restore: method('change'),
   diff: method('read'),
-  patch: method('read', { compound: true, queued: false }),
-  snapshotTree: method('read', { queued: false }),
-  writeFiles: method('change', { compound: true, optional: true, queued: false }),
+  patch: method('read', { compound: true }),
+  snapshotTree: method('read'),
+  writeFiles: method('change', { compound: true, optional: true }),
   setExecutable: method('change'),
   symlink: method('change'),
   readlink: method('read'),
-  watch: method('read', { returns: 'iterator', queued: false }),
-  seal: method('lifetime', { returns: 'nothing', queued: false }),
-  dispose: method('lifetime', { queued: false }),
+  watch: method('read', { returns: 'iterator' }),
+  seal: method('lifetime', { returns: 'nothing' }),
+  dispose: method('lifetime'),
 } satisfies Record<ProtocolMethod, ProtocolMethodTraits>);
 
 /** The protocol's method names, in the table's order. */

@@ -120,7 +120,7 @@ describe('the MCP server answers before its session has started (sessionfs mcp h
     }
   });
 
-  it('fails every call, naming no cause, when the session could not start', async () => {
+  it('fails every call with the reason, naming no host path, when the session could not start', async () => {
     const ready = Promise.reject(new Error('/secret/host/path is not allowed'));
     const { server } = await buildMcpServer({ ready, readOnly: true });
     const client = await connectInMemory(server);
@@ -130,7 +130,7 @@ describe('the MCP server answers before its session has started (sessionfs mcp h
       const result = await client.callTool({ name: 'read_file', arguments: { path: 'a.txt' } });
       expect(result.isError).toBe(true);
       const text = (result.content as { text: string }[])[0]?.text ?? '';
-      expect(text).toContain('could not start');
+      expect(text).toMatch(/^the session could not start: <path> is not allowed\. /);
       expect(text).not.toContain('/secret');
     } finally {
       await client.close();

@@ -1,6 +1,10 @@
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { parseCommandLine } from '../../src/cli/args.js';
 import { createSession } from '../../src/session/create-session.js';
+import { defineTool } from '../../src/session/define-tool.js';
 import { workspaceTools } from '../../src/shell/suite.js';
 import { shellTool } from '../../src/shell/shell-tool.js';
 import { workspacePrompt } from '../../src/tools/prompt.js';
@@ -48,5 +52,54 @@ describe('the bash tool in sandbox mode', () => {
     expect(parseCommandLine(['mcp', '--shell=sandbox'])).toMatchObject({ command: 'mcp', shell: 'sandbox' });
     expect(parseCommandLine(['mcp', '--shell'])).toMatchObject({ command: 'mcp', shell: true });
     expect(() => parseCommandLine(['mcp', '--shell', 'sandbox', '--shell-host', '--backend', 'host'])).toThrow(/exclude each other/);
+  });
+});
+
+describe("a sandboxed program's own paths reach the model as they are", () => {
+  /** `$HOME` is the sandbox's private /tmp, and mktemp makes a file there: none of it is the host's. */
+  const SANDBOX_PATHS = 'echo $HOME; mktemp; cd /tmp && pwd';
+  const expectSandboxPaths = (text: string): void => {
+    expect(text).not.toContain('<host path>');
+    expect(text).toMatch(/^\/tmp$/m);
+    expect(text).toMatch(/^\/tmp\/tmp\.\w+$/m);
+  };
+
+  it.skipIf(!available).each(['memory', 'host'] as const)('through the bash tool in sandbox mode (%s)', async (backend) => {
+    await using session = await createSession({ backend });
+    const ran = await session.runTool(shellTool({ mode: 'sandbox' }), { command: SANDBOX_PATHS });
+    expect(ran.success).toBe(true);
+    expectSandboxPaths(ran.message);
+  });
+
+  it.skipIf(!available)("through a tool's own call of context.session.exec", async () => {
+    await using session = await createSession({ backend: 'memory' });
+    const tool = defineTool({
+      name: 'run',
+      description: 'runs a command in the sandbox',
+      parameters: z.object({}),
+      async handler(_params, context) {
+        const result = await context.session.exec(SANDBOX_PATHS);
+        return { success: true, message: result.stdout };
+      },
+    });
+    expectSandboxPaths((await session.runTool(tool, {})).message);
+  });
+
+  it("the session still hides the host's side: its root, sessionfs's temp directories, a host shell's temp files", async () => {
+    await using session = await createSession({ backend: 'host' });
+    const root = session.filesystem.root;
+    const ownTemp = join(tmpdir(), 'sessionfs-mirror-1.2.abcdef-XyZ123', 'a.txt');
+    const tool = defineTool({
+      name: 'tell',
+      description: 'names host paths',
+      parameters: z.object({}),
+      handler: async () => ({ success: true, message: `at ${join(root, 'x.txt')}; in ${ownTemp}; bare ${ownTemp.slice(1)}` }),
+    });
+    expect((await session.runTool(tool, {})).message).toBe('at /x.txt; in <host path>; bare <host path>/a.txt');
+    const hostShell = await session.runTool(shellTool({ mode: 'host', allowedCommands: ['mktemp', 'rm'] }), {
+      command: 'f=$(mktemp); echo $f; rm $f',
+    });
+    expect(hostShell.message).toContain('<host path>');
+    expect(hostShell.message).not.toContain(tmpdir());
   });
 });

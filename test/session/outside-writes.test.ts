@@ -61,6 +61,46 @@ describe.each(SESSION_BACKENDS)('outside operations during a call on $name', ({ 
     expect(await contentsOf(session.filesystem)).toEqual({ 'outside.txt': 'from the orchestrator' });
   });
 
+  it("an orchestrator's writeFiles during a running call waits for it: the rollback keeps it and the history has it", async () => {
+    const session = await open();
+    const running = gate();
+    const release = gate();
+    const call = session.runTool(blockedFailingTool(running.open, release.opened), {});
+    await running.opened;
+    let landed = false;
+    const outside = session.filesystem.writeFiles!([
+      { path: 'bulk.txt', kind: 'file', content: new TextEncoder().encode('from the orchestrator') },
+    ]).then(() => {
+      landed = true;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const landedDuringCall = landed;
+    release.open();
+    expect(landedDuringCall).toBe(false); // it waited for the call
+    expect(await call).toMatchObject({ success: false, rolledBack: true });
+    await outside;
+    expect(await contentsOf(session.filesystem)).toEqual({ 'bulk.txt': 'from the orchestrator' });
+    const recorded = (await session.history()).turns.flatMap((turn) => turn.operations);
+    expect(recorded.filter((operation) => operation.changed.some((entry) => entry.path === 'bulk.txt'))).toHaveLength(1);
+  });
+
+  it('snapshotTree and patch from outside never see a call half done', async () => {
+    const session = await open();
+    await session.filesystem.write('keep.txt', 'kept');
+    const before = await session.filesystem.snapshot();
+    const running = gate();
+    const release = gate();
+    const call = session.runTool(blockedFailingTool(running.open, release.opened), {});
+    await running.opened;
+    const tree = session.filesystem.snapshotTree();
+    const patch = session.filesystem.patch(before);
+    release.open();
+    expect(await call).toMatchObject({ success: false, rolledBack: true });
+    expect(await (await tree).entry('call.txt')).toBeUndefined();
+    expect(await (await tree).entry('keep.txt')).toBeDefined();
+    expect(await patch).not.toContain('call.txt');
+  });
+
   it('a write stream opened outside commits after a running call, so its rollback never undoes it', async () => {
     const session = await open();
     const writer = (await session.filesystem.createWriteStream('streamed.txt')).getWriter();

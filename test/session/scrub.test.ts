@@ -26,6 +26,20 @@ describe('scrubHostPaths', () => {
     expect(scrubHostPaths('only /work/main/sub/z', { hostDirs: ['/work/main', '/work/main/sub'] })).toBe('only <host path>');
   });
 
+  it('an entry ending in * hides every path whose name there starts with the text before it', () => {
+    const hostDirs = ['/tmp/sessionfs-*'];
+    expect(scrubHostPaths('at /tmp/sessionfs-root-1.2.abc-XyZ/src/a.ts and /tmp/sessionfs-/b', { hostDirs })).toBe(
+      'at <host path> and <host path>',
+    );
+    expect(scrubHostPaths('bare tmp/sessionfs-exec-1/x, not tmp/other nor xtmp/sessionfs-1', { hostDirs })).toBe(
+      'bare <host path>/x, not tmp/other nor xtmp/sessionfs-1',
+    );
+    // Only that name: the temp directory itself, and everything else in it, are shown.
+    expect(scrubHostPaths('cd /tmp; mktemp gave /tmp/tmp.AbC123 and /tmp/xsessionfs-1', { hostDirs })).toBe(
+      'cd /tmp; mktemp gave /tmp/tmp.AbC123 and /tmp/xsessionfs-1',
+    );
+  });
+
   it('hides paths under known host directories whole, longest first', () => {
     expect(scrubHostPaths('read /home/me/.ssh/id_rsa and /tmp/git-1/objects', { hostDirs: ['/home/me', '/tmp', '/tmp/git-1'] })).toBe(
       'read <host path> and <host path>',

@@ -4,6 +4,7 @@ import { hostname, tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { removeAt } from '../../host-files/remove-at.js';
 import { pinDirectory, Sandbox, type PinnedDir } from '../../host-files/sandbox.js';
+import { OWNED_TEMP_PREFIX } from '../../host-files/temp-prefix.js';
 
 /**
  * Temp directories owned by this process, named `sessionfs-<kind>-<owner>-XXXXXX`, where `<owner>` is
@@ -19,7 +20,7 @@ import { pinDirectory, Sandbox, type PinnedDir } from '../../host-files/sandbox.
  * owner is dead, so no process ever deletes another's live directory.
  */
 
-const PREFIX = 'sessionfs-';
+const PREFIX = OWNED_TEMP_PREFIX;
 const OWNED_NAME = /^sessionfs-([a-z]+(?:-[a-z]+)*)-(\d+)\.(\d+)\.([0-9a-f]{6})-[A-Za-z0-9]{6}$/;
 
 /** Directories this process owns and has not removed yet. */
