@@ -15,7 +15,8 @@ import { AllowedRoots } from '../host-files/allow-list.js';
 import { compare, Planner, SKIP, type PlannedFile, type PlannedLink } from './plan.js';
 import { CreatedPaths } from './rollback.js';
 import { parseSources, type HostSource, type HydrateOptions, type HydrateResult } from './schema.js';
-import { Pacer, readSource, SourceOpener } from './source.js';
+import { PIN_DIRECTORIES, Pacer, SPECIAL, UNREADABLE } from './source.js';
+import { ReadAhead } from './read-ahead.js';
 
 export { defaultSourcePath } from './source-path.js';
 
@@ -151,7 +152,15 @@ async function copyPlanned(
     batch = [];
     batchBytes = 0;
   };
-  const opener = new SourceOpener(allowed);
+  const reads = new ReadAhead(
+    files.flatMap(([, file]) => (file.kind === 'file' ? [file.real] : [])),
+    {
+      roots: [...allowed.roots],
+      maxFileBytes: workspace.limits.maxWriteBytes,
+      pinDirectories: PIN_DIRECTORIES,
+      reasons: { unreadable: UNREADABLE, special: SPECIAL },
+    },
+  );
   // Nobody else holds the bytes read: a workspace built by createWorkspace keeps them without a copy.
   const keep = trustOf(workspace) === undefined ? (bytes: Uint8Array) => bytes : handOver;
   try {
@@ -164,7 +173,7 @@ async function copyPlanned(
         batch.push({ kind: 'symlink', path, target: file.target });
         continue;
       }
-      const outcome = readSource(file.real, opener, workspace.limits.maxWriteBytes);
+      const outcome = await reads.next();
       if ('skip' in outcome) {
         skipped.push({ path: displayPath(path), reason: outcome.skip });
         continue;
@@ -193,8 +202,6 @@ async function copyPlanned(
       );
     }
     throw error;
-  } finally {
-    opener.close();
   }
   return { files: written, bytes, skipped: sortSkipped(skipped) };
 }

@@ -33,6 +33,7 @@ export function normalizePath(input: unknown): NormalizedPath {
   if (input.includes('\\')) {
     throw new InvalidPathError(input, `invalid path ${JSON.stringify(input)}: use '/' as the separator, backslashes are not allowed`);
   }
+  if (isNormalForm(input)) return input;
   const segments: string[] = [];
   for (const segment of input.split('/')) {
     if (segment === '' || segment === '.') continue;
@@ -46,6 +47,26 @@ export function normalizePath(input: unknown): NormalizedPath {
     segments.push(segment);
   }
   return segments.join('/');
+}
+
+/**
+ * Whether `input` (free of control characters and backslashes) is already normalised: no leading, trailing
+ * or doubled slash and no `.` or `..` segment. Most paths are (those the library made, and most given), and
+ * they need no split and join.
+ */
+function isNormalForm(input: string): boolean {
+  if (input.startsWith('/') || input.endsWith('/') || input.includes('//')) return false;
+  if (!input.includes('.')) return true;
+  return !(
+    input === '.' ||
+    input === '..' ||
+    input.startsWith('./') ||
+    input.startsWith('../') ||
+    input.endsWith('/.') ||
+    input.endsWith('/..') ||
+    input.includes('/./') ||
+    input.includes('/../')
+  );
 }
 
 /** The form results and errors show: `/` for the root, the relative path otherwise. */
@@ -117,6 +138,8 @@ export function assertCreatable(path: NormalizedPath, limits: Readonly<Workspace
     );
   }
   for (const segment of segments) {
+    // Code points never outnumber UTF-16 units: only a segment long in units needs counting.
+    if (segment.length <= limits.maxSegmentLength) continue;
     const length = [...segment].length;
     if (length > limits.maxSegmentLength) {
       throw new LimitExceededError(
