@@ -168,12 +168,13 @@ async function copyPlanned(
     const pacer = new Pacer();
     for (const [path, file] of files) {
       signal?.throwIfAborted();
-      await pacer.maybeYield();
+      if (pacer.due()) await pacer.yield();
       if (file.kind === 'symlink') {
         batch.push({ kind: 'symlink', path, target: file.target });
         continue;
       }
-      const outcome = await reads.next();
+      const next = reads.next();
+      const outcome = next instanceof Promise ? await next : next;
       if ('skip' in outcome) {
         skipped.push({ path: displayPath(path), reason: outcome.skip });
         continue;

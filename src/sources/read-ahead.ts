@@ -38,9 +38,13 @@ export class ReadAhead {
     this.#read = paths.length >= THREADED_FROM ? (read) => hostFileReader.read(read) : async (read) => readHostFiles(fs, read);
   }
 
-  /** The next file's outcome (call it once per path given). */
-  async next(): Promise<ReadOutcome> {
-    if (this.#taken === this.#current.length) await this.#advance();
+  /** The next file's outcome (call it once per path given): at once when it has been read already. */
+  next(): ReadOutcome | Promise<ReadOutcome> {
+    if (this.#taken === this.#current.length) return this.#advance().then(() => this.#take());
+    return this.#take();
+  }
+
+  #take(): ReadOutcome {
     const outcome = this.#current[this.#taken] as ReadOutcome;
     this.#taken += 1;
     return outcome;
