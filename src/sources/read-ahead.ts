@@ -3,10 +3,13 @@ import { readHostFiles, type ReadJob, type ReadOutcome } from './read-files.js';
 import { hostFileReader } from './read-pool.js';
 
 /** Files per read job, and the bytes after which a job stops early (the rest is asked for again). */
-const JOB_FILES = 128;
+export const JOB_FILES = 128;
 const JOB_BYTES = 4 * 1024 * 1024;
-/** Jobs asked for ahead of the file being taken: what bounds the bytes read and not yet taken. */
-const JOBS_AHEAD = 3;
+/**
+ * Jobs asked for beyond the one being taken (two for each reader): what bounds the bytes read and not yet
+ * taken, about `(JOBS_AHEAD + 1) * JOB_BYTES` plus one file.
+ */
+export const JOBS_AHEAD = 4;
 /** Fewer files than this are read on the calling thread (a second thread is not worth its messages). */
 const THREADED_FROM = 2 * JOB_FILES;
 
@@ -19,9 +22,9 @@ interface Job {
 /**
  * The planned files' outcomes, in order, read ahead of the caller: a large run is read on the reader
  * thread (`read-pool.ts`), a few jobs at a time, so that its system calls overlap what the caller does with
- * the files before; a small one on the calling thread. At most `JOBS_AHEAD` jobs (each at most `JOB_FILES`
- * files, stopping once past `JOB_BYTES`) are read and not yet taken, so the bytes held stay bounded
- * whatever the size of the tree.
+ * the files before; a small one on the calling thread. Besides the job being taken, at most `JOBS_AHEAD`
+ * jobs (each at most `JOB_FILES` files, stopping once past `JOB_BYTES`) are asked for, so the bytes held
+ * stay bounded whatever the size of the tree.
  */
 export class ReadAhead {
   readonly #paths: readonly string[];
@@ -32,10 +35,17 @@ export class ReadAhead {
   #current: ReadOutcome[] = [];
   #taken = 0;
 
-  constructor(paths: readonly string[], job: Omit<ReadJob, 'paths' | 'maxJobBytes'>) {
+  /** `read`: who reads a job; by default the reader threads for a large run, the calling thread for a small one. */
+  constructor(
+    paths: readonly string[],
+    job: Omit<ReadJob, 'paths' | 'maxJobBytes'>,
+    read: (job: ReadJob) => Promise<ReadOutcome[]> = paths.length >= THREADED_FROM
+      ? (request) => hostFileReader.read(request)
+      : async (request) => readHostFiles(fs, request),
+  ) {
     this.#paths = paths;
     this.#job = { ...job, maxJobBytes: JOB_BYTES };
-    this.#read = paths.length >= THREADED_FROM ? (read) => hostFileReader.read(read) : async (read) => readHostFiles(fs, read);
+    this.#read = read;
   }
 
   /** The next file's outcome (call it once per path given): at once when it has been read already. */

@@ -1,4 +1,5 @@
 import * as fs from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { readHostFiles, type ReadJob, type ReadOutcome } from './read-files.js';
 
@@ -24,59 +25,82 @@ interface Pending {
   resolve: (outcomes: ReadOutcome[]) => void;
 }
 
+interface Reader {
+  worker: Worker;
+  pending: Map<number, Pending>;
+}
+
 /**
- * Reads host files on a second thread, so that the system calls of the next files overlap the main
- * thread's work on the previous ones (a hydration's reads are most of its time, and `cp -r` has one thread).
- * One worker for the process, started on first use and unref'd when idle, so it never keeps a process
- * alive. Jobs run one after another in the order given. A job the worker cannot answer (it failed to start,
+ * Reads host files on other threads, so that the system calls of the next files overlap the main thread's
+ * work on the previous ones (a hydration's reads are most of its time, and `cp -r` has one thread). A few
+ * workers for the process, started on first use and unref'd when idle, so they never keep a process alive;
+ * a job goes to the one with the fewest jobs waiting. A job a worker cannot answer (it failed to start,
  * died, or threw) is read on the calling thread instead, by the same function: the outcome never depends on
  * which thread read.
  */
-class HostFileReader {
-  #worker: Worker | undefined;
-  readonly #pending = new Map<number, Pending>();
+export class HostFileReader {
+  readonly #size: number;
+  readonly #readers: Reader[] = [];
   #nextId = 0;
+
+  constructor(size: number) {
+    this.#size = size;
+  }
 
   read(job: ReadJob): Promise<ReadOutcome[]> {
     return new Promise((resolve) => {
-      let worker: Worker;
+      let reader: Reader;
       try {
-        worker = this.#worker ?? this.#spawn();
+        reader = this.#pick();
       } catch {
         resolve(readHostFiles(fs, job));
         return;
       }
       const id = this.#nextId++;
-      this.#pending.set(id, { job, resolve });
-      if (this.#pending.size === 1) worker.ref();
-      worker.postMessage({ id, job });
+      reader.pending.set(id, { job, resolve });
+      if (reader.pending.size === 1) reader.worker.ref();
+      reader.worker.postMessage({ id, job });
     });
   }
 
-  #spawn(): Worker {
-    const worker = new Worker(READER_SOURCE, { eval: true });
+  #pick(): Reader {
+    const idlest = this.#readers.reduce<Reader | undefined>(
+      (best, reader) => (best === undefined || reader.pending.size < best.pending.size ? reader : best),
+      undefined,
+    );
+    if (idlest !== undefined && (idlest.pending.size === 0 || this.#readers.length >= this.#size)) return idlest;
+    return this.#spawn();
+  }
+
+  #spawn(): Reader {
+    const reader: Reader = { worker: new Worker(READER_SOURCE, { eval: true }), pending: new Map() };
+    const { worker, pending } = reader;
     worker.unref();
     worker.on('message', (reply: Reply) => {
-      const pending = this.#pending.get(reply.id);
-      if (pending === undefined) return;
-      this.#pending.delete(reply.id);
-      if (this.#pending.size === 0) worker.unref();
-      pending.resolve('failed' in reply ? readHostFiles(fs, pending.job) : reply.outcomes);
+      const waiting = pending.get(reply.id);
+      if (waiting === undefined) return;
+      pending.delete(reply.id);
+      if (pending.size === 0) worker.unref();
+      waiting.resolve('failed' in reply ? readHostFiles(fs, waiting.job) : reply.outcomes);
     });
     const lost = (): void => {
-      if (this.#worker !== worker) return;
-      this.#worker = undefined;
+      const index = this.#readers.indexOf(reader);
+      if (index === -1) return;
+      this.#readers.splice(index, 1);
       worker.removeAllListeners('message');
-      const pending = [...this.#pending.values()];
-      this.#pending.clear();
-      for (const { job, resolve } of pending) resolve(readHostFiles(fs, job));
+      const stranded = [...pending.values()];
+      pending.clear();
+      for (const { job, resolve } of stranded) resolve(readHostFiles(fs, job));
     };
     worker.on('error', lost);
     worker.on('exit', lost);
-    this.#worker = worker;
-    return worker;
+    this.#readers.push(reader);
+    return reader;
   }
 }
 
-/** The process-wide reader. */
-export const hostFileReader = new HostFileReader();
+/**
+ * The process-wide reader: two workers where there are two cores or more. Reading is mostly waiting on
+ * system calls, so two readers beside the main thread keep the main thread fed even on two cores.
+ */
+export const hostFileReader = new HostFileReader(Math.min(2, availableParallelism()));
