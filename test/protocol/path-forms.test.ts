@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { memoryDriver } from '../../src/backends/memory/index.js';
 import { createWorkspace } from '../../src/workspace/create-workspace.js';
+import { DEFAULT_LIMITS } from '../../src/workspace/limits.js';
 import { fitsLimits, normalizePath } from '../../src/workspace/paths.js';
 
 /** Normalisation by its definition: split on `/`, drop empty and `.` segments, apply `..` (never above the root). */
@@ -36,12 +37,12 @@ describe('paths', () => {
   });
 
   it('count segment lengths in code points, a long UTF-16 segment included, and depth in segments', async () => {
-    const limits = { maxPathDepth: 3, maxSegmentLength: 4 };
+    const limits = { ...DEFAULT_LIMITS, maxPathDepth: 3, maxSegmentLength: 4 };
     expect(fitsLimits('😀😀😀😀', limits)).toBe(true);
     expect(fitsLimits('😀😀😀😀😀', limits)).toBe(false);
     expect(fitsLimits('a/b/😀😀😀😀', limits)).toBe(true);
     expect(fitsLimits('a/b/c/d', limits)).toBe(false);
-    const ws = createWorkspace(memoryDriver(), { limits });
+    const ws = createWorkspace(memoryDriver(), { limits: { maxPathDepth: 3, maxSegmentLength: 4 } });
     await ws.write('ab/😀😀😀😀', 'fits');
     await expect(ws.write('ab/😀😀😀😀😀', 'x')).rejects.toMatchObject({
       code: 'EFBIG',
