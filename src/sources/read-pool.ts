@@ -23,6 +23,16 @@ type Reply = { id: number; outcomes: ReadOutcome[] } | { id: number; failed: tru
 interface Pending {
   job: ReadJob;
   resolve: (outcomes: ReadOutcome[]) => void;
+  reject: (error: unknown) => void;
+}
+
+/** Reads `pending`'s job on this thread: a job no worker answered. */
+function readHere({ job, resolve, reject }: Pending): void {
+  try {
+    resolve(readHostFiles(fs, job));
+  } catch (error) {
+    reject(error);
+  }
 }
 
 interface Reader {
@@ -48,16 +58,16 @@ export class HostFileReader {
   }
 
   read(job: ReadJob): Promise<ReadOutcome[]> {
-    return new Promise((resolve) => {
+    return new Promise((resolve, reject) => {
       let reader: Reader;
       try {
         reader = this.#pick();
       } catch {
-        resolve(readHostFiles(fs, job));
+        readHere({ job, resolve, reject });
         return;
       }
       const id = this.#nextId++;
-      reader.pending.set(id, { job, resolve });
+      reader.pending.set(id, { job, resolve, reject });
       if (reader.pending.size === 1) reader.worker.ref();
       reader.worker.postMessage({ id, job });
     });
@@ -81,7 +91,8 @@ export class HostFileReader {
       if (waiting === undefined) return;
       pending.delete(reply.id);
       if (pending.size === 0) worker.unref();
-      waiting.resolve('failed' in reply ? readHostFiles(fs, waiting.job) : reply.outcomes);
+      if ('failed' in reply) readHere(waiting);
+      else waiting.resolve(reply.outcomes);
     });
     const lost = (): void => {
       const index = this.#readers.indexOf(reader);
@@ -90,7 +101,7 @@ export class HostFileReader {
       worker.removeAllListeners('message');
       const stranded = [...pending.values()];
       pending.clear();
-      for (const { job, resolve } of stranded) resolve(readHostFiles(fs, job));
+      for (const waiting of stranded) readHere(waiting);
     };
     worker.on('error', lost);
     worker.on('exit', lost);

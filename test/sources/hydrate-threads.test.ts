@@ -6,7 +6,8 @@ import { describe, expect, it } from 'vitest';
 import { memoryDriver } from '../../src/backends/memory/index.js';
 import { hydrate } from '../../src/sources/index.js';
 import { JOB_FILES, JOBS_AHEAD, ReadAhead } from '../../src/sources/read-ahead.js';
-import { readHostFiles } from '../../src/sources/read-files.js';
+import { readHostFiles, type ReadJob } from '../../src/sources/read-files.js';
+import { HostFileReader } from '../../src/sources/read-pool.js';
 import { contentsOf, tempDirs } from '../../src/testing/harness.js';
 import { createWorkspace } from '../../src/workspace/create-workspace.js';
 import type { SnapshotableWorkspace } from '../../src/workspace/types.js';
@@ -147,5 +148,23 @@ describe('readHostFiles', () => {
     });
     expect(outcomes.map((outcome) => ('bytes' in outcome ? outcome.bytes.byteLength : outcome.skip))).toEqual([3000, 3000]);
     expect(open()).toBe(before);
+  });
+});
+
+describe('HostFileReader', () => {
+  it('answers jobs from its workers in any number, and rejects a job nobody can read rather than failing the process', async () => {
+    const project = dirs();
+    write(project, { 'a.txt': 'a', 'b.txt': 'bb' });
+    const reader = new HostFileReader(2);
+    const reasons = { unreadable: 'unreadable', special: 'special' };
+    const job = { roots: [project], maxFileBytes: 100, maxJobBytes: 1 << 20, pinDirectories: process.platform === 'linux', reasons };
+    const answers = await Promise.all(
+      Array.from({ length: 6 }, (_, i) => reader.read({ ...job, paths: [join(project, i % 2 === 0 ? 'a.txt' : 'b.txt')] })),
+    );
+    expect(answers.map(([outcome]) => (outcome !== undefined && 'bytes' in outcome ? Buffer.from(outcome.bytes).toString() : '?'))).toEqual(
+      ['a', 'bb', 'a', 'bb', 'a', 'bb'],
+    );
+    // Not a list of paths: the worker fails on it, and so does the calling thread.
+    await expect(reader.read({ ...job, paths: 42 } as unknown as ReadJob)).rejects.toThrow(TypeError);
   });
 });
