@@ -31,7 +31,8 @@ const BATCH_BYTES = 8 * 1024 * 1024;
  *    sorted, so the result is deterministic) into one map of workspace path → file or directory. Later
  *    sources replace earlier files; directories merge; a file/directory clash fails here. `maxBytes` is
  *    checked as the walk goes, so an over-budget hydration fails before a single byte is written.
- * 2. **Copy.** A snapshot is taken, then files are read (`source.ts`) and handed to the workspace in
+ * 2. **Copy.** A snapshot is taken, then files are read (`read-files.ts`; a large run on reader threads a
+ *    bounded window ahead, `read-ahead.ts`) and handed to the workspace in
  *    batches, in path order, through the protocol's bulk write (`writeFiles`: every path checked by the
  *    shared layer, the backend's own fast path behind it; a workspace without it gets `writeBytes` and
  *    `mkdir`). Any failure — a workspace error, a file that grew past the budget since the walk, an abort,
@@ -46,7 +47,7 @@ const BATCH_BYTES = 8 * 1024 * 1024;
  * limits, symlinks leaving their source (unless followed, and then only into the allowed roots), FIFOs,
  * sockets and devices are skipped and reported. A file is opened with `O_NOFOLLOW`, and on Linux through a descriptor of its
  * directory whose real path was checked against the allow-list, so a file or a parent swapped for a link
- * after the walk is not read through (see `SourceOpener`).
+ * after the walk is not read through (see `readHostFiles`).
  * No error or skipped entry names a host path: sources are identified by index and workspace path.
  */
 export async function hydrate(
