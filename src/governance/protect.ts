@@ -38,13 +38,17 @@ const ROOTS_KEPT = 8192;
 export class ProtectRules {
   readonly patterns: readonly string[];
   readonly active: boolean;
-  readonly #matchers: readonly { pattern: string; matches: RegExp }[];
+  readonly #matchers: readonly { pattern: string; matches: RegExp; literals: readonly string[] }[];
   #roots = new Map<NormalizedPath, ProtectedRoot | null>();
 
   constructor(patterns: readonly string[]) {
     this.patterns = patterns;
     this.active = patterns.length > 0;
-    this.#matchers = patterns.map((pattern) => ({ pattern, matches: picomatch.makeRe(pattern, { dot: true, nocase: true }) }));
+    this.#matchers = patterns.map((pattern) => ({
+      pattern,
+      matches: picomatch.makeRe(pattern, { dot: true, nocase: true }),
+      literals: literalSegments(pattern),
+    }));
   }
 
   /**
@@ -70,7 +74,10 @@ export class ProtectRules {
     for (let index = pending.length - 1; index >= 0; index -= 1) {
       const at = pending[index] as NormalizedPath;
       if (found === null) {
-        const matcher = this.#matchers.find((candidate) => candidate.matches.test(at));
+        const lower = at.toLowerCase();
+        const matcher = this.#matchers.find(
+          (candidate) => candidate.literals.every((literal) => lower.includes(literal)) && candidate.matches.test(at),
+        );
         found = matcher === undefined ? null : { root: at, pattern: matcher.pattern };
       }
       if (this.#roots.size >= ROOTS_KEPT) this.#roots = new Map();
@@ -78,6 +85,18 @@ export class ProtectRules {
     }
     return found ?? undefined;
   }
+}
+
+/**
+ * The segments of a glob that match only themselves (ASCII, no glob syntax), lower-cased: a path the glob
+ * matches holds each of them, whatever the case (the regex folds ASCII case only among ASCII characters),
+ * so a path lacking one needs no regex. Most paths lack `.git`.
+ */
+function literalSegments(pattern: string): string[] {
+  return pattern
+    .split('/')
+    .filter((segment) => /^[\x20-\x7e]+$/.test(segment) && !/[*?[\]{}()!+@\\^$|]/.test(segment))
+    .map((segment) => segment.toLowerCase());
 }
 
 /**

@@ -15,7 +15,8 @@ import { AllowedRoots } from '../host-files/allow-list.js';
 import { compare, Planner, SKIP, type PlannedFile, type PlannedLink } from './plan.js';
 import { CreatedPaths } from './rollback.js';
 import { parseSources, type HostSource, type HydrateOptions, type HydrateResult } from './schema.js';
-import { Pacer, readSource, SourceOpener } from './source.js';
+import { PIN_DIRECTORIES, Pacer, SPECIAL, UNREADABLE } from './source.js';
+import { ReadAhead } from './read-ahead.js';
 
 export { defaultSourcePath } from './source-path.js';
 
@@ -30,7 +31,8 @@ const BATCH_BYTES = 8 * 1024 * 1024;
  *    sorted, so the result is deterministic) into one map of workspace path → file or directory. Later
  *    sources replace earlier files; directories merge; a file/directory clash fails here. `maxBytes` is
  *    checked as the walk goes, so an over-budget hydration fails before a single byte is written.
- * 2. **Copy.** A snapshot is taken, then files are read (`source.ts`) and handed to the workspace in
+ * 2. **Copy.** A snapshot is taken, then files are read (`read-files.ts`; a large run on reader threads a
+ *    bounded window ahead, `read-ahead.ts`) and handed to the workspace in
  *    batches, in path order, through the protocol's bulk write (`writeFiles`: every path checked by the
  *    shared layer, the backend's own fast path behind it; a workspace without it gets `writeBytes` and
  *    `mkdir`). Any failure — a workspace error, a file that grew past the budget since the walk, an abort,
@@ -45,7 +47,7 @@ const BATCH_BYTES = 8 * 1024 * 1024;
  * limits, symlinks leaving their source (unless followed, and then only into the allowed roots), FIFOs,
  * sockets and devices are skipped and reported. A file is opened with `O_NOFOLLOW`, and on Linux through a descriptor of its
  * directory whose real path was checked against the allow-list, so a file or a parent swapped for a link
- * after the walk is not read through (see `SourceOpener`).
+ * after the walk is not read through (see `readHostFiles`).
  * No error or skipped entry names a host path: sources are identified by index and workspace path.
  */
 export async function hydrate(
@@ -151,7 +153,15 @@ async function copyPlanned(
     batch = [];
     batchBytes = 0;
   };
-  const opener = new SourceOpener(allowed);
+  const reads = new ReadAhead(
+    files.flatMap(([, file]) => (file.kind === 'file' ? [file.real] : [])),
+    {
+      roots: [...allowed.roots],
+      maxFileBytes: workspace.limits.maxWriteBytes,
+      pinDirectories: PIN_DIRECTORIES,
+      reasons: { unreadable: UNREADABLE, special: SPECIAL },
+    },
+  );
   // Nobody else holds the bytes read: a workspace built by createWorkspace keeps them without a copy.
   const keep = trustOf(workspace) === undefined ? (bytes: Uint8Array) => bytes : handOver;
   try {
@@ -159,12 +169,13 @@ async function copyPlanned(
     const pacer = new Pacer();
     for (const [path, file] of files) {
       signal?.throwIfAborted();
-      await pacer.maybeYield();
+      if (pacer.due()) await pacer.yield();
       if (file.kind === 'symlink') {
         batch.push({ kind: 'symlink', path, target: file.target });
         continue;
       }
-      const outcome = readSource(file.real, opener, workspace.limits.maxWriteBytes);
+      const next = reads.next();
+      const outcome = next instanceof Promise ? await next : next;
       if ('skip' in outcome) {
         skipped.push({ path: displayPath(path), reason: outcome.skip });
         continue;
@@ -193,8 +204,6 @@ async function copyPlanned(
       );
     }
     throw error;
-  } finally {
-    opener.close();
   }
   return { files: written, bytes, skipped: sortSkipped(skipped) };
 }

@@ -1,5 +1,5 @@
 import { lstatSync, readdirSync, readlinkSync, realpathSync, statSync, type Dirent, type Stats } from 'node:fs';
-import { basename, join } from 'node:path';
+import { basename } from 'node:path';
 import picomatch from 'picomatch';
 import {
   FileNotFoundError,
@@ -192,25 +192,27 @@ export class Planner {
       children.some((child) => child.name === '.gitignore' && child.isFile()),
     );
 
+    // Whether this directory is planned itself (an `include` may leave it out): then its entries' parents are.
+    const planned = this.entries.get(workspaceDirectory)?.kind === 'directory';
     for (const child of children) {
-      const item = this.#classify(context, realDirectory, relative, child, ancestors, rules);
+      const item = this.#classify(context, realDirectory, relative, workspaceDirectory, child, ancestors, rules);
       if (item === undefined) continue;
       if (item.kind === 'skip') {
         this.skipped.push({ path: item.path, reason: item.reason });
         continue;
       }
-      const workspacePath = joinPath(context.path, item.relative);
+      const workspacePath = item.path;
       if (item.kind === 'file') {
         this.#budget(context, item.size, workspacePath);
-        this.#add(workspacePath, { kind: 'file', real: item.real, sourceIndex: context.index });
+        this.#add(workspacePath, { kind: 'file', real: item.real, sourceIndex: context.index }, planned);
         continue;
       }
       if (item.kind === 'symlink') {
-        this.#add(workspacePath, { kind: 'symlink', target: item.target, sourceIndex: context.index });
+        this.#add(workspacePath, { kind: 'symlink', target: item.target, sourceIndex: context.index }, planned);
         continue;
       }
       if (context.isIncluded === undefined || context.isIncluded(item.relative)) {
-        this.#add(workspacePath, { kind: 'directory', sourceIndex: context.index });
+        this.#add(workspacePath, { kind: 'directory', sourceIndex: context.index }, planned);
       }
       const nested = new Set(ancestors).add(item.real);
       await this.#walk(context, item.real, item.relative, nested, pacer, rules);
@@ -221,17 +223,17 @@ export class Planner {
     context: SourceContext,
     realDirectory: string,
     relative: string,
+    workspaceDirectory: NormalizedPath,
     child: Dirent,
     ancestors: Set<string>,
     gitignore: SourceGitignore | undefined,
   ):
     | undefined
     | { kind: 'skip'; path: string; reason: string }
-    | { kind: 'file'; relative: string; real: string; size: number }
-    | { kind: 'symlink'; relative: string; target: string }
-    | { kind: 'directory'; relative: string; real: string } {
+    | { kind: 'file'; path: NormalizedPath; relative: string; real: string; size: number }
+    | { kind: 'symlink'; path: NormalizedPath; relative: string; target: string }
+    | { kind: 'directory'; path: NormalizedPath; relative: string; real: string } {
     const name = child.name;
-    const workspaceDirectory = relative === '' ? context.path : joinPath(context.path, relative);
     if (!isExpressibleName(name)) return { kind: 'skip', path: joinPath(workspaceDirectory, printable(name)), reason: SKIP.invalidName };
     const childRelative = relative === '' ? name : `${relative}/${name}`;
     if (context.isExcluded(childRelative)) return undefined;
@@ -241,7 +243,8 @@ export class Planner {
       if (!child.isDirectory() && context.isIncluded !== undefined && !context.isIncluded(childRelative)) return undefined;
       return { kind: 'skip', path: workspacePath, reason: SKIP.ignored };
     }
-    const hostPath = join(realDirectory, name);
+    // A name from readdir holds no separator and is never `.` or `..`: no normalising join needed.
+    const hostPath = realDirectory === '/' ? `/${name}` : `${realDirectory}/${name}`;
 
     let real = hostPath;
     let isDirectory = child.isDirectory();
@@ -253,7 +256,7 @@ export class Planner {
         if (isVersionControl(name)) return { kind: 'skip', path: workspacePath, reason: SKIP.versionControl };
         if (context.isIncluded !== undefined && !context.isIncluded(childRelative)) return undefined;
         if (!fitsLimits(workspacePath, this.workspace.limits)) return { kind: 'skip', path: workspacePath, reason: SKIP.limits };
-        return { kind: 'symlink', relative: childRelative, target: inSource };
+        return { kind: 'symlink', path: workspacePath, relative: childRelative, target: inSource };
       }
       if (!context.followSymlinks) return { kind: 'skip', path: workspacePath, reason: SKIP.symlink };
       try {
@@ -278,7 +281,7 @@ export class Planner {
     }
     if (isDirectory) {
       if (!fitsLimits(workspacePath, this.workspace.limits)) return { kind: 'skip', path: workspacePath, reason: SKIP.limits };
-      return { kind: 'directory', relative: childRelative, real };
+      return { kind: 'directory', path: workspacePath, relative: childRelative, real };
     }
     if (!isFile) return { kind: 'skip', path: workspacePath, reason: SKIP.special };
     if (context.isIncluded !== undefined && !context.isIncluded(childRelative)) return undefined;
@@ -291,7 +294,7 @@ export class Planner {
         return { kind: 'skip', path: workspacePath, reason: SKIP.unreadable };
       }
     }
-    return { kind: 'file', relative: childRelative, real, size: size ?? 0 };
+    return { kind: 'file', path: workspacePath, relative: childRelative, real, size: size ?? 0 };
   }
 
   #budget(context: SourceContext, size: number, path: NormalizedPath): void {
@@ -305,10 +308,13 @@ export class Planner {
     }
   }
 
-  /** Records a planned entry (a link as a file); implicit parents become directories; a file/directory clash fails. */
-  #add(path: NormalizedPath, entry: Planned): void {
+  /**
+   * Records a planned entry (a link as a file); implicit parents become directories; a file/directory clash
+   * fails. `parentPlanned`: the caller knows the parent is a planned directory (the walk adding its entries).
+   */
+  #add(path: NormalizedPath, entry: Planned, parentPlanned = false): void {
     // Siblings come one after another: when the parent is already a planned directory, so are its parents.
-    const parentOfPath = parentPath(path);
+    const parentOfPath = parentPlanned ? '' : parentPath(path);
     const segments = parentOfPath === '' || this.entries.get(parentOfPath)?.kind === 'directory' ? [] : splitPath(path);
     let parent = '';
     for (let i = 0; i < segments.length - 1; i += 1) {

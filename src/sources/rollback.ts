@@ -17,9 +17,16 @@ export class CreatedPaths {
   static async note(workspace: Workspace, planned: readonly NormalizedPath[]): Promise<CreatedPaths> {
     const tracker = new CreatedPaths();
     const missing = new Set<NormalizedPath>();
+    // Siblings come together: their parent is looked up once.
+    let lastParent: NormalizedPath | undefined;
+    let lastUnder = false;
     for (const path of planned) {
       const parent = parentPath(path);
-      if (isUnder(parent, missing)) continue;
+      if (parent !== lastParent) {
+        lastParent = parent;
+        lastUnder = isUnder(parent, missing);
+      }
+      if (lastUnder) continue;
       if (!(await isThere(workspace, path))) {
         missing.add(path);
         tracker.#created.push(path);

@@ -21,12 +21,38 @@ export class KeyedMutex {
       if (this.#tails.get(key) === tail) this.#tails.delete(key);
     }
   }
+
+  /** `task` holding every key of `keys` at once: see {@link runLocked}. */
+  async runAll<T>(keys: ReadonlySet<string>, task: () => Promise<T>): Promise<T> {
+    let release!: () => void;
+    const current = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const held: [string, Promise<void>][] = [];
+    const before: Promise<void>[] = [];
+    for (const key of keys) {
+      const previous = this.#tails.get(key);
+      const tail = previous === undefined ? current : previous.then(() => current);
+      if (previous !== undefined) before.push(previous);
+      this.#tails.set(key, tail);
+      held.push([key, tail]);
+    }
+    await Promise.all(before);
+    try {
+      return await task();
+    } finally {
+      release();
+      for (const [key, tail] of held) if (this.#tails.get(key) === tail) this.#tails.delete(key);
+    }
+  }
 }
 
-/** Runs `task` holding every key's lock, taken in sorted order so that two callers never wait on each other. */
-export function runLocked<T>(mutex: KeyedMutex, keys: readonly string[], task: () => Promise<T>): Promise<T> {
-  const sorted = [...new Set(keys)].sort();
-  const step = (index: number): Promise<T> =>
-    index === sorted.length ? task() : mutex.run(sorted[index] as string, () => step(index + 1));
-  return step(0);
+/**
+ * Runs `task` holding every key's lock. The keys are queued on all at once (synchronously, so two callers
+ * never wait on each other: whoever queued first on a key goes first on every key they share), then the
+ * holders before it are awaited together: one promise per key, whatever the number of keys.
+ */
+export async function runLocked<T>(mutex: KeyedMutex, keys: readonly string[], task: () => Promise<T>): Promise<T> {
+  if (keys.length === 1) return mutex.run(keys[0] as string, task);
+  return mutex.runAll(new Set(keys), task);
 }

@@ -186,10 +186,14 @@ export class WorkspaceMutations {
    */
   async writeFiles(entries: readonly WriteFilesEntry[], policed: boolean): Promise<WriteFilesResult> {
     const { governance, protection, limits } = this.#context;
-    const admit = async (path: unknown, intent: 'file' | 'directory') => {
-      const target = await governance.admit(path, intent);
-      await protection.guard(target);
-      return target;
+    // Synchronous when neither the policy nor the protect rule needs I/O: the bulk path of every hydration.
+    const admit = (path: unknown, intent: 'file' | 'directory'): NormalizedPath | Promise<NormalizedPath> => {
+      const target = governance.admit(path, intent);
+      const guarded = (admitted: NormalizedPath): NormalizedPath | Promise<NormalizedPath> => {
+        const guarding = protection.guard(admitted);
+        return guarding === undefined ? admitted : guarding.then(() => admitted);
+      };
+      return typeof target === 'string' ? guarded(target) : target.then(guarded);
     };
     const checked = await checkBulkEntries(entries, limits, this.#driver, admit);
     for (const entry of checked.entries) {

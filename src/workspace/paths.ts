@@ -33,6 +33,7 @@ export function normalizePath(input: unknown): NormalizedPath {
   if (input.includes('\\')) {
     throw new InvalidPathError(input, `invalid path ${JSON.stringify(input)}: use '/' as the separator, backslashes are not allowed`);
   }
+  if (isNormalForm(input)) return input;
   const segments: string[] = [];
   for (const segment of input.split('/')) {
     if (segment === '' || segment === '.') continue;
@@ -46,6 +47,26 @@ export function normalizePath(input: unknown): NormalizedPath {
     segments.push(segment);
   }
   return segments.join('/');
+}
+
+/**
+ * Whether `input` (free of control characters and backslashes) is already normalised: no leading, trailing
+ * or doubled slash and no `.` or `..` segment. Most paths are (those the library made, and most given), and
+ * they need no split and join.
+ */
+function isNormalForm(input: string): boolean {
+  if (input.startsWith('/') || input.endsWith('/') || input.includes('//')) return false;
+  if (!input.includes('.')) return true;
+  return !(
+    input === '.' ||
+    input === '..' ||
+    input.startsWith('./') ||
+    input.startsWith('../') ||
+    input.endsWith('/.') ||
+    input.endsWith('/..') ||
+    input.includes('/./') ||
+    input.includes('/../')
+  );
 }
 
 /** The form results and errors show: `/` for the root, the relative path otherwise. */
@@ -108,30 +129,48 @@ export function pathDepth(path: NormalizedPath): number {
  * the deepest descendant when a directory is moved or copied under `path`.
  */
 export function assertCreatable(path: NormalizedPath, limits: Readonly<WorkspaceLimits>, extraDepth = 0): void {
-  const segments = splitPath(path);
-  if (segments.length + extraDepth > limits.maxPathDepth) {
-    throw new LimitExceededError(
-      `path is too deep: ${segments.length + extraDepth} segments, the limit is ${limits.maxPathDepth}: ${displayPath(path)}`,
-      displayPath(path),
-      { limit: 'path' },
-    );
-  }
-  for (const segment of segments) {
-    const length = [...segment].length;
-    if (length > limits.maxSegmentLength) {
-      throw new LimitExceededError(
-        `path segment is too long: ${length} characters, the limit is ${limits.maxSegmentLength}: ${displayPath(path)}`,
-        displayPath(path),
-        { limit: 'path' },
-      );
-    }
-  }
+  const breach = limitBreach(path, limits, extraDepth);
+  if (breach === undefined) return;
+  const message =
+    'depth' in breach
+      ? `path is too deep: ${breach.depth} segments, the limit is ${limits.maxPathDepth}`
+      : `path segment is too long: ${breach.length} characters, the limit is ${limits.maxSegmentLength}`;
+  throw new LimitExceededError(`${message}: ${displayPath(path)}`, displayPath(path), { limit: 'path' });
 }
 
 /** Whether a path fits the creation limits, for walks that skip rather than fail (hydration). */
 export function fitsLimits(path: NormalizedPath, limits: Readonly<WorkspaceLimits>): boolean {
-  const segments = splitPath(path);
-  return segments.length <= limits.maxPathDepth && segments.every((s) => [...s].length <= limits.maxSegmentLength);
+  return limitBreach(path, limits, 0) === undefined;
+}
+
+/**
+ * How `path` (with `extraDepth` more segments) breaks the creation limits: too many segments, or the first
+ * segment over the length limit in code points; undefined when it fits. Scans the string without splitting
+ * it: every write of every file asks.
+ */
+function limitBreach(
+  path: NormalizedPath,
+  limits: Readonly<WorkspaceLimits>,
+  extraDepth: number,
+): { depth: number } | { length: number } | undefined {
+  let depth = extraDepth;
+  if (path !== '') {
+    depth += 1;
+    for (let slash = path.indexOf('/'); slash !== -1; slash = path.indexOf('/', slash + 1)) depth += 1;
+  }
+  if (depth > limits.maxPathDepth) return { depth };
+  // Code points never outnumber UTF-16 units: only a segment long in units needs counting.
+  if (path.length <= limits.maxSegmentLength) return undefined;
+  for (let start = 0; start < path.length;) {
+    const slash = path.indexOf('/', start);
+    const end = slash === -1 ? path.length : slash;
+    if (end - start > limits.maxSegmentLength) {
+      const length = [...path.slice(start, end)].length;
+      if (length > limits.maxSegmentLength) return { length };
+    }
+    start = end + 1;
+  }
+  return undefined;
 }
 
 /** `normalizePath`, with `undefined` for a path that leaves the root (what `exists` answers `false` for). */

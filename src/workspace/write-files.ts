@@ -30,7 +30,8 @@ export async function checkBulkEntries(
   let bytes = 0;
   // Shaped, their bytes copied, before the first await: once writeFiles returns its promise the caller's buffers are its own again.
   for (const shaped of Array.from(entries as readonly unknown[], (entry) => shapeOf(entry))) {
-    const path = await admit(shaped.path, shaped.kind === 'directory' ? 'directory' : 'file');
+    const admitted = admit(shaped.path, shaped.kind === 'directory' ? 'directory' : 'file');
+    const path = typeof admitted === 'string' ? admitted : await admitted;
     const shown = displayPath(path);
     const reserved = reservedReason(driver, path);
     if (reserved !== undefined) {

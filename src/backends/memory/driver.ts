@@ -52,6 +52,10 @@ export class MemoryDriver implements BackendDriver {
   #lastPath: NormalizedPath | undefined;
   #lastFollow = false;
   #lastResolved: ResolvedPath<TreeNode> | undefined;
+  /** A directory that leads to itself in `#directoryTree` (its node; undefined when missing): see `#resolveInDirectory`. */
+  #directoryTree: DirectoryNode | undefined;
+  #directoryPath: NormalizedPath | undefined;
+  #directoryNode: DirectoryNode | undefined;
 
   /**
    * An independent driver with the same tree and the same snapshots (every record taken here so far
@@ -313,12 +317,40 @@ export class MemoryDriver implements BackendDriver {
   /** Releases the tree. */
   async dispose(): Promise<void> {
     this.tree = emptyDirectory(Date.now());
-    this.#lastTree = this.#lastResolved = undefined;
+    this.#lastTree = this.#lastResolved = this.#directoryTree = this.#directoryNode = undefined;
   }
 
   /** The tree as `resolveLinks` walks it. */
   get #links(): LinkTree<TreeNode> {
     return { root: this.tree, child: childOf, kind: kindOf, target: targetOf };
+  }
+
+  /**
+   * Where `path` leads when its parent leads to itself (no link on the way): the entry named there, found
+   * in one step. The parent's answer is remembered for the tree it was found in, so that the files of one
+   * directory (a bulk write checks each of them) cost one lookup each. Undefined when a full resolution is
+   * needed: a link at the end to follow, or a parent reached through a link.
+   */
+  #resolveInDirectory(path: NormalizedPath, followFinal: boolean): ResolvedPath<TreeNode> | undefined {
+    const slash = path.lastIndexOf('/');
+    if (slash === -1) return undefined;
+    const parent = path.slice(0, slash);
+    if (this.#directoryTree !== this.tree || this.#directoryPath !== parent) {
+      let reached: ResolvedPath<TreeNode>;
+      try {
+        reached = resolveLinks(this.#links, parent, true);
+      } catch {
+        return undefined;
+      }
+      if (reached.path !== parent || (reached.node !== undefined && reached.node.type !== 'directory')) return undefined;
+      this.#directoryTree = this.tree;
+      this.#directoryPath = parent;
+      this.#directoryNode = reached.node;
+    }
+    // A missing parent: nothing below it exists, and the path stays as written.
+    const node = this.#directoryNode?.children.get(path.slice(slash + 1));
+    if (node?.type === 'symlink' && followFinal) return undefined;
+    return { path, node };
   }
 
   /**
@@ -332,7 +364,7 @@ export class MemoryDriver implements BackendDriver {
       // Not following the final entry found no link there: following it finds the same.
       if (this.#lastFollow === followFinal || (!this.#lastFollow && last.node?.type !== 'symlink')) return last;
     }
-    const resolved = resolveLinks(this.#links, path, followFinal);
+    const resolved = this.#resolveInDirectory(path, followFinal) ?? resolveLinks(this.#links, path, followFinal);
     this.#lastTree = this.tree;
     this.#lastPath = path;
     this.#lastFollow = followFinal;

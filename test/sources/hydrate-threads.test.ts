@@ -1,0 +1,170 @@
+import { randomBytes } from 'node:crypto';
+import * as fs from 'node:fs';
+import { mkdirSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { memoryDriver } from '../../src/backends/memory/index.js';
+import { hydrate } from '../../src/sources/index.js';
+import { JOB_FILES, JOBS_AHEAD, ReadAhead } from '../../src/sources/read-ahead.js';
+import { readHostFiles, type ReadJob } from '../../src/sources/read-files.js';
+import { HostFileReader } from '../../src/sources/read-pool.js';
+import { contentsOf, tempDirs } from '../../src/testing/harness.js';
+import { createWorkspace } from '../../src/workspace/create-workspace.js';
+import type { SnapshotableWorkspace } from '../../src/workspace/types.js';
+
+// Large hydrations read their files on reader threads, a bounded window ahead of the writes (see
+// src/sources/read-ahead.ts). Every guarantee of a small hydration holds there too.
+
+const dirs = tempDirs();
+
+/** `count` small files under `bulk/` (enough to be read on the reader threads), as a tree spec. */
+function bulk(count: number): Record<string, string> {
+  const files: Record<string, string> = {};
+  for (let i = 0; i < count; i += 1) files[`bulk/d${i % 7}/f${String(i).padStart(4, '0')}.txt`] = `file ${i}\n`;
+  return files;
+}
+
+function write(base: string, files: Record<string, string | Uint8Array>): void {
+  for (const [path, content] of Object.entries(files)) {
+    mkdirSync(join(base, path, '..'), { recursive: true });
+    writeFileSync(join(base, path), content);
+  }
+}
+
+/** A workspace whose `snapshot` (taken after the walk, before the copy) runs `between` first. */
+function racing(workspace: SnapshotableWorkspace, between: () => void): SnapshotableWorkspace {
+  return new Proxy(workspace, {
+    get(target, property) {
+      const value = Reflect.get(target, property, target) as unknown;
+      if (property === 'snapshot') {
+        return async (...args: unknown[]) => {
+          between();
+          return (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+        };
+      }
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+}
+
+describe('hydration of a large tree (read on reader threads)', () => {
+  it('does not read through a file or a parent swapped for a link to outside between the walk and the copy', async () => {
+    const base = dirs();
+    const allowed = join(base, 'allowed');
+    const project = join(allowed, 'project');
+    write(join(base, 'secret'), { 'key.pem': 'TOP SECRET', 'dir/key.pem': 'SECRET key' });
+    write(project, { ...bulk(600), 'ok.txt': 'ok', 'swapped.txt': 'plain', 'zdir/key.pem': 'public key' });
+    const workspace = createWorkspace(memoryDriver());
+    const swapped = racing(workspace, () => {
+      renameSync(join(project, 'zdir'), join(project, 'zdir-old'));
+      symlinkSync(join(base, 'secret', 'dir'), join(project, 'zdir'));
+      renameSync(join(project, 'swapped.txt'), join(project, 'swapped-old.txt'));
+      symlinkSync(join(base, 'secret', 'key.pem'), join(project, 'swapped.txt'));
+    });
+    const result = await hydrate(swapped, [{ hostPath: project, path: '/' }], { allowedHostRoots: [allowed] });
+    const contents = await contentsOf(workspace);
+    expect(JSON.stringify(contents)).not.toContain('SECRET');
+    expect(result.files).toBe(601);
+    expect(contents['bulk/d3/f0598.txt']).toBe('file 598\n');
+    expect(result.skipped).toEqual([
+      { path: 'swapped.txt', reason: 'became a symlink during hydration' },
+      { path: 'zdir/key.pem', reason: 'moved outside the allowed roots during hydration' },
+    ]);
+  });
+
+  it('copies large files among many small ones whole and in their places (a read job stops early for its bytes)', async () => {
+    const project = dirs();
+    const large = [randomBytes(5 * 1024 * 1024), randomBytes(9 * 1024 * 1024), randomBytes(3 * 1024 * 1024)];
+    write(project, { ...bulk(400), 'bulk/d1/f0100.bin': large[0]!, 'bulk/d1/f0101.bin': large[1]!, 'bulk/d4/f0300.bin': large[2]! });
+    const workspace = createWorkspace(memoryDriver());
+    const result = await hydrate(workspace, [{ hostPath: project, path: 'p' }], { allowedHostRoots: [project] });
+    expect(result.files).toBe(403);
+    for (const [path, bytes] of [
+      ['p/bulk/d1/f0100.bin', large[0]],
+      ['p/bulk/d1/f0101.bin', large[1]],
+      ['p/bulk/d4/f0300.bin', large[2]],
+    ] as const)
+      expect(Buffer.from((await workspace.readBytes(path)).content).equals(bytes!)).toBe(true);
+    const contents = await contentsOf(workspace);
+    for (let i = 0; i < 400; i += 1) expect(contents[`p/bulk/d${i % 7}/f${String(i).padStart(4, '0')}.txt`]).toBe(`file ${i}\n`);
+  });
+});
+
+describe('ReadAhead', () => {
+  it('keeps at most its window of jobs asked for ahead of the file taken, and gives every outcome in order', async () => {
+    const project = dirs();
+    const count = 5 * JOB_FILES * JOBS_AHEAD + 17;
+    const paths: string[] = [];
+    for (let i = 0; i < count; i += 1) {
+      const path = join(project, `f${String(i).padStart(5, '0')}`);
+      writeFileSync(path, String(i));
+      paths.push(path);
+    }
+    let asked = 0;
+    let mostAhead = 0;
+    const reasons = { unreadable: 'unreadable', special: 'special' };
+    const reads = new ReadAhead(paths, { roots: [project], maxFileBytes: 1 << 20, pinDirectories: false, reasons }, async (job) => {
+      asked += job.paths.length;
+      return readHostFiles(fs, job);
+    });
+    for (let taken = 0; taken < count; taken += 1) {
+      const outcome = await reads.next();
+      if (!('bytes' in outcome)) throw new Error(`not read: ${outcome.skip}`);
+      expect(Buffer.from(outcome.bytes).toString()).toBe(String(taken));
+      mostAhead = Math.max(mostAhead, asked - taken);
+    }
+    expect(asked).toBe(count);
+    expect(mostAhead).toBeGreaterThan(JOB_FILES);
+    expect(mostAhead).toBeLessThanOrEqual((JOBS_AHEAD + 1) * JOB_FILES);
+  });
+});
+
+describe('readHostFiles', () => {
+  it('gives each file memory of its exact length, also when its size was unknown (procfs) or it shrank', () => {
+    const project = dirs();
+    write(project, { 'a.txt': 'hello' });
+    const reasons = { unreadable: 'unreadable', special: 'special' };
+    const job = { roots: ['/proc', project], maxFileBytes: 1 << 20, maxJobBytes: 1 << 30, pinDirectories: false, reasons };
+    const [status, small] = readHostFiles(fs, { ...job, paths: ['/proc/self/status', join(project, 'a.txt')] });
+    for (const outcome of [status, small]) {
+      if (outcome === undefined || !('bytes' in outcome)) throw new Error(`not read: ${JSON.stringify(outcome)}`);
+      expect(outcome.bytes.byteLength).toBeGreaterThan(0);
+      expect(outcome.bytes.buffer.byteLength).toBe(outcome.bytes.byteLength);
+    }
+  });
+
+  it('stops a job after the file that reaches its bytes, and closes every descriptor it opened', () => {
+    const project = dirs();
+    write(project, { 'a.bin': new Uint8Array(3000), 'b.bin': new Uint8Array(3000), 'c.bin': new Uint8Array(3000) });
+    const open = () => fs.readdirSync('/proc/self/fd').length;
+    const before = open();
+    const outcomes = readHostFiles(fs, {
+      paths: ['a.bin', 'b.bin', 'c.bin'].map((name) => join(project, name)),
+      roots: [project],
+      maxFileBytes: 1 << 20,
+      maxJobBytes: 5000,
+      pinDirectories: process.platform === 'linux',
+      reasons: { unreadable: 'unreadable', special: 'special' },
+    });
+    expect(outcomes.map((outcome) => ('bytes' in outcome ? outcome.bytes.byteLength : outcome.skip))).toEqual([3000, 3000]);
+    expect(open()).toBe(before);
+  });
+});
+
+describe('HostFileReader', () => {
+  it('answers jobs from its workers in any number, and rejects a job nobody can read rather than failing the process', async () => {
+    const project = dirs();
+    write(project, { 'a.txt': 'a', 'b.txt': 'bb' });
+    const reader = new HostFileReader(2);
+    const reasons = { unreadable: 'unreadable', special: 'special' };
+    const job = { roots: [project], maxFileBytes: 100, maxJobBytes: 1 << 20, pinDirectories: process.platform === 'linux', reasons };
+    const answers = await Promise.all(
+      Array.from({ length: 6 }, (_, i) => reader.read({ ...job, paths: [join(project, i % 2 === 0 ? 'a.txt' : 'b.txt')] })),
+    );
+    expect(answers.map(([outcome]) => (outcome !== undefined && 'bytes' in outcome ? Buffer.from(outcome.bytes).toString() : '?'))).toEqual(
+      ['a', 'bb', 'a', 'bb', 'a', 'bb'],
+    );
+    // Not a list of paths: the worker fails on it, and so does the calling thread.
+    await expect(reader.read({ ...job, paths: 42 } as unknown as ReadJob)).rejects.toThrow(TypeError);
+  });
+});
