@@ -36,8 +36,11 @@ const LOWER_LINK = '.lower';
  * even where RLIMIT_NPROC does not, for a root-owned server; written through the namespace's own /proc from
  * `--mount-proc`), closes every descriptor above the ones it was handed (the server may have inherited some
  * without close-on-exec, and a program must not write to its parent's pipes), then becomes bubblewrap.
- * Arguments: the run's directory, the names of upper, work and merged in it, pid_max (0: leave), the highest
- * descriptor handed over, then the command. bash, not sh: dash names only descriptors 0 to 9.
+ * It sets the limits last, with bash's own `ulimit` (a `prlimit` run cost a process start): file size in KiB,
+ * processes, and CPU seconds (soft, then SIGKILL a second later; `-`: none). Arguments: the run's directory,
+ * the names of upper, work and merged in it, pid_max (0: leave), the highest descriptor handed over, the
+ * three limits, then the command. bash, not sh: dash names only descriptors 0 to 9, and its `ulimit` has no
+ * `-u` and counts `-f` in 512-byte blocks.
  */
 const WRAPPER = [
   'set -e',
@@ -46,7 +49,10 @@ const WRAPPER = [
   `mount -t overlay overlay -o "lowerdir=${LOWER_LINK},upperdir=$2,workdir=$3,userxattr,volatile" "$4"`,
   'cd /',
   'if [ "$5" != 0 ]; then echo "$5" 2>/dev/null >/proc/sys/kernel/pid_max || true; fi',
-  'shift 6',
+  'ulimit -f "$7"',
+  'ulimit -u "$8"',
+  'if [ "$9" != - ]; then ulimit -S -t "$9"; ulimit -H -t $(($9 + 1)); fi',
+  'shift 9',
   'exec "$@"',
 ].join('\n');
 
@@ -91,7 +97,6 @@ interface Tools {
   setpriv: string;
   unshare: string;
   bwrap: string;
-  prlimit: string;
 }
 
 function stringList(value: unknown, fallback: readonly string[], name: string, absolute: boolean): readonly string[] {
@@ -112,14 +117,13 @@ async function probe(bwrapPath: string | undefined, self: () => ExecEngine): Pro
   if (process.platform !== 'linux') throw new NotSupportedError(`running programs needs Linux: ${INSTALL}`);
   const bwrap = bwrapPath ?? which('bwrap');
   const unshare = which('unshare');
-  const prlimit = which('prlimit');
   const setpriv = which('setpriv');
   const bash = which('bash');
   if (bwrap === undefined || !isExecutable(bwrap)) throw new NotSupportedError(`running programs needs bubblewrap (bwrap): ${INSTALL}`);
-  if (unshare === undefined || prlimit === undefined || setpriv === undefined)
-    throw new NotSupportedError(`running programs needs unshare, prlimit and setpriv (util-linux): ${INSTALL}`);
+  if (unshare === undefined || setpriv === undefined)
+    throw new NotSupportedError(`running programs needs unshare and setpriv (util-linux): ${INSTALL}`);
   if (bash === undefined) throw new NotSupportedError(`running programs needs bash: ${INSTALL}`);
-  const tools = { bash, setpriv, unshare, bwrap, prlimit };
+  const tools = { bash, setpriv, unshare, bwrap };
   const lower = createOwnedTemp('sandbox-probe');
   const area = new StagingArea();
   const etc = writeEtc(lower);
@@ -225,12 +229,10 @@ function runSandboxed(tools: Tools, request: EngineRequest, view: ViewSettings):
   ];
   const argsFd = FIRST_PASSED_FD + etc.fds.length;
   const limits = request.limits;
-  const prlimitArgs = [
-    `--fsize=${limits.fileBytes}`,
-    `--nproc=${limits.processes}`,
-    ...(limits.cpuSeconds === undefined ? [] : [`--cpu=${limits.cpuSeconds}:${limits.cpuSeconds + 1}`]),
-    '--',
-  ];
+  // The kernel's file size limit guards the disk while the program runs; capture holds the exact limit (a file of
+  // `fileBytes` or more fails the call). So it may be higher: bubblewrap writes its /etc copies under it too, and
+  // bash's `ulimit -f` counts KiB (rounded up, a file cut there is still at least `fileBytes` long).
+  const fileKiB = Math.ceil(Math.max(limits.fileBytes, etc.largest) / 1024);
   // pid_max counts pids, and after wrapping round a namespace allocates from 300 up: this cap leaves room for `processes`.
   const pidMax = limits.processes + 300;
   // setpriv: the sandbox dies with this process even when it is killed with SIGKILL (its parent-death signal).
@@ -255,8 +257,9 @@ function runSandboxed(tools: Tools, request: EngineRequest, view: ViewSettings):
     ...layers.map((dir) => basename(dir)),
     String(pidMax),
     String(argsFd),
-    tools.prlimit,
-    ...prlimitArgs,
+    String(fileKiB),
+    String(limits.processes),
+    limits.cpuSeconds === undefined ? '-' : String(limits.cpuSeconds),
     tools.bwrap,
     '--args',
     String(argsFd),

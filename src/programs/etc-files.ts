@@ -8,6 +8,8 @@ export const FIRST_PASSED_FD = 3;
 export interface OpenedEtc {
   args: string[];
   fds: number[];
+  /** The largest file's size: bubblewrap writes its copy under the sandbox's file size limit. */
+  largest: number;
   close(): void;
 }
 
@@ -21,6 +23,7 @@ export interface OpenedEtc {
 export function openEtc(entries: readonly EtcSource[]): OpenedEtc {
   const args: string[] = [];
   const fds: number[] = [];
+  let largest = 0;
   const close = () => {
     for (const fd of fds.splice(0)) fs.closeSync(fd);
   };
@@ -34,7 +37,9 @@ export function openEtc(entries: readonly EtcSource[]): OpenedEtc {
         if (!entry.optional || (error as NodeJS.ErrnoException).code !== 'ENOENT') args.push(...bind(entry));
         continue;
       }
-      if (fs.fstatSync(fd).isFile()) {
+      const stat = fs.fstatSync(fd);
+      if (stat.isFile()) {
+        largest = Math.max(largest, stat.size);
         args.push('--perms', '0444', '--file', String(FIRST_PASSED_FD + fds.length), entry.target);
         fds.push(fd);
       } else {
@@ -46,7 +51,7 @@ export function openEtc(entries: readonly EtcSource[]): OpenedEtc {
     close();
     throw error;
   }
-  return { args, fds, close };
+  return { args, fds, largest, close };
 }
 
 function bind(entry: EtcSource): string[] {

@@ -208,6 +208,14 @@ describe.skipIf(!available)('nothing a program does reaches outside its sandbox'
     await expect(session.exec('while :; do :; done', { timeoutMs: 20_000 })).rejects.toMatchObject({ code: 'EFBIG' });
   });
 
+  it('limits: a file size limit that is not a whole KiB still refuses a file of that size or more, and takes one below it', async () => {
+    await using session = await createSession({ backend: 'memory', exec: { limits: { fileBytes: 1000 } } });
+    await expect(session.exec('head -c 1010 /dev/zero > a.bin')).rejects.toMatchObject({ code: 'EFBIG' });
+    await expect(session.exec('head -c 5000 /dev/zero > b.bin')).rejects.toMatchObject({ code: 'EFBIG' });
+    await session.exec('head -c 999 /dev/zero > c.bin');
+    expect((await session.filesystem.readBytes('c.bin')).sizeBytes).toBe(999);
+  });
+
   it('limits: the number of processes is capped', async () => {
     await using session = await createSession({ backend: 'memory', exec: { limits: { processes: 100 } } });
     const result = await session.exec('for i in $(seq 1000); do sleep 5 & done 2>/dev/null; ls /proc | grep -c "^[0-9]"', {
