@@ -33,7 +33,7 @@ const BATCH_BYTES = 8 * 1024 * 1024;
  *    sources replace earlier files; directories merge; a file/directory clash fails here. `maxBytes` is
  *    checked as the walk goes, so an over-budget hydration fails before a single byte is written.
  * 2. **Copy.** A snapshot is taken, then files are read (`read-files.ts`; a large run on reader threads a
- *    bounded window ahead, `read-ahead.ts`) and handed to the workspace in
+ *    bounded window ahead, `read-ahead.ts`, begun while the walk goes on) and handed to the workspace in
  *    batches, in path order, through the protocol's bulk write (`writeFiles`: every path checked by the
  *    shared layer, the backend's own fast path behind it; a workspace without it gets `writeBytes` and
  *    `mkdir`). Any failure — a workspace error, a file that grew past the budget since the walk, an abort,
@@ -102,8 +102,9 @@ async function copySources(
     files.sort((a, b) => compare(a[0], b[0]));
     const leafDirectories = plan.leafDirectories();
     if (files.length === 0 && leafDirectories.length === 0) return { files: 0, bytes: 0, skipped: sortSkipped(skipped) };
-    reads = readsInCopyOrder(early, plan.walked, files, job);
-    const copy = () => copyPlanned(workspace, plan, files, leafDirectories, options, reads as ReadAhead);
+    const chosen = readsInCopyOrder(early, plan.walked, files, job);
+    reads = chosen;
+    const copy = () => copyPlanned(workspace, plan, files, leafDirectories, options, chosen);
     return await (trust === undefined || hostRoots.length === 0 ? copy() : trust.protection.hostContent(hostRoots, copy));
   } finally {
     if (reads !== early) early.abandon();
