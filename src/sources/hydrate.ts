@@ -17,6 +17,7 @@ import { CreatedPaths } from './rollback.js';
 import { parseSources, type HostSource, type HydrateOptions, type HydrateResult } from './schema.js';
 import { PIN_DIRECTORIES, Pacer, SPECIAL, UNREADABLE } from './source.js';
 import { ReadAhead } from './read-ahead.js';
+import type { ReadJob } from './read-files.js';
 
 export { defaultSourcePath } from './source-path.js';
 
@@ -32,7 +33,7 @@ const BATCH_BYTES = 8 * 1024 * 1024;
  *    sources replace earlier files; directories merge; a file/directory clash fails here. `maxBytes` is
  *    checked as the walk goes, so an over-budget hydration fails before a single byte is written.
  * 2. **Copy.** A snapshot is taken, then files are read (`read-files.ts`; a large run on reader threads a
- *    bounded window ahead, `read-ahead.ts`) and handed to the workspace in
+ *    bounded window ahead, `read-ahead.ts`, begun while the walk goes on) and handed to the workspace in
  *    batches, in path order, through the protocol's bulk write (`writeFiles`: every path checked by the
  *    shared layer, the backend's own fast path behind it; a workspace without it gets `writeBytes` and
  *    `mkdir`). Any failure — a workspace error, a file that grew past the budget since the walk, an abort,
@@ -77,23 +78,68 @@ async function copySources(
   const signal = options.signal;
   signal?.throwIfAborted();
 
-  const plan = new Planner(workspace, allowed, signal);
-  for (const [index, source] of parsed.entries()) await plan.addSource(index, source);
-  const trust = trustOf(workspace);
-  const hostRoots = [...plan.hostRoots].filter((root) => plan.entries.has(root));
-  if (hostRoots.length > 0 && trust === undefined)
-    throw new InvalidArgumentError(
-      "includeGit: 'read-only' needs a workspace built by createWorkspace (one that can keep what hydration brings in read-only)",
-    );
+  // Reading starts while the walk goes on: reads are only reads, nothing is written before every check passed.
+  const walkedPaths: string[] = [];
+  const job = readJob(workspace, allowed);
+  const early = new ReadAhead(walkedPaths, job, undefined, { growing: true });
+  const plan = new Planner(workspace, allowed, signal, (file) => {
+    walkedPaths.push(file.real);
+    early.grew();
+  });
+  let reads: ReadAhead | undefined;
+  try {
+    for (const [index, source] of parsed.entries()) await plan.addSource(index, source);
+    const trust = trustOf(workspace);
+    const hostRoots = [...plan.hostRoots].filter((root) => plan.entries.has(root));
+    if (hostRoots.length > 0 && trust === undefined)
+      throw new InvalidArgumentError(
+        "includeGit: 'read-only' needs a workspace built by createWorkspace (one that can keep what hydration brings in read-only)",
+      );
 
-  const skipped = plan.skipped;
-  await leaveOutDenied(workspace, trust, plan);
-  const files = [...plan.entries].filter((entry): entry is [NormalizedPath, PlannedFile | PlannedLink] => entry[1].kind !== 'directory');
-  files.sort((a, b) => compare(a[0], b[0]));
-  const leafDirectories = plan.leafDirectories();
-  if (files.length === 0 && leafDirectories.length === 0) return { files: 0, bytes: 0, skipped: sortSkipped(skipped) };
-  const copy = () => copyPlanned(workspace, plan, files, leafDirectories, options, allowed);
-  return trust === undefined || hostRoots.length === 0 ? copy() : trust.protection.hostContent(hostRoots, copy);
+    const skipped = plan.skipped;
+    await leaveOutDenied(workspace, trust, plan);
+    const files = [...plan.entries].filter((entry): entry is [NormalizedPath, PlannedFile | PlannedLink] => entry[1].kind !== 'directory');
+    files.sort((a, b) => compare(a[0], b[0]));
+    const leafDirectories = plan.leafDirectories();
+    if (files.length === 0 && leafDirectories.length === 0) return { files: 0, bytes: 0, skipped: sortSkipped(skipped) };
+    const chosen = readsInCopyOrder(early, plan.walked, files, job);
+    reads = chosen;
+    const copy = () => copyPlanned(workspace, plan, files, leafDirectories, options, chosen);
+    return await (trust === undefined || hostRoots.length === 0 ? copy() : trust.protection.hostContent(hostRoots, copy));
+  } finally {
+    if (reads !== early) early.abandon();
+  }
+}
+
+function readJob(workspace: Workspace, allowed: AllowedRoots): Omit<ReadJob, 'paths' | 'maxJobBytes'> {
+  return {
+    roots: [...allowed.roots],
+    maxFileBytes: workspace.limits.maxWriteBytes,
+    pinDirectories: PIN_DIRECTORIES,
+    reasons: { unreadable: UNREADABLE, special: SPECIAL },
+  };
+}
+
+/**
+ * The reads begun during the walk when it planned exactly the files to copy in the order the copy takes
+ * them (one source, nothing replaced or left out since: the usual case), else reads from the start.
+ */
+function readsInCopyOrder(
+  early: ReadAhead,
+  walked: readonly PlannedFile[],
+  files: readonly [NormalizedPath, PlannedFile | PlannedLink][],
+  job: Omit<ReadJob, 'paths' | 'maxJobBytes'>,
+): ReadAhead {
+  const planned = files.flatMap(([, file]) => (file.kind === 'file' ? [file] : []));
+  if (planned.length === walked.length && planned.every((file, index) => file === walked[index])) {
+    early.complete();
+    return early;
+  }
+  early.abandon();
+  return new ReadAhead(
+    planned.map((file) => file.real),
+    job,
+  );
 }
 
 /**
@@ -123,7 +169,7 @@ async function copyPlanned(
   files: [NormalizedPath, PlannedFile | PlannedLink][],
   leafDirectories: NormalizedPath[],
   options: HydrateOptions,
-  allowed: AllowedRoots,
+  reads: ReadAhead,
 ): Promise<HydrateResult> {
   const signal = options.signal;
   const skipped = plan.skipped;
@@ -153,15 +199,6 @@ async function copyPlanned(
     batch = [];
     batchBytes = 0;
   };
-  const reads = new ReadAhead(
-    files.flatMap(([, file]) => (file.kind === 'file' ? [file.real] : [])),
-    {
-      roots: [...allowed.roots],
-      maxFileBytes: workspace.limits.maxWriteBytes,
-      pinDirectories: PIN_DIRECTORIES,
-      reasons: { unreadable: UNREADABLE, special: SPECIAL },
-    },
-  );
   // Nobody else holds the bytes read: a workspace built by createWorkspace keeps them without a copy.
   const keep = trustOf(workspace) === undefined ? (bytes: Uint8Array) => bytes : handOver;
   try {

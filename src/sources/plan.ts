@@ -92,11 +92,17 @@ export class Planner {
   /** Version-control directories brought in with `includeGit: 'read-only'`: protected once written. */
   readonly hostRoots = new Set<NormalizedPath>();
   readonly #sourcePaths: NormalizedPath[] = [];
+  /**
+   * Every file planned, in the order it was planned, `onFile` told of each: so reading can start while the
+   * walk goes on. A replaced file stays listed (so that a caller can see the list is not the plan's).
+   */
+  readonly walked: PlannedFile[] = [];
 
   constructor(
     private readonly workspace: Workspace,
     private readonly allowed: AllowedRoots,
     private readonly signal: AbortSignal | undefined,
+    private readonly onFile: (file: PlannedFile) => void = () => undefined,
   ) {}
 
   describe(index: number): string {
@@ -180,12 +186,11 @@ export class Planner {
     const workspaceDirectory = relative === '' ? context.path : joinPath(context.path, relative);
     let children: Dirent[];
     try {
-      children = readdirSync(realDirectory, { withFileTypes: true });
+      children = sortedForWalk(readdirSync(realDirectory, { withFileTypes: true }));
     } catch {
       this.skipped.push({ path: displayPath(workspaceDirectory), reason: `${SKIP.unreadable} directory` });
       return;
     }
-    children.sort((a, b) => compare(a.name, b.name));
     const rules = gitignore?.enter(
       realDirectory,
       relative,
@@ -332,6 +337,10 @@ export class Planner {
     }
     // A later source's file replaces an earlier one's.
     this.entries.set(path, entry);
+    if (entry.kind === 'file') {
+      this.walked.push(entry);
+      this.onFile(entry);
+    }
   }
 
   #clash(path: NormalizedPath, earlier: number, later: number, earlierKind: 'file' | 'directory'): never {
@@ -350,6 +359,17 @@ export class Planner {
       .map(([path]) => path)
       .sort(compare);
   }
+}
+
+/**
+ * A directory's entries in walk order: a directory (not a link to one) sorts as its name and a slash, as
+ * its entries' paths do, so the walk plans a source's files in the order of their workspace paths — the
+ * order the copy takes them in (see `walked`).
+ */
+function sortedForWalk(children: Dirent[]): Dirent[] {
+  const keyed = children.map((child) => ({ key: child.isDirectory() ? `${child.name}/` : child.name, child }));
+  keyed.sort((a, b) => compare(a.key, b.key));
+  return keyed.map(({ child }) => child);
 }
 
 export function compare(a: string, b: string): number {

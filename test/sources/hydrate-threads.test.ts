@@ -5,7 +5,10 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { memoryDriver } from '../../src/backends/memory/index.js';
 import { hydrate } from '../../src/sources/index.js';
-import { JOB_FILES, JOBS_AHEAD, ReadAhead } from '../../src/sources/read-ahead.js';
+import { AllowedRoots } from '../../src/host-files/allow-list.js';
+import { LimitExceededError } from '../../src/workspace/errors.js';
+import { compare, Planner } from '../../src/sources/plan.js';
+import { GROWING_BYTES, JOB_FILES, JOBS_AHEAD, ReadAhead } from '../../src/sources/read-ahead.js';
 import { readHostFiles, type ReadJob } from '../../src/sources/read-files.js';
 import { HostFileReader } from '../../src/sources/read-pool.js';
 import { contentsOf, tempDirs } from '../../src/testing/harness.js';
@@ -49,6 +52,7 @@ function racing(workspace: SnapshotableWorkspace, between: () => void): Snapshot
 
 describe('hydration of a large tree (read on reader threads)', () => {
   it('does not read through a file or a parent swapped for a link to outside between the walk and the copy', async () => {
+    // The swapped files sort last, after the whole jobs read while the walk went on (603 files: 4 jobs of 128).
     const base = dirs();
     const allowed = join(base, 'allowed');
     const project = join(allowed, 'project');
@@ -90,7 +94,103 @@ describe('hydration of a large tree (read on reader threads)', () => {
   });
 });
 
+describe('hydration reading while the plan is walked', () => {
+  it("plans a source's files in the order the copy takes them (a directory sorts as its name and a slash)", async () => {
+    const project = dirs();
+    write(project, { 'a.js': '1', 'a/x.js': '2', 'a-b': '3', a0: '4', 'a/b.c/d': '5', 'a/b/e': '6', B: '7', 'a.js.map': '8' });
+    const workspace = createWorkspace(memoryDriver());
+    const plan = new Planner(workspace, await AllowedRoots.resolve([project]), undefined);
+    await plan.addSource(0, { hostPath: project, path: 'p' });
+    const inCopyOrder = [...plan.entries]
+      .filter(([, entry]) => entry.kind === 'file')
+      .sort((a, b) => compare(a[0], b[0]))
+      .map(([, entry]) => entry);
+    expect(plan.walked).toEqual(inCopyOrder);
+    expect(plan.walked.map((file) => file.real.slice(project.length + 1))).toEqual([
+      'B',
+      'a-b',
+      'a.js',
+      'a.js.map',
+      'a/b.c/d',
+      'a/b/e',
+      'a/x.js',
+      'a0',
+    ]);
+  });
+
+  it("copies the later source's file where sources overlap, though the reads began in walk order", async () => {
+    const base = dirs();
+    const first = join(base, 'first');
+    const second = join(base, 'second');
+    write(first, { ...bulk(400), 'only-first.txt': 'first' });
+    const replaced: Record<string, string> = {};
+    for (let i = 0; i < 400; i += 2) replaced[`bulk/d${i % 7}/f${String(i).padStart(4, '0')}.txt`] = `second ${i}\n`;
+    write(second, replaced);
+    const workspace = createWorkspace(memoryDriver());
+    const result = await hydrate(
+      workspace,
+      [
+        { hostPath: first, path: 'p' },
+        { hostPath: second, path: 'p' },
+      ],
+      { allowedHostRoots: [base] },
+    );
+    expect(result.files).toBe(401);
+    const contents = await contentsOf(workspace);
+    for (let i = 0; i < 400; i += 1)
+      expect(contents[`p/bulk/d${i % 7}/f${String(i).padStart(4, '0')}.txt`]).toBe(i % 2 === 0 ? `second ${i}\n` : `file ${i}\n`);
+    expect(contents['p/only-first.txt']).toBe('first');
+  });
+
+  it('writes nothing when the walk fails a limit after reads began', async () => {
+    const project = dirs();
+    write(project, { ...bulk(900), 'zz/last.txt': 'x'.repeat(10_000) });
+    const workspace = createWorkspace(memoryDriver());
+    await expect(hydrate(workspace, [{ hostPath: project, path: 'p', maxBytes: 15_000 }], { allowedHostRoots: [project] })).rejects.toThrow(
+      LimitExceededError,
+    );
+    expect(await contentsOf(workspace)).toEqual({});
+  });
+});
+
 describe('ReadAhead', () => {
+  it('reads a growing list ahead in whole jobs before anything is taken, up to its bytes, then gives every outcome in order', async () => {
+    const project = dirs();
+    // Files whose job of JOB_FILES stays under a job's bytes; enough for 20 jobs, more than the window.
+    const size = 31 * 1024;
+    const jobBytes = JOB_FILES * size;
+    const count = 20 * JOB_FILES + 5;
+    const paths: string[] = [];
+    const reasons = { unreadable: 'unreadable', special: 'special' };
+    let asked = 0;
+    const reads = new ReadAhead(
+      paths,
+      { roots: [project], maxFileBytes: 1 << 30, pinDirectories: false, reasons },
+      async (job) => {
+        asked += job.paths.length;
+        return readHostFiles(fs, job);
+      },
+      { growing: true },
+    );
+    for (let i = 0; i < count; i += 1) {
+      const path = join(project, `f${String(i).padStart(5, '0')}`);
+      writeFileSync(path, `${i}.`);
+      fs.truncateSync(path, size);
+      paths.push(path);
+      reads.grew();
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    // Whole jobs only, and no more once GROWING_BYTES are held.
+    expect(asked).toBe(Math.ceil(GROWING_BYTES / jobBytes) * JOB_FILES);
+    reads.complete();
+    for (let taken = 0; taken < count; taken += 1) {
+      const outcome = await reads.next();
+      if (!('bytes' in outcome)) throw new Error(`not read: ${outcome.skip}`);
+      expect(Buffer.from(outcome.bytes).toString().split('.')[0]).toBe(String(taken));
+    }
+    expect(asked).toBe(count);
+  });
+
   it('keeps at most its window of jobs asked for ahead of the file taken, and gives every outcome in order', async () => {
     const project = dirs();
     const count = 5 * JOB_FILES * JOBS_AHEAD + 17;
