@@ -73,12 +73,15 @@ export type WorkerReply = { id: number; result: LinesResult | number[] } | { id:
  * here). Self-contained: it also runs inside the match worker.
  */
 export function mayHoldNeedle(bytes: Uint8Array, needle: Uint8Array, isUtf8: (bytes: Uint8Array) => boolean): boolean {
-  const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  if (buffer.includes(Buffer.from(needle.buffer, needle.byteOffset, needle.byteLength))) return true;
-  const utf16 = (bytes[0] === 0xff && bytes[1] === 0xfe) || (bytes[0] === 0xfe && bytes[1] === 0xff);
-  if (utf16) return true;
-  if (needle.every((byte) => byte < 0x80)) return false;
-  return !isUtf8(bytes) && !buffer.includes(0);
+  // Called once a file (on a worker, once per literal of each file): a Buffer is searched as it is and the
+  // needle as given (`indexOf` takes any Uint8Array), with no closure, so the common miss allocates nothing.
+  const buffer = bytes instanceof Buffer ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  if (buffer.indexOf(needle) !== -1) return true;
+  if ((bytes[0] === 0xff && bytes[1] === 0xfe) || (bytes[0] === 0xfe && bytes[1] === 0xff)) return true;
+  let ascii = true;
+  for (let index = 0; index < needle.length && ascii; index += 1) ascii = (needle[index] as number) < 0x80;
+  if (ascii) return false;
+  return !isUtf8(bytes) && buffer.indexOf(0) === -1;
 }
 
 /**
@@ -191,6 +194,11 @@ export function matchWorkerMain(
     const noLineHoldsThem = literals.some((literal) => literal.includes(NEWLINE));
     /** Where each literal occurs next in the file being searched (at or after the position asked last). */
     const next = literals.map(() => 0);
+    /** Whether a file may hold every literal; a loop, not `every`, so no closure is made per file. */
+    const mayHoldAll = (bytes: Buffer): boolean => {
+      for (let index = 0; index < literals.length; index += 1) if (!mayHold(bytes, literals[index] as Buffer, isUtf8)) return false;
+      return true;
+    };
     const matches: FileMatch[] = [];
     const undecoded: LinesResult['undecoded'] = [];
     const done = (): LinesResult => ({ matches, undecoded });
@@ -288,7 +296,7 @@ export function matchWorkerMain(
         if (matchText(index, text)) return done();
         continue;
       }
-      if (noLineHoldsThem || !literals.every((literal) => mayHold(bytes, literal, isUtf8))) continue;
+      if (noLineHoldsThem || !mayHoldAll(bytes)) continue;
       if (!isUtf8(bytes)) {
         notUtf8(index, bytes);
         continue;
