@@ -5,6 +5,7 @@ import { hostDriver } from '../../src/backends/host/index.js';
 import { memoryDriver } from '../../src/backends/memory/index.js';
 import { tempDirs } from '../../src/testing/harness.js';
 import { createWorkspace } from '../../src/workspace/create-workspace.js';
+import { aheadBatchFiles, IN_FLIGHT } from '../../src/workspace/search/batch.js';
 import { matchPool } from '../../src/workspace/search/match-pool.js';
 import type { SnapshotableWorkspace } from '../../src/workspace/types.js';
 
@@ -75,6 +76,36 @@ describe('grep matches files while the walk still runs (host)', () => {
     expect(await host.grep('TODO', { maxMatches: 5, path: 'a-b' })).toEqual(await memory.grep('TODO', { maxMatches: 5, path: 'a-b' }));
     await host.dispose();
     await memory.dispose();
+  });
+
+  it('matches the last, partly filled batch with those in flight: the sorted scan after the walk has nothing left', async () => {
+    const root = tempDir();
+    for (let i = 0; i < 5; i += 1) fs.writeFileSync(join(root, `f${i}.txt`), `nothing ${i}\n`);
+    const host = createWorkspace(hostDriver({ root }));
+    const left: number[] = [];
+    const matches = await host.grep('TODO', {
+      onProgress: ({ phase, done, total }) => {
+        if (phase === 'search' && total !== undefined && left.length === 0) left.push(total - done);
+      },
+    });
+    expect(matches).toEqual([]);
+    expect(left).toEqual([0]); // all five were searched while the walk ran
+    await host.dispose();
+  });
+});
+
+describe('the batches of the scan ahead', () => {
+  it('start small and grow with the files sent, the files in flight staying a small share of them', () => {
+    let previous = 0;
+    for (let sent = 0; sent <= 200_000; sent += 97) {
+      const files = aheadBatchFiles(sent);
+      expect(files).toBeGreaterThanOrEqual(Math.max(previous, 256));
+      expect(files).toBeLessThanOrEqual(1024);
+      expect(files * IN_FLIGHT).toBeLessThanOrEqual(Math.max(256 * IN_FLIGHT, sent / 8));
+      previous = files;
+    }
+    expect(aheadBatchFiles(0)).toBe(256);
+    expect(aheadBatchFiles(100_000)).toBe(1024);
   });
 });
 

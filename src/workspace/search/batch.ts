@@ -1,6 +1,6 @@
 import { decodeText } from '../../text/encoding.js';
 import type { SearchDirectoryPin } from '../driver.js';
-import { baseName, parentPath, type NormalizedPath } from '../paths.js';
+import type { NormalizedPath } from '../paths.js';
 import { matchPool } from './match-pool.js';
 import type { FileMatch, LineMatch, LinesJob, MatchFile } from './match-worker.js';
 import type { SearchEntry, SearchSource } from './source.js';
@@ -18,8 +18,20 @@ export interface ScanRequest {
 /** A batch is sent to a worker once it holds this many bytes or files. */
 const BATCH_BYTES = 1 << 20;
 const BATCH_FILES = 256;
+/** The most files a batch of the scan ahead grows to (see {@link aheadBatchFiles}). */
+const AHEAD_BATCH_FILES = 1024;
 /** Batches in flight at once: enough to keep every worker busy while the main thread walks and reads. */
 export const IN_FLIGHT = 4;
+
+/**
+ * Files a batch of the scan ahead holds once `sent` files went to the workers: {@link BATCH_FILES} at
+ * first, then a 32nd of those sent, up to {@link AHEAD_BATCH_FILES}. Each batch costs the main thread a
+ * message out and one back, which on a big tree cost more than the files' own share; growing with the walk
+ * keeps the files in flight when `maxMatches` is reached (matched for nothing) within an 8th of those sent.
+ */
+export function aheadBatchFiles(sent: number): number {
+  return Math.min(AHEAD_BATCH_FILES, Math.max(BATCH_FILES, sent >> 5));
+}
 
 /** The worker job of a scan, less its files: the literals as UTF-8 bytes. */
 export type ScanJob = Omit<LinesJob, 'kind' | 'files'> & { needle: Buffer | undefined };
@@ -89,20 +101,29 @@ export class Batch {
   /** The directory of the last file added and its pin: files come a directory at a time. */
   #lastDirectory: NormalizedPath | undefined;
   #lastPin: SearchDirectoryPin | undefined;
+  readonly #maxFiles: number;
   #bytes = 0;
 
+  constructor(maxFiles = BATCH_FILES) {
+    this.#maxFiles = maxFiles;
+  }
+
   get full(): boolean {
-    return this.#bytes >= BATCH_BYTES || this.files.length >= BATCH_FILES;
+    return this.#bytes >= BATCH_BYTES || this.files.length >= this.#maxFiles;
   }
 
   /** Adds a file for the worker to read in its pinned directory; false when that is not possible. */
   addPinned(source: SearchSource, file: SearchEntry): boolean {
     if (file.isLink === true || source.pinDirectory === undefined) return false;
-    const directory = parentPath(file.path);
-    const pin = directory === this.#lastDirectory ? this.#lastPin : this.#pin(source, directory);
+    const path = file.path;
+    const slash = path.lastIndexOf('/');
+    // Files come a directory at a time: the same directory is recognised in place, without cutting it out.
+    const last = this.#lastDirectory;
+    const same = last !== undefined && (slash === -1 ? last === '' : slash === last.length && path.startsWith(last));
+    const pin = same ? this.#lastPin : this.#pin(source, slash === -1 ? '' : path.slice(0, slash));
     if (pin === undefined) return false;
-    this.files.push(`${pin.path}/${baseName(file.path)}`);
-    this.paths.push(file.path);
+    this.files.push(slash === -1 ? `${pin.path}/${path}` : pin.path + path.slice(slash));
+    this.paths.push(path);
     return true;
   }
 

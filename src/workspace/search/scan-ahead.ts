@@ -1,4 +1,4 @@
-import { Batch, IN_FLIGHT, linesJob, matchBatch, type ScanJob, type ScanRequest } from './batch.js';
+import { aheadBatchFiles, Batch, IN_FLIGHT, linesJob, matchBatch, type ScanJob, type ScanRequest } from './batch.js';
 import type { LineMatch } from './match-worker.js';
 import type { SearchEntry, SearchSource } from './source.js';
 
@@ -6,8 +6,8 @@ import type { SearchEntry, SearchSource } from './source.js';
  * Files matched while the walk still runs. The walk lists breadth first and grep answers in path order, so
  * without this every worker would idle until the last directory is listed. Files the workers can read in
  * a pinned directory are sent in walk order, at most {@link IN_FLIGHT} batches at once (the walk waits for
- * a worker: it runs at their pace); the files a batch matched completely keep their matches in their entry
- * (`SearchEntry.matched`) for the sorted scan, which matches only the rest. A file matched completely
+ * a worker: it runs at their pace), in batches that grow as the walk goes (see `aheadBatchFiles`); the
+ * files a batch matched completely keep their matches in their entry (`SearchEntry.matched`) for the sorted scan, which matches only the rest. A file matched completely
  * without a match is dropped (nothing of it goes into the answer), so the scan neither sorts nor visits
  * most of a tree. Once `maxMatches` are known nothing more is taken: past that the sorted scan matches only
  * what the answer needs.
@@ -23,6 +23,8 @@ export class ScanAhead {
   /** Files taken that the answer may need: some matched, or not matched to the end (cut at `maxMatches`). */
   readonly #kept: SearchEntry[] = [];
   #found = 0;
+  /** Files sent to the workers so far: batches grow with it (see `aheadBatchFiles`). */
+  #sent = 0;
   /** Files searched while the walk ran and found without a match (dropped: see `finish`). */
   searched = 0;
 
@@ -54,6 +56,8 @@ export class ScanAhead {
    * (cut short or never sent) to be matched by the sorted scan. The files dropped are counted in `searched`.
    */
   async finish(found: SearchEntry[]): Promise<SearchEntry[]> {
+    // The last batch goes too, so the workers match it alongside those in flight rather than after them.
+    if (this.#entries.length > 0 && this.#found < this.#job.maxMatches) this.#send();
     this.#batch.release();
     await Promise.all(this.#inFlight.splice(0));
     for (const entry of this.#entries) found.push(entry);
@@ -70,7 +74,8 @@ export class ScanAhead {
   #send(): void {
     const sent = this.#batch;
     const entries = this.#entries;
-    this.#batch = new Batch();
+    this.#sent += entries.length;
+    this.#batch = new Batch(aheadBatchFiles(this.#sent));
     this.#entries = [];
     const running = matchBatch(this.#job, sent.files, sent.paths, this.#signal, sent.pack())
       .then((matches) => this.#keep(entries, matches))
