@@ -56,7 +56,7 @@ export interface ReadJob {
   roots: string[];
   /** A file over this many bytes is skipped (the workspace's write limit). */
   maxFileBytes: number;
-  /** Stop after the file that brings the bytes read to this many: `outcomes` may then be shorter than `paths`. */
+  /** Stop after the file that brings the bytes read to this many: the batch may then answer fewer files than `paths`. */
   maxJobBytes: number;
   /** Open through pinned directory descriptors (`/proc/self/fd/<dir>/<name>`: Linux). */
   pinDirectories: boolean;
