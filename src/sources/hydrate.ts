@@ -8,7 +8,7 @@ import {
   isWorkspaceError,
 } from '../workspace/errors.js';
 import { trustOf, type WorkspaceTrust } from '../governance/trust.js';
-import { handOver } from '../workspace/bytes.js';
+import { copyBytes, handOver } from '../workspace/bytes.js';
 import { displayPath, parentPath, type NormalizedPath } from '../workspace/paths.js';
 import type { SkippedPath, SnapshotableWorkspace, Workspace, WriteFilesEntry, WriteFilesResult } from '../workspace/types.js';
 import { AllowedRoots } from '../host-files/allow-list.js';
@@ -199,8 +199,9 @@ async function copyPlanned(
     batch = [];
     batchBytes = 0;
   };
-  // Nobody else holds the bytes read: a workspace built by createWorkspace keeps them without a copy.
-  const keep = trustOf(workspace) === undefined ? (bytes: Uint8Array) => bytes : handOver;
+  // Nobody else holds the bytes read: a workspace built by createWorkspace keeps them without a copy. They
+  // are views of memory shared with other files (see readHostFiles): any other workspace gets its own copy.
+  const keep = trustOf(workspace) === undefined ? (bytes: Uint8Array) => copyBytes(bytes) : handOver;
   try {
     const sourceBytes = new Map<number, number>();
     const pacer = new Pacer();

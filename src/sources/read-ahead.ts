@@ -1,5 +1,5 @@
 import * as fs from 'node:fs';
-import { readHostFiles, type ReadJob, type ReadOutcome } from './read-files.js';
+import { batchBytes, outcomeOf, readHostFiles, type ReadBatch, type ReadJob, type ReadOutcome } from './read-files.js';
 import { hostFileReader } from './read-pool.js';
 
 /** Files per read job, and the bytes after which a job stops early (the rest is asked for again). */
@@ -23,8 +23,8 @@ const GROWING_UNANSWERED = 2 * JOBS_AHEAD;
 interface Job {
   start: number;
   end: number;
-  outcomes: Promise<ReadOutcome[]>;
-  /** The bytes its outcomes hold, once answered. */
+  batch: Promise<ReadBatch>;
+  /** The bytes its batch holds, once answered. */
   bytes: number;
 }
 
@@ -43,14 +43,14 @@ interface Job {
 export class ReadAhead {
   readonly #paths: readonly string[];
   readonly #job: Omit<ReadJob, 'paths'>;
-  readonly #read: ((job: ReadJob) => Promise<ReadOutcome[]>) | undefined;
+  readonly #read: ((job: ReadJob) => Promise<ReadBatch>) | undefined;
   readonly #jobs: Job[] = [];
   #growing: boolean;
   #abandoned = false;
   #asked = 0;
   #unanswered = 0;
   #heldBytes = 0;
-  #current: ReadOutcome[] = [];
+  #current: ReadBatch = { buffers: [], table: new Float64Array(0), count: 0, skips: [] };
   #taken = 0;
 
   /**
@@ -60,7 +60,7 @@ export class ReadAhead {
   constructor(
     paths: readonly string[],
     job: Omit<ReadJob, 'paths' | 'maxJobBytes'>,
-    read?: (job: ReadJob) => Promise<ReadOutcome[]>,
+    read?: (job: ReadJob) => Promise<ReadBatch>,
     { growing = false }: { growing?: boolean } = {},
   ) {
     this.#paths = paths;
@@ -91,12 +91,12 @@ export class ReadAhead {
 
   /** The next file's outcome (call it once per path given): at once when it has been read already. */
   next(): ReadOutcome | Promise<ReadOutcome> {
-    if (this.#taken === this.#current.length) return this.#advance().then(() => this.#take());
+    if (this.#taken === this.#current.count) return this.#advance().then(() => this.#take());
     return this.#take();
   }
 
   #take(): ReadOutcome {
-    const outcome = this.#current[this.#taken] as ReadOutcome;
+    const outcome = outcomeOf(this.#current, this.#taken);
     this.#taken += 1;
     return outcome;
   }
@@ -104,11 +104,11 @@ export class ReadAhead {
   async #advance(): Promise<void> {
     this.#fill();
     const job = this.#jobs.shift() as Job;
-    const outcomes = await job.outcomes;
+    const batch = await job.batch;
     this.#heldBytes -= job.bytes;
     // Stopped early for its bytes: the rest of its files come next, before the jobs asked for after it.
-    if (outcomes.length < job.end - job.start) this.#jobs.unshift(this.#ask(job.start + outcomes.length, job.end));
-    this.#current = outcomes;
+    if (batch.count < job.end - job.start) this.#jobs.unshift(this.#ask(job.start + batch.count, job.end));
+    this.#current = batch;
     this.#taken = 0;
     this.#fill();
   }
@@ -124,15 +124,15 @@ export class ReadAhead {
   #ask(start: number, end: number): Job {
     const paths = this.#paths.slice(start, end);
     const request = { ...this.#job, paths };
-    const outcomes = this.#read !== undefined ? this.#read(request) : this.#readDefault(request);
-    const job: Job = { start, end, outcomes, bytes: 0 };
+    const batch = this.#read !== undefined ? this.#read(request) : this.#readDefault(request);
+    const job: Job = { start, end, batch, bytes: 0 };
     this.#unanswered += 1;
     // Also what keeps a job nobody takes any more (abandoned, or the copy failed) from an unhandled rejection.
-    outcomes.then(
+    batch.then(
       (answered) => {
         this.#unanswered -= 1;
         if (this.#abandoned) return;
-        for (const outcome of answered) if ('bytes' in outcome) job.bytes += outcome.bytes.byteLength;
+        job.bytes = batchBytes(answered);
         this.#heldBytes += job.bytes;
         this.grew();
       },
@@ -143,7 +143,7 @@ export class ReadAhead {
     return job;
   }
 
-  #readDefault(request: ReadJob): Promise<ReadOutcome[]> {
+  #readDefault(request: ReadJob): Promise<ReadBatch> {
     if (this.#growing || this.#paths.length >= THREADED_FROM) return hostFileReader.read(request);
     return (async () => readHostFiles(fs, request))();
   }

@@ -1,28 +1,31 @@
 import * as fs from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
-import { readHostFiles, type ReadJob, type ReadOutcome } from './read-files.js';
+import { readHostFiles, type ReadBatch, type ReadJob } from './read-files.js';
 
-/** What the reader worker runs: `readHostFiles` from its own source, its bytes moved (not copied) back. */
+/**
+ * What the reader worker runs: `readHostFiles` from its own source, its batch moved (not copied) back: a
+ * few buffers per job, each the worker's fresh memory that nothing else refers to.
+ */
 const READER_SOURCE = `const { parentPort } = require('node:worker_threads');
 const fs = require('node:fs');
 const read = ${readHostFiles.toString()};
 parentPort.on('message', ({ id, job }) => {
-  let outcomes;
+  let batch;
   try {
-    outcomes = read(fs, job);
+    batch = read(fs, job);
   } catch (error) {
     parentPort.postMessage({ id, failed: true });
     return;
   }
-  parentPort.postMessage({ id, outcomes }, outcomes.flatMap((outcome) => (outcome.bytes === undefined ? [] : [outcome.bytes.buffer])));
+  parentPort.postMessage({ id, batch }, [...batch.buffers, batch.table.buffer]);
 });`;
 
-type Reply = { id: number; outcomes: ReadOutcome[] } | { id: number; failed: true };
+type Reply = { id: number; batch: ReadBatch } | { id: number; failed: true };
 
 interface Pending {
   job: ReadJob;
-  resolve: (outcomes: ReadOutcome[]) => void;
+  resolve: (batch: ReadBatch) => void;
   reject: (error: unknown) => void;
 }
 
@@ -57,7 +60,7 @@ export class HostFileReader {
     this.#size = size;
   }
 
-  read(job: ReadJob): Promise<ReadOutcome[]> {
+  read(job: ReadJob): Promise<ReadBatch> {
     return new Promise((resolve, reject) => {
       let reader: Reader;
       try {
@@ -92,7 +95,7 @@ export class HostFileReader {
       pending.delete(reply.id);
       if (pending.size === 0) worker.unref();
       if ('failed' in reply) readHere(waiting);
-      else waiting.resolve(reply.outcomes);
+      else waiting.resolve(reply.batch);
     });
     const lost = (): void => {
       const index = this.#readers.indexOf(reader);

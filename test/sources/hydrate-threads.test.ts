@@ -9,7 +9,7 @@ import { AllowedRoots } from '../../src/host-files/allow-list.js';
 import { LimitExceededError } from '../../src/workspace/errors.js';
 import { compare, Planner } from '../../src/sources/plan.js';
 import { GROWING_BYTES, JOB_FILES, JOBS_AHEAD, ReadAhead } from '../../src/sources/read-ahead.js';
-import { readHostFiles, type ReadJob } from '../../src/sources/read-files.js';
+import { outcomeOf, readHostFiles, type ReadBatch, type ReadJob, type ReadOutcome } from '../../src/sources/read-files.js';
 import { HostFileReader } from '../../src/sources/read-pool.js';
 import { contentsOf, tempDirs } from '../../src/testing/harness.js';
 import { createWorkspace } from '../../src/workspace/create-workspace.js';
@@ -19,6 +19,11 @@ import type { SnapshotableWorkspace } from '../../src/workspace/types.js';
 // src/sources/read-ahead.ts). Every guarantee of a small hydration holds there too.
 
 const dirs = tempDirs();
+
+/** Every file's outcome in `batch`, in order. */
+function outcomes(batch: ReadBatch): ReadOutcome[] {
+  return Array.from({ length: batch.count }, (_, index) => outcomeOf(batch, index));
+}
 
 /** `count` small files under `bulk/` (enough to be read on the reader threads), as a tree spec. */
 function bulk(count: number): Record<string, string> {
@@ -220,17 +225,28 @@ describe('ReadAhead', () => {
 });
 
 describe('readHostFiles', () => {
-  it('gives each file memory of its exact length, also when its size was unknown (procfs) or it shrank', () => {
+  it('packs small files into shared slabs of exactly their bytes; a large file or one of unknown size (procfs) gets its own', () => {
     const project = dirs();
-    write(project, { 'a.txt': 'hello' });
+    const large = randomBytes(300 * 1024);
+    write(project, { 'a.txt': 'hello', 'b.txt': 'world!', 'empty.txt': '', 'large.bin': large });
     const reasons = { unreadable: 'unreadable', special: 'special' };
     const job = { roots: ['/proc', project], maxFileBytes: 1 << 20, maxJobBytes: 1 << 30, pinDirectories: false, reasons };
-    const [status, small] = readHostFiles(fs, { ...job, paths: ['/proc/self/status', join(project, 'a.txt')] });
-    for (const outcome of [status, small]) {
-      if (outcome === undefined || !('bytes' in outcome)) throw new Error(`not read: ${JSON.stringify(outcome)}`);
-      expect(outcome.bytes.byteLength).toBeGreaterThan(0);
-      expect(outcome.bytes.buffer.byteLength).toBe(outcome.bytes.byteLength);
-    }
+    const names = ['a.txt', 'b.txt', 'empty.txt', 'large.bin'].map((name) => join(project, name));
+    const batch = readHostFiles(fs, { ...job, paths: [...names, '/proc/self/status'] });
+    const [a, b, empty, own, status] = outcomes(batch).map((outcome) => {
+      if (!('bytes' in outcome)) throw new Error(`not read: ${outcome.skip}`);
+      return outcome.bytes;
+    }) as Uint8Array[];
+    expect([a, b].map((bytes) => Buffer.from(bytes!).toString())).toEqual(['hello', 'world!']);
+    expect(a!.buffer).toBe(b!.buffer);
+    expect(a!.buffer.byteLength).toBe(11);
+    expect(empty!.byteLength).toBe(0);
+    expect(Buffer.from(own!).equals(large)).toBe(true);
+    expect(own!.buffer.byteLength).toBe(large.byteLength);
+    expect(status!.byteLength).toBeGreaterThan(0);
+    expect(status!.buffer.byteLength).toBe(status!.byteLength);
+    // Nothing beyond the files' bytes is held: the slab, the large file's memory, the procfs file's.
+    expect(batch.buffers.reduce((sum, buffer) => sum + buffer.byteLength, 0)).toBe(11 + large.byteLength + status!.byteLength);
   });
 
   it('stops a job after the file that reaches its bytes, and closes every descriptor it opened', () => {
@@ -238,7 +254,7 @@ describe('readHostFiles', () => {
     write(project, { 'a.bin': new Uint8Array(3000), 'b.bin': new Uint8Array(3000), 'c.bin': new Uint8Array(3000) });
     const open = () => fs.readdirSync('/proc/self/fd').length;
     const before = open();
-    const outcomes = readHostFiles(fs, {
+    const batch = readHostFiles(fs, {
       paths: ['a.bin', 'b.bin', 'c.bin'].map((name) => join(project, name)),
       roots: [project],
       maxFileBytes: 1 << 20,
@@ -246,7 +262,7 @@ describe('readHostFiles', () => {
       pinDirectories: process.platform === 'linux',
       reasons: { unreadable: 'unreadable', special: 'special' },
     });
-    expect(outcomes.map((outcome) => ('bytes' in outcome ? outcome.bytes.byteLength : outcome.skip))).toEqual([3000, 3000]);
+    expect(outcomes(batch).map((outcome) => ('bytes' in outcome ? outcome.bytes.byteLength : outcome.skip))).toEqual([3000, 3000]);
     expect(open()).toBe(before);
   });
 });
@@ -261,9 +277,9 @@ describe('HostFileReader', () => {
     const answers = await Promise.all(
       Array.from({ length: 6 }, (_, i) => reader.read({ ...job, paths: [join(project, i % 2 === 0 ? 'a.txt' : 'b.txt')] })),
     );
-    expect(answers.map(([outcome]) => (outcome !== undefined && 'bytes' in outcome ? Buffer.from(outcome.bytes).toString() : '?'))).toEqual(
-      ['a', 'bb', 'a', 'bb', 'a', 'bb'],
-    );
+    expect(
+      answers.map((batch) => outcomeOf(batch, 0)).map((outcome) => ('bytes' in outcome ? Buffer.from(outcome.bytes).toString() : '?')),
+    ).toEqual(['a', 'bb', 'a', 'bb', 'a', 'bb']);
     // Not a list of paths: the worker fails on it, and so does the calling thread.
     await expect(reader.read({ ...job, paths: 42 } as unknown as ReadJob)).rejects.toThrow(TypeError);
   });
