@@ -99,6 +99,12 @@ export function joinPath(parent: NormalizedPath, name: string): NormalizedPath {
   return parent === '' ? name : `${parent}/${name}`;
 }
 
+/** Whether `path` is an entry right inside the directory `parent` (`''`: the root), found without cutting `path`. */
+export function isChildOf(path: NormalizedPath, parent: NormalizedPath): boolean {
+  if (parent === '') return path !== '' && !path.includes('/');
+  return path.length > parent.length + 1 && path.lastIndexOf('/') === parent.length && path.startsWith(parent);
+}
+
 export function parentPath(path: NormalizedPath): NormalizedPath {
   const slash = path.lastIndexOf('/');
   return slash === -1 ? '' : path.slice(0, slash);
