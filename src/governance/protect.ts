@@ -38,7 +38,7 @@ const ROOTS_KEPT = 8192;
 export class ProtectRules {
   readonly patterns: readonly string[];
   readonly active: boolean;
-  readonly #matchers: readonly { pattern: string; matches: RegExp; literals: readonly string[] }[];
+  readonly #matchers: readonly { pattern: string; matches: RegExp; literals: readonly RegExp[] }[];
   #roots = new Map<NormalizedPath, ProtectedRoot | null>();
 
   constructor(patterns: readonly string[]) {
@@ -53,11 +53,22 @@ export class ProtectRules {
 
   /**
    * The protected root `path` is in: its parent's (remembered, so siblings share it), else the path itself
-   * when a pattern matches it. Worked out from the nearest remembered ancestor down, without recursion, so a
-   * path of thousands of segments costs a loop, not a deep stack.
+   * when a pattern matches it. Directories on the way are remembered, worked out from the nearest remembered
+   * ancestor down without recursion (a path of thousands of segments costs a loop, not a deep stack); the
+   * path itself is not unless asked for as a directory later: a bulk write asks once per file, and
+   * remembering every file would churn the memo for nothing.
    */
   rootOf(path: NormalizedPath): ProtectedRoot | undefined {
     if (!this.active || path === '') return undefined;
+    const known = this.#roots.get(path);
+    if (known !== undefined) return known ?? undefined;
+    const slash = path.lastIndexOf('/');
+    const above = slash === -1 ? null : this.#rootAt(path.slice(0, slash));
+    return above ?? this.#matching(path) ?? undefined;
+  }
+
+  /** `rootOf` of a directory, remembered with every directory above it not remembered yet. */
+  #rootAt(path: NormalizedPath): ProtectedRoot | null {
     const pending: NormalizedPath[] = [];
     let found: ProtectedRoot | null | undefined;
     for (let at = path; ;) {
@@ -73,30 +84,37 @@ export class ProtectRules {
     }
     for (let index = pending.length - 1; index >= 0; index -= 1) {
       const at = pending[index] as NormalizedPath;
-      if (found === null) {
-        const lower = at.toLowerCase();
-        const matcher = this.#matchers.find(
-          (candidate) => candidate.literals.every((literal) => lower.includes(literal)) && candidate.matches.test(at),
-        );
-        found = matcher === undefined ? null : { root: at, pattern: matcher.pattern };
-      }
+      if (found === null) found = this.#matching(at);
       if (this.#roots.size >= ROOTS_KEPT) this.#roots = new Map();
       this.#roots.set(at, found);
     }
-    return found ?? undefined;
+    return found;
+  }
+
+  /** The root `path` is when a pattern matches the path itself. */
+  #matching(path: NormalizedPath): ProtectedRoot | null {
+    for (const matcher of this.#matchers)
+      if (holdsAll(path, matcher.literals) && matcher.matches.test(path)) return { root: path, pattern: matcher.pattern };
+    return null;
   }
 }
 
 /**
- * The segments of a glob that match only themselves (ASCII, no glob syntax), lower-cased: a path the glob
- * matches holds each of them, whatever the case (the regex folds ASCII case only among ASCII characters),
- * so a path lacking one needs no regex. Most paths lack `.git`.
+ * The segments of a glob that match only themselves (ASCII, no glob syntax), each as a regex ignoring case:
+ * a path the glob matches holds each of them, whatever the case (the glob's regex folds ASCII case only
+ * among ASCII characters), so a path lacking one needs no glob regex. Most paths lack `.git`. Searched for
+ * in the path as it is: a bulk write asks for every path, and a lower-cased copy of each was most of the cost.
  */
-function literalSegments(pattern: string): string[] {
+function literalSegments(pattern: string): RegExp[] {
   return pattern
     .split('/')
     .filter((segment) => /^[\x20-\x7e]+$/.test(segment) && !/[*?[\]{}()!+@\\^$|]/.test(segment))
-    .map((segment) => segment.toLowerCase());
+    .map((segment) => new RegExp(segment.replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&'), 'i'));
+}
+
+function holdsAll(path: string, literals: readonly RegExp[]): boolean {
+  for (const literal of literals) if (!literal.test(path)) return false;
+  return true;
 }
 
 /**

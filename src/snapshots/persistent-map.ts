@@ -122,6 +122,47 @@ function setNode<V>(node: Node<V>, leaf: Leaf<V>, shift: number, added: { value:
   return { kind: 'branch', bitmap: node.bitmap, entries };
 }
 
+/**
+ * `setNode` for one of many keys set together: a branch in `fresh` was made by this same batch and is seen
+ * by nobody else yet, so it is changed in place rather than copied again. Every node made here goes in `fresh`.
+ */
+function setNodeInBatch<V>(node: Node<V>, leaf: Leaf<V>, shift: number, added: { value: boolean }, fresh: Set<Node<V>>): Node<V> {
+  if (node.kind !== 'branch') {
+    const result = setNode(node, leaf, shift, added);
+    if (result !== node) fresh.add(result);
+    return result;
+  }
+  const bit = 1 << slotOf(leaf.hash, shift);
+  const index = indexOf(node.bitmap, bit);
+  const owned = fresh.has(node);
+  if ((node.bitmap & bit) === 0) {
+    added.value = true;
+    if (owned) {
+      (node.entries as Node<V>[]).splice(index, 0, leaf);
+      (node as { bitmap: number }).bitmap |= bit;
+      return node;
+    }
+    const entries = node.entries.slice();
+    entries.splice(index, 0, leaf);
+    return made(fresh, { kind: 'branch', bitmap: node.bitmap | bit, entries });
+  }
+  const child = node.entries[index] as Node<V>;
+  const updated = setNodeInBatch(child, leaf, shift + BITS, added, fresh);
+  if (updated === child) return node;
+  if (owned) {
+    (node.entries as Node<V>[])[index] = updated;
+    return node;
+  }
+  const entries = node.entries.slice();
+  entries[index] = updated;
+  return made(fresh, { kind: 'branch', bitmap: node.bitmap, entries });
+}
+
+function made<V>(fresh: Set<Node<V>>, node: Node<V>): Node<V> {
+  fresh.add(node);
+  return node;
+}
+
 /** Returns the same node when the key is absent, `undefined` when the node becomes empty. */
 function deleteNode<V>(node: Node<V>, hash: number, key: string, shift: number): Node<V> | undefined {
   if (node.kind === 'leaf') return node.key === key ? undefined : node;
@@ -224,6 +265,23 @@ export class PersistentMap<V> {
     const root = setNode(this.#root, { kind: 'leaf', hash: hashString(key), key, value }, 0, added);
     if (root === this.#root) return this;
     return new PersistentMap(root, this.size + (added.value ? 1 : 0));
+  }
+
+  /**
+   * A map with every pair set, in order (a later pair for the same key wins): what as many `set` calls
+   * give, each trie node on the way copied once for the batch rather than once per key.
+   */
+  setAll(pairs: Iterable<readonly [string, V]>): PersistentMap<V> {
+    const fresh = new Set<Node<V>>();
+    const added = { value: false };
+    let root = this.#root;
+    let size = this.size;
+    for (const [key, value] of pairs) {
+      added.value = false;
+      root = setNodeInBatch(root, { kind: 'leaf', hash: hashString(key), key, value }, 0, added, fresh);
+      if (added.value) size += 1;
+    }
+    return root === this.#root ? this : new PersistentMap(root, size);
   }
 
   /** A map without `key`; this same map when it was absent. */

@@ -130,7 +130,8 @@ function readsInCopyOrder(
   files: readonly [NormalizedPath, PlannedFile | PlannedLink][],
   job: Omit<ReadJob, 'paths' | 'maxJobBytes'>,
 ): ReadAhead {
-  const planned = files.flatMap(([, file]) => (file.kind === 'file' ? [file] : []));
+  const planned: PlannedFile[] = [];
+  for (const [, file] of files) if (file.kind === 'file') planned.push(file);
   if (planned.length === walked.length && planned.every((file, index) => file === walked[index])) {
     early.complete();
     return early;

@@ -13,6 +13,7 @@ import {
   assertCreatable,
   displayPath,
   fitsLimits,
+  isChildOf,
   isExpressibleName,
   joinPath,
   normalizePath,
@@ -353,11 +354,18 @@ export class Planner {
   /** Planned directories with nothing planned below them (the others are created by the writes). */
   leafDirectories(): NormalizedPath[] {
     const parents = new Set<NormalizedPath>();
-    for (const path of this.entries.keys()) parents.add(parentPath(path));
-    return [...this.entries]
-      .filter(([path, entry]) => entry.kind === 'directory' && !parents.has(path))
-      .map(([path]) => path)
-      .sort(compare);
+    // Entries come in walk order, a directory's together: its path is cut out once for them.
+    let parent: NormalizedPath | undefined;
+    for (const path of this.entries.keys()) {
+      if (parent !== undefined && isChildOf(path, parent)) continue;
+      parent = parentPath(path);
+      parents.add(parent);
+    }
+    const leaves: NormalizedPath[] = [];
+    this.entries.forEach((entry, path) => {
+      if (entry.kind === 'directory' && !parents.has(path)) leaves.push(path);
+    });
+    return leaves.sort(compare);
   }
 }
 

@@ -186,13 +186,13 @@ export class WorkspaceMutations {
    */
   async writeFiles(entries: readonly WriteFilesEntry[], policed: boolean): Promise<WriteFilesResult> {
     const { governance, protection, limits } = this.#context;
-    // Synchronous when neither the policy nor the protect rule needs I/O: the bulk path of every hydration.
+    // Synchronous when neither the policy nor the protect rule needs I/O (the bulk path of every hydration): no closure per entry then.
+    const guarded = (admitted: NormalizedPath): NormalizedPath | Promise<NormalizedPath> => {
+      const guarding = protection.guard(admitted);
+      return guarding === undefined ? admitted : guarding.then(() => admitted);
+    };
     const admit = (path: unknown, intent: 'file' | 'directory'): NormalizedPath | Promise<NormalizedPath> => {
       const target = governance.admit(path, intent);
-      const guarded = (admitted: NormalizedPath): NormalizedPath | Promise<NormalizedPath> => {
-        const guarding = protection.guard(admitted);
-        return guarding === undefined ? admitted : guarding.then(() => admitted);
-      };
       return typeof target === 'string' ? guarded(target) : target.then(guarded);
     };
     const checked = await checkBulkEntries(entries, limits, this.#driver, admit);

@@ -27,13 +27,13 @@ export function normalizePath(input: unknown): NormalizedPath {
   if (typeof input !== 'string') {
     throw new InvalidArgumentError(`path must be a string, got ${input === null ? 'null' : typeof input}`);
   }
+  if (isCleanNormalForm(input)) return input;
   if (CONTROL_CHARACTERS.test(input)) {
     throw new InvalidPathError(printable(input), `invalid path ${JSON.stringify(input)}: control characters are not allowed`);
   }
   if (input.includes('\\')) {
     throw new InvalidPathError(input, `invalid path ${JSON.stringify(input)}: use '/' as the separator, backslashes are not allowed`);
   }
-  if (isNormalForm(input)) return input;
   const segments: string[] = [];
   for (const segment of input.split('/')) {
     if (segment === '' || segment === '.') continue;
@@ -50,24 +50,29 @@ export function normalizePath(input: unknown): NormalizedPath {
 }
 
 /**
- * Whether `input` (free of control characters and backslashes) is already normalised: no leading, trailing
- * or doubled slash and no `.` or `..` segment. Most paths are (those the library made, and most given), and
- * they need no split and join.
+ * Whether `input` is already normalised and clean, in one pass: no control character or backslash, no
+ * leading, trailing or doubled slash, no `.` or `..` segment. Most paths are (those the library made, and
+ * most given), and they need no split and join; every operation on every path asks.
  */
-function isNormalForm(input: string): boolean {
-  if (input.startsWith('/') || input.endsWith('/') || input.includes('//')) return false;
-  if (!input.includes('.')) return true;
-  return !(
-    input === '.' ||
-    input === '..' ||
-    input.startsWith('./') ||
-    input.startsWith('../') ||
-    input.endsWith('/.') ||
-    input.endsWith('/..') ||
-    input.includes('/./') ||
-    input.includes('/../')
-  );
+function isCleanNormalForm(input: string): boolean {
+  const length = input.length;
+  let segmentStart = 0;
+  let dotsOnly = true;
+  for (let index = 0; index < length; index += 1) {
+    const code = input.charCodeAt(index);
+    if (code < 0x20 || (code >= 0x7f && code <= 0x9f) || code === BACKSLASH) return false;
+    if (code === SLASH) {
+      if (index === segmentStart || (dotsOnly && index - segmentStart <= 2)) return false;
+      segmentStart = index + 1;
+      dotsOnly = true;
+    } else if (code !== DOT) dotsOnly = false;
+  }
+  return length === 0 || !(segmentStart === length || (dotsOnly && length - segmentStart <= 2));
 }
+
+const SLASH = 0x2f;
+const DOT = 0x2e;
+const BACKSLASH = 0x5c;
 
 /** The form results and errors show: `/` for the root, the relative path otherwise. */
 export function displayPath(path: NormalizedPath): string {
@@ -97,6 +102,12 @@ export function splitPath(path: NormalizedPath): string[] {
 
 export function joinPath(parent: NormalizedPath, name: string): NormalizedPath {
   return parent === '' ? name : `${parent}/${name}`;
+}
+
+/** Whether `path` is an entry right inside the directory `parent` (`''`: the root), found without cutting `path`. */
+export function isChildOf(path: NormalizedPath, parent: NormalizedPath): boolean {
+  if (parent === '') return path !== '' && !path.includes('/');
+  return path.length > parent.length + 1 && path.lastIndexOf('/') === parent.length && path.startsWith(parent);
 }
 
 export function parentPath(path: NormalizedPath): NormalizedPath {

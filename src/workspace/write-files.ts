@@ -27,33 +27,31 @@ export async function checkBulkEntries(
   if (!Array.isArray(entries)) throw new InvalidArgumentError('writeFiles takes an array of entries');
   const checked: DriverBulkEntry[] = [];
   const skipped: SkippedPath[] = [];
+  let files = 0;
   let bytes = 0;
   // Shaped, their bytes copied, before the first await: once writeFiles returns its promise the caller's buffers are its own again.
   for (const shaped of Array.from(entries as readonly unknown[], (entry) => shapeOf(entry))) {
     const admitted = admit(shaped.path, shaped.kind === 'directory' ? 'directory' : 'file');
     const path = typeof admitted === 'string' ? admitted : await admitted;
-    const shown = displayPath(path);
     const reserved = reservedReason(driver, path);
     if (reserved !== undefined) {
-      skipped.push({ path: shown, reason: reserved });
+      skipped.push({ path: displayPath(path), reason: reserved });
       continue;
     }
     if (shaped.kind === 'directory') {
       if (path !== '') assertCreatable(path, limits);
-      checked.push({ kind: 'directory', path });
-      continue;
-    }
-    if (shaped.kind === 'symlink') {
+    } else if (shaped.kind === 'symlink') {
       if (path === '') throw new IsADirectoryError('/');
       assertCreatable(path, limits);
-      checked.push({ kind: 'symlink', path, target: shaped.target });
-      continue;
+    } else {
+      assertWriteFits(path, shaped.content, limits);
+      files += 1;
+      bytes += shaped.content.byteLength;
     }
-    assertWriteFits(path, shaped.content, limits);
-    checked.push({ kind: 'file', path, content: shaped.content, executable: shaped.executable });
-    bytes += shaped.content.byteLength;
+    // The shaped entry is this call's own object: with its path admitted, it is the driver's entry (no copy per entry).
+    shaped.path = path;
+    checked.push(shaped as DriverBulkEntry);
   }
-  const files = checked.filter((entry) => entry.kind === 'file').length;
   return { entries: checked, result: { files, bytes, skipped } };
 }
 

@@ -36,6 +36,18 @@ describe('paths', () => {
     );
   });
 
+  it('refuse a control character (C0, DEL, C1) or a backslash anywhere, in an otherwise normal path too', () => {
+    const refused = fc.constantFrom('\u0000', '\u001f', '\u007f', '\u0080', '\u009f', '\\');
+    const part = fc.constantFrom('', 'a', '.', '..', 'x.y', '\u00a0', 'é');
+    fc.assert(
+      fc.property(fc.array(part, { maxLength: 4 }), refused, fc.array(part, { maxLength: 4 }), (before, bad, after) => {
+        const input = `${before.join('/')}${bad}${after.join('/')}`;
+        expect(() => normalizePath(input)).toThrow(expect.objectContaining({ code: 'EINVAL' }));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
   it('count segment lengths in code points, a long UTF-16 segment included, and depth in segments', async () => {
     const limits = { ...DEFAULT_LIMITS, maxPathDepth: 3, maxSegmentLength: 4 };
     expect(fitsLimits('😀😀😀😀', limits)).toBe(true);

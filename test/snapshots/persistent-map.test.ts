@@ -56,4 +56,25 @@ describe('PersistentMap', () => {
     PersistentMap.diff(changed, changed, (key) => none.push(key));
     expect(none).toEqual([]);
   });
+
+  it('sets a batch (setAll) as many set calls would, leaving the map it started from as it was', () => {
+    let seed = 7;
+    const random = () => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) % 3000;
+    let base = PersistentMap.empty<number>();
+    for (let i = 0; i < 2000; i += 1) base = base.set(`k${random()}`, i);
+    const before = new Map(base.entries());
+    for (const size of [1, 5, 40, 700, 4000]) {
+      const pairs = Array.from({ length: size }, (_, i): [string, number] => [`k${random()}`, -i]);
+      let oneByOne = base;
+      for (const [key, value] of pairs) oneByOne = oneByOne.set(key, value);
+      const batch = base.setAll(pairs);
+      expect(batch.size).toBe(oneByOne.size);
+      expect(new Map(batch.entries())).toEqual(new Map(oneByOne.entries()));
+      const differences: string[] = [];
+      PersistentMap.diff(oneByOne, batch, (key) => differences.push(key));
+      expect(differences).toEqual([]);
+      expect(new Map(base.entries())).toEqual(before);
+    }
+    expect(base.setAll([...before].slice(0, 50))).toBe(base);
+  });
 });

@@ -14,7 +14,7 @@ import { memorySnapshotTree } from './snapshot-tree.js';
 import { FileExistsError, FileNotFoundError, IsADirectoryError, NotADirectoryError } from '../../workspace/errors.js';
 import { resolveLinks, type LinkTree, type ResolvedPath } from '../../workspace/links.js';
 import { guessMimeType } from '../../workspace/mime.js';
-import { displayPath, joinPath, parentPath, splitPath, type NormalizedPath } from '../../workspace/paths.js';
+import { displayPath, isChildOf, joinPath, parentPath, splitPath, type NormalizedPath } from '../../workspace/paths.js';
 import { HeldSnapshots } from '../../snapshots/held.js';
 import { sortDiff } from '../../snapshots/record.js';
 import type { DiffEntry, RestoreResult, SnapshotOptions, WorkspaceSnapshot } from '../../workspace/types.js';
@@ -103,11 +103,16 @@ export class MemoryDriver implements BackendDriver {
     const now = Date.now();
     const changes: EntryChange[] = [];
     let direct = true;
+    let checkedParent: NormalizedPath | undefined;
     for (const entry of entries) {
-      const segments = splitPath(entry.path);
-      if (segments.length === 0) continue; // the root, a directory already
-      if (direct && !this.#leadsToItself(parentPath(entry.path))) direct = false;
-      changes.push({ segments, update: this.#bulkUpdate(entry, now) });
+      const path = entry.path;
+      if (path === '') continue; // the root, a directory already
+      // Files of one directory come together: its parent resolved once for them.
+      if (direct && (checkedParent === undefined || !isChildOf(path, checkedParent))) {
+        checkedParent = parentPath(path);
+        direct = this.#leadsToItself(checkedParent);
+      }
+      changes.push({ path, update: this.#bulkUpdate(entry, now) });
     }
     if (!direct) {
       for (const entry of entries) await this.#writeOne(entry, now);
@@ -117,7 +122,7 @@ export class MemoryDriver implements BackendDriver {
       this.tree = updateEntries(this.tree, changes, now);
     } catch {
       // One by one: the entries before the first that fails stay written, and its error is the one thrown.
-      for (const { segments, update } of changes) this.tree = updateEntry(this.tree, segments, update, true, now);
+      for (const { path, update } of changes) this.tree = updateEntry(this.tree, splitPath(path), update, true, now);
     }
   }
 

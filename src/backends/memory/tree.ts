@@ -116,64 +116,133 @@ function updateBelow(
 
 /** One of several updates applied together by {@link updateEntries}. */
 export interface EntryChange {
-  segments: readonly string[];
+  /** Not the root. */
+  path: NormalizedPath;
   update: EntryUpdate;
 }
 
 /**
- * The root after applying `changes` (each at least one segment deep) in order, missing parents created, as
- * many `updateEntry` calls would: the same tree, the same times. Each directory on the way is copied once
- * for the whole batch rather than once per change, so a batch of files costs about what its entries do, not
- * its entries times the depth. A failing change throws; which one, when several would fail, is not said.
+ * The root after applying `changes` in order, missing parents created, as many `updateEntry` calls would:
+ * the same tree, the same times. Each directory on the way is copied once for the whole batch rather than
+ * once per change, so a batch of files costs about what its entries do, not its entries times the depth;
+ * the changes below one directory are a range of one array (no path split, no array per level) while they
+ * come grouped, as a batch in path order does. A failing change throws; which one, when several would fail,
+ * is not said.
  */
 export function updateEntries(root: DirectoryNode, changes: readonly EntryChange[], now: number): DirectoryNode {
-  return applyBelow(root, '', changes, 0, now);
+  return applyBelow(root, '', changes, 0, changes.length, now);
 }
 
-/** `changes` (all below `directory`, at `depth` its children's names), grouped by child in their order. */
+/** Whether the segment of `path` starting at `from` is `name`. */
+function segmentIs(path: string, from: number, name: string): boolean {
+  const end = from + name.length;
+  return path.startsWith(name, from) && (path.length === end || path.charCodeAt(end) === SLASH);
+}
+
+function segmentAt(path: string, from: number): string {
+  const slash = path.indexOf('/', from);
+  return slash === -1 ? path.slice(from) : path.slice(from, slash);
+}
+
+const SLASH = 0x2f;
+
+/**
+ * `changes[start, end)`, all below `directory` (which sits at `directoryPath`), applied: the changes of each
+ * child, in their order, one after another, a run of them deeper down in one descent.
+ */
 function applyBelow(
   directory: DirectoryNode,
   directoryPath: NormalizedPath,
-  changes: readonly EntryChange[],
-  depth: number,
+  given: readonly EntryChange[],
+  givenStart: number,
+  givenEnd: number,
   now: number,
 ): DirectoryNode {
-  const byName = new Map<string, EntryChange[]>();
-  for (const change of changes) {
-    const name = change.segments[depth] as string;
-    const group = byName.get(name);
-    if (group === undefined) byName.set(name, [change]);
-    else group.push(change);
-  }
+  const from = directoryPath === '' ? 0 : directoryPath.length + 1;
+  const changes = groupedByName(given, givenStart, givenEnd, from);
+  const start = changes === given ? givenStart : 0;
+  const end = changes === given ? givenEnd : changes.length;
   let children = directory.children;
+  // Set together at the end: the directory's trie nodes copied once for the batch, not once per name.
+  const replaced: [string, TreeNode][] = [];
   let membershipChanged = false;
-  for (const [name, group] of byName) {
+  for (let group = start; group < end;) {
+    const name = segmentAt((changes[group] as EntryChange).path, from);
+    let groupEnd = group + 1;
+    while (groupEnd < end && segmentIs((changes[groupEnd] as EntryChange).path, from, name)) groupEnd += 1;
+    const leafLength = from + name.length;
     const existing = children.get(name);
     let child = existing;
-    for (let start = 0; start < group.length;) {
-      const change = group[start] as EntryChange;
-      if (change.segments.length === depth + 1) {
+    for (let at = group; at < groupEnd;) {
+      const change = changes[at] as EntryChange;
+      if (change.path.length === leafLength) {
         const replacement = change.update(child);
         if ((child === undefined) !== (replacement === undefined)) membershipChanged = true;
         child = replacement;
-        start += 1;
+        at += 1;
         continue;
       }
       // A run of changes deeper down: one descent for all of them.
-      let end = start + 1;
-      while (end < group.length && (group[end] as EntryChange).segments.length > depth + 1) end += 1;
+      let runEnd = at + 1;
+      while (runEnd < groupEnd && (changes[runEnd] as EntryChange).path.length > leafLength) runEnd += 1;
       const childPath = joinPath(directoryPath, name);
       if (child !== undefined && child.type !== 'directory')
         throw new NotADirectoryError(childPath, `not a directory: ${childPath} is a ${child.type === 'file' ? 'file' : 'symlink'}`);
       if (child === undefined) membershipChanged = true;
-      child = applyBelow(child ?? emptyDirectory(now), childPath, group.slice(start, end), depth + 1, now);
-      start = end;
+      child = applyBelow(child ?? emptyDirectory(now), childPath, changes, at, runEnd, now);
+      at = runEnd;
     }
+    group = groupEnd;
     if (child === existing) continue;
-    children = child === undefined ? children.delete(name) : children.set(name, child);
+    if (child === undefined) children = children.delete(name);
+    else replaced.push([name, child]);
   }
+  if (replaced.length > 0) children = children.setAll(replaced);
   if (children === directory.children && !membershipChanged) return directory;
   return { ...directory, children, modifiedAt: membershipChanged ? now : directory.modifiedAt };
+}
+
+/**
+ * `changes[start, end)` with the changes of each name (the segment at `from`) next to each other, each
+ * name's in their order: the same array when they already are (names in increasing order, as a batch in
+ * path order comes, or each name in one run), else a regrouped copy.
+ */
+function groupedByName(changes: readonly EntryChange[], start: number, end: number, from: number): readonly EntryChange[] {
+  let previous: string | undefined;
+  let seen: Set<string> | undefined;
+  for (let at = start; at < end; at += 1) {
+    const path = (changes[at] as EntryChange).path;
+    if (previous !== undefined && segmentIs(path, from, previous)) continue;
+    const name = segmentAt(path, from);
+    if (seen === undefined && (previous === undefined || previous < name)) {
+      previous = name;
+      continue;
+    }
+    // Out of order: a name seen before breaks the grouping.
+    seen ??= namesOf(changes, start, at, from);
+    if (seen.has(name)) return regrouped(changes, start, end, from);
+    seen.add(name);
+    previous = name;
+  }
+  return changes;
+}
+
+function namesOf(changes: readonly EntryChange[], start: number, end: number, from: number): Set<string> {
+  const names = new Set<string>();
+  for (let at = start; at < end; at += 1) names.add(segmentAt((changes[at] as EntryChange).path, from));
+  return names;
+}
+
+function regrouped(changes: readonly EntryChange[], start: number, end: number, from: number): EntryChange[] {
+  const byName = new Map<string, EntryChange[]>();
+  for (let at = start; at < end; at += 1) {
+    const change = changes[at] as EntryChange;
+    const name = segmentAt(change.path, from);
+    const group = byName.get(name);
+    if (group === undefined) byName.set(name, [change]);
+    else group.push(change);
+  }
+  return [...byName.values()].flat();
 }
 
 /** Every file and link at or below `node` (which sits at `path`), for diffs of added or deleted subtrees. */
