@@ -48,8 +48,7 @@ async function* walkSlices(
   const walk = new Walk(sandbox, { logical: base, real: start.rel }, descend);
   try {
     for (;;) {
-      const entries = walk.slice();
-      yield entries;
+      yield walk.slice();
       // The caller has taken every entry of the slice: the search took what it needed of its pins.
       walk.releaseListed();
       if (walk.done) return;
@@ -82,7 +81,7 @@ class Walk {
   readonly #queue: (PendingDirectory | undefined)[];
   #head = 0;
   #pinsAhead = 0;
-  /** The directories of the last slice, their pins offered to the search (see {@link listedPins}). */
+  /** The directories of the last slice, their pins offered to the search (see {@link offeredPins}). */
   readonly #listed: { logical: string; pin: SharedPin }[] = [];
 
   constructor(sandbox: Sandbox, start: PendingDirectory, descend: ((directory: string) => boolean) | undefined) {
@@ -209,7 +208,8 @@ export function direntKind(dirent: fs.Dirent, pin: PinnedDir): DriverWalkEntry['
 
 /**
  * Pins a directory the walk listed so search workers can read its files by name (the sandbox check paid
- * once per directory, not per file): its path as the walk spelled it first (the common case: no link on
+ * once per directory, not per file): the walk's own pin while the walk waits on the slice that listed it
+ * (see {@link offeredPins}), else its path as the walk spelled it first (the common case: no link on
  * the way), else its real path. `pinDirectory` proves the pinned directory is that real directory inside
  * the root. Undefined where directories cannot be pinned by descriptor (then files are read one by one,
  * each resolved and verified), or when the directory is gone or no longer one.
