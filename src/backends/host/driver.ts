@@ -9,6 +9,7 @@ import type {
   DriverStat,
   DriverWalkEntry,
   DriverWriteOptions,
+  SearchDirectoryPin,
   Snapshotter,
 } from '../../workspace/driver.js';
 import {
@@ -367,7 +368,7 @@ export class HostDriver implements BackendDriver {
     return walkTree(this.#sandbox, base);
   }
 
-  pinSearchDirectory(path: NormalizedPath): PinnedDir | undefined {
+  pinSearchDirectory(path: NormalizedPath): SearchDirectoryPin | undefined {
     return pinSearchDirectory(this.#sandbox, path);
   }
 
