@@ -137,7 +137,7 @@ export class MemoryDriver implements BackendDriver {
 
   #bulkUpdate(entry: DriverBulkEntry, now: number): EntryUpdate {
     if (entry.kind === 'file')
-      return this.#fileUpdate(entry.path, entry.path, entry.content, { mode: 'overwrite', executable: entry.executable }, now);
+      return this.#fileUpdate(entry.path, entry.path, entry.content, entry.executable ? OVERWRITE_EXECUTABLE : OVERWRITE, now);
     if (entry.kind === 'directory') return directoryUpdate(entry.path, now);
     return linkUpdate(entry.path, entry.target, now);
   }
@@ -393,6 +393,10 @@ export class MemoryDriver implements BackendDriver {
     return node;
   }
 }
+
+/** A bulk file's request (one object for all of them, not one per file). */
+const OVERWRITE: DriverWriteOptions = Object.freeze({ mode: 'overwrite', executable: false });
+const OVERWRITE_EXECUTABLE: DriverWriteOptions = Object.freeze({ mode: 'overwrite', executable: true });
 
 const childOf = (directory: TreeNode, name: string): TreeNode | undefined =>
   directory.type === 'directory' ? directory.children.get(name) : undefined;
