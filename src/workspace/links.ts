@@ -43,7 +43,7 @@ export function resolveLinks<N>(tree: LinkTree<N>, path: NormalizedPath, followF
 function walkPlain<N>(tree: LinkTree<N>, path: NormalizedPath, followFinal: boolean): ResolvedPath<N> | undefined {
   if (!isPlain(path)) return undefined;
   let node = tree.root;
-  for (let from = 0; ; ) {
+  for (let from = 0; ;) {
     const slash = path.indexOf('/', from);
     const last = slash === -1;
     const child = tree.child(node, last ? path.slice(from) : path.slice(from, slash));
