@@ -98,11 +98,10 @@ async function copySources(
 
     const skipped = plan.skipped;
     await leaveOutDenied(workspace, trust, plan);
-    const files = [...plan.entries].filter((entry): entry is [NormalizedPath, PlannedFile | PlannedLink] => entry[1].kind !== 'directory');
-    files.sort((a, b) => compare(a[0], b[0]));
+    const files = plannedFiles(plan);
     const leafDirectories = plan.leafDirectories();
-    if (files.length === 0 && leafDirectories.length === 0) return { files: 0, bytes: 0, skipped: sortSkipped(skipped) };
-    const chosen = readsInCopyOrder(early, plan.walked, files, job);
+    if (files.paths.length === 0 && leafDirectories.length === 0) return { files: 0, bytes: 0, skipped: sortSkipped(skipped) };
+    const chosen = readsInCopyOrder(early, plan.walked, files.entries, job);
     reads = chosen;
     const copy = () => copyPlanned(workspace, plan, files, leafDirectories, options, chosen);
     return await (trust === undefined || hostRoots.length === 0 ? copy() : trust.protection.hostContent(hostRoots, copy));
@@ -120,6 +119,31 @@ function readJob(workspace: Workspace, allowed: AllowedRoots): Omit<ReadJob, 'pa
   };
 }
 
+/** The plan's files and links (two arrays in step, no pair per file), in path order. */
+interface FilesToCopy {
+  paths: NormalizedPath[];
+  entries: (PlannedFile | PlannedLink)[];
+}
+
+function plannedFiles(plan: Planner): FilesToCopy {
+  let paths: NormalizedPath[] = [];
+  let entries: (PlannedFile | PlannedLink)[] = [];
+  let sorted = true;
+  plan.entries.forEach((entry, path) => {
+    if (entry.kind === 'directory') return;
+    if (sorted && paths.length > 0 && compare(paths[paths.length - 1] as string, path) > 0) sorted = false;
+    paths.push(path);
+    entries.push(entry);
+  });
+  // One source walks in path order (see `sortedForWalk`): only several sources need sorting.
+  if (!sorted) {
+    const order = Array.from(paths.keys()).sort((a, b) => compare(paths[a] as string, paths[b] as string));
+    entries = order.map((index) => entries[index] as PlannedFile | PlannedLink);
+    paths = order.map((index) => paths[index] as NormalizedPath);
+  }
+  return { paths, entries };
+}
+
 /**
  * The reads begun during the walk when it planned exactly the files to copy in the order the copy takes
  * them (one source, nothing replaced or left out since: the usual case), else reads from the start.
@@ -127,15 +151,23 @@ function readJob(workspace: Workspace, allowed: AllowedRoots): Omit<ReadJob, 'pa
 function readsInCopyOrder(
   early: ReadAhead,
   walked: readonly PlannedFile[],
-  files: readonly [NormalizedPath, PlannedFile | PlannedLink][],
+  files: readonly (PlannedFile | PlannedLink)[],
   job: Omit<ReadJob, 'paths' | 'maxJobBytes'>,
 ): ReadAhead {
-  const planned: PlannedFile[] = [];
-  for (const [, file] of files) if (file.kind === 'file') planned.push(file);
-  if (planned.length === walked.length && planned.every((file, index) => file === walked[index])) {
+  let same = true;
+  let count = 0;
+  for (let index = 0; index < files.length; index += 1) {
+    const file = files[index] as PlannedFile | PlannedLink;
+    if (file.kind !== 'file') continue;
+    if (file !== walked[count]) same = false;
+    count += 1;
+  }
+  if (same && count === walked.length) {
     early.complete();
     return early;
   }
+  const planned: PlannedFile[] = [];
+  for (const file of files) if (file.kind === 'file') planned.push(file);
   early.abandon();
   return new ReadAhead(
     planned.map((file) => file.real),
@@ -167,7 +199,7 @@ async function leaveOutDenied(workspace: SnapshotableWorkspace, trust: Workspace
 async function copyPlanned(
   workspace: SnapshotableWorkspace,
   plan: Planner,
-  files: [NormalizedPath, PlannedFile | PlannedLink][],
+  files: FilesToCopy,
   leafDirectories: NormalizedPath[],
   options: HydrateOptions,
   reads: ReadAhead,
@@ -176,7 +208,7 @@ async function copyPlanned(
   const skipped = plan.skipped;
 
   signal?.throwIfAborted();
-  const created = await CreatedPaths.note(workspace, [...plan.entries.keys()].sort(compare));
+  const created = await CreatedPaths.note(workspace, plannedPaths(plan));
   const before = await workspace.snapshot({ tag: 'before hydration' });
   let written = 0;
   let bytes = 0;
@@ -206,7 +238,10 @@ async function copyPlanned(
   try {
     const sourceBytes = new Map<number, number>();
     const pacer = new Pacer();
-    for (const [path, file] of files) {
+    const { paths, entries } = files;
+    for (let index = 0; index < paths.length; index += 1) {
+      const path = paths[index] as NormalizedPath;
+      const file = entries[index] as PlannedFile | PlannedLink;
       signal?.throwIfAborted();
       if (pacer.due()) await pacer.yield();
       if (file.kind === 'symlink') {
@@ -245,6 +280,14 @@ async function copyPlanned(
     throw error;
   }
   return { files: written, bytes, skipped: sortSkipped(skipped) };
+}
+
+/** Every planned path, sorted: already in order when one source was walked. */
+function plannedPaths(plan: Planner): NormalizedPath[] {
+  const paths = Array.from(plan.entries.keys());
+  for (let index = 1; index < paths.length; index += 1)
+    if (compare(paths[index - 1] as string, paths[index] as string) > 0) return paths.sort(compare);
+  return paths;
 }
 
 /**

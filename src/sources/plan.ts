@@ -68,6 +68,15 @@ interface SourceContext {
   bytes: number;
 }
 
+/** A directory being walked: its paths relative to the source and in the workspace, and its children's prefixes. */
+interface WalkedDirectory {
+  relative: string;
+  workspace: NormalizedPath;
+  realPrefix: string;
+  relativePrefix: string;
+  workspacePrefix: string;
+}
+
 export type ParsedSource = ReturnType<typeof HostSourceSchema.parse>;
 
 export const SKIP = {
@@ -200,57 +209,77 @@ export class Planner {
 
     // Whether this directory is planned itself (an `include` may leave it out): then its entries' parents are.
     const planned = this.entries.get(workspaceDirectory)?.kind === 'directory';
-    for (const child of children) {
-      const item = this.#classify(context, realDirectory, relative, workspaceDirectory, child, ancestors, rules);
-      if (item === undefined) continue;
-      if (item.kind === 'skip') {
+    const item = this.#item;
+    // Each child's paths are a prefix and its name: the prefixes built once for the directory, not per child.
+    const directory: WalkedDirectory = {
+      relative,
+      workspace: workspaceDirectory,
+      realPrefix: realDirectory === '/' ? '/' : `${realDirectory}/`,
+      relativePrefix: relative === '' ? '' : `${relative}/`,
+      workspacePrefix: workspaceDirectory === '' ? '' : `${workspaceDirectory}/`,
+    };
+    // Indexed: a loop of tens of thousands of entries, no iterator result per entry.
+    for (let index = 0; index < children.length; index += 1) {
+      const kind = this.#classify(context, directory, children[index] as Dirent, ancestors, rules);
+      if (kind === undefined) continue;
+      if (kind === 'skip') {
         this.skipped.push({ path: item.path, reason: item.reason });
         continue;
       }
       const workspacePath = item.path;
-      if (item.kind === 'file') {
+      if (kind === 'file') {
         this.#budget(context, item.size, workspacePath);
         this.#add(workspacePath, { kind: 'file', real: item.real, sourceIndex: context.index }, planned);
         continue;
       }
-      if (item.kind === 'symlink') {
+      if (kind === 'symlink') {
         this.#add(workspacePath, { kind: 'symlink', target: item.target, sourceIndex: context.index }, planned);
         continue;
       }
-      if (context.isIncluded === undefined || context.isIncluded(item.relative)) {
+      // The scratch is overwritten below: what the nested walk needs is taken out first.
+      const nestedReal = item.real;
+      const nestedRelative = item.relative;
+      if (context.isIncluded === undefined || context.isIncluded(nestedRelative)) {
         this.#add(workspacePath, { kind: 'directory', sourceIndex: context.index }, planned);
       }
-      const nested = new Set(ancestors).add(item.real);
-      await this.#walk(context, item.real, item.relative, nested, pacer, rules);
+      const nested = new Set(ancestors).add(nestedReal);
+      await this.#walk(context, nestedReal, nestedRelative, nested, pacer, rules);
     }
+  }
+
+  /**
+   * What `#classify` found about the child it was given, read right after it returns: one object for the
+   * whole walk rather than one per entry (a large tree has tens of thousands).
+   */
+  readonly #item = { path: '' as NormalizedPath, relative: '', real: '', size: 0, target: '', reason: '' };
+
+  #skip(path: NormalizedPath, reason: string): 'skip' {
+    this.#item.path = path;
+    this.#item.reason = reason;
+    return 'skip';
   }
 
   #classify(
     context: SourceContext,
-    realDirectory: string,
-    relative: string,
-    workspaceDirectory: NormalizedPath,
+    directory: WalkedDirectory,
     child: Dirent,
     ancestors: Set<string>,
     gitignore: SourceGitignore | undefined,
-  ):
-    | undefined
-    | { kind: 'skip'; path: string; reason: string }
-    | { kind: 'file'; path: NormalizedPath; relative: string; real: string; size: number }
-    | { kind: 'symlink'; path: NormalizedPath; relative: string; target: string }
-    | { kind: 'directory'; path: NormalizedPath; relative: string; real: string } {
+  ): 'skip' | 'file' | 'symlink' | 'directory' | undefined {
+    const item = this.#item;
     const name = child.name;
-    if (!isExpressibleName(name)) return { kind: 'skip', path: joinPath(workspaceDirectory, printable(name)), reason: SKIP.invalidName };
-    const childRelative = relative === '' ? name : `${relative}/${name}`;
+    const relative = directory.relative;
+    if (!isExpressibleName(name)) return this.#skip(joinPath(directory.workspace, printable(name)), SKIP.invalidName);
+    const childRelative = directory.relativePrefix + name;
     if (context.isExcluded(childRelative)) return undefined;
-    const workspacePath = joinPath(workspaceDirectory, name);
+    const workspacePath: NormalizedPath = directory.workspacePrefix + name;
     // As git sees it: a link is not a directory, whatever it points to. An ignored directory is one entry.
     if (gitignore?.ignores(childRelative, child.isDirectory()) === true) {
       if (!child.isDirectory() && context.isIncluded !== undefined && !context.isIncluded(childRelative)) return undefined;
-      return { kind: 'skip', path: workspacePath, reason: SKIP.ignored };
+      return this.#skip(workspacePath, SKIP.ignored);
     }
     // A name from readdir holds no separator and is never `.` or `..`: no normalising join needed.
-    const hostPath = realDirectory === '/' ? `/${name}` : `${realDirectory}/${name}`;
+    const hostPath = directory.realPrefix + name;
 
     let real = hostPath;
     let isDirectory = child.isDirectory();
@@ -259,48 +288,56 @@ export class Planner {
     if (child.isSymbolicLink()) {
       const inSource = linkInSource(context.root, relative, hostPath);
       if (inSource !== undefined) {
-        if (isVersionControl(name)) return { kind: 'skip', path: workspacePath, reason: SKIP.versionControl };
+        if (isVersionControl(name)) return this.#skip(workspacePath, SKIP.versionControl);
         if (context.isIncluded !== undefined && !context.isIncluded(childRelative)) return undefined;
-        if (!fitsLimits(workspacePath, this.workspace.limits)) return { kind: 'skip', path: workspacePath, reason: SKIP.limits };
-        return { kind: 'symlink', path: workspacePath, relative: childRelative, target: inSource };
+        if (!fitsLimits(workspacePath, this.workspace.limits)) return this.#skip(workspacePath, SKIP.limits);
+        item.path = workspacePath;
+        item.target = inSource;
+        return 'symlink';
       }
-      if (!context.followSymlinks) return { kind: 'skip', path: workspacePath, reason: SKIP.symlink };
+      if (!context.followSymlinks) return this.#skip(workspacePath, SKIP.symlink);
       try {
         real = realpathSync.native(hostPath);
       } catch {
-        return { kind: 'skip', path: workspacePath, reason: SKIP.brokenSymlink };
+        return this.#skip(workspacePath, SKIP.brokenSymlink);
       }
-      if (!this.allowed.contains(real)) return { kind: 'skip', path: workspacePath, reason: SKIP.outside };
+      if (!this.allowed.contains(real)) return this.#skip(workspacePath, SKIP.outside);
       const target = statOrUndefined(real);
-      if (target === undefined) return { kind: 'skip', path: workspacePath, reason: SKIP.brokenSymlink };
+      if (target === undefined) return this.#skip(workspacePath, SKIP.brokenSymlink);
       isDirectory = target.isDirectory();
       isFile = target.isFile();
       size = target.size;
-      if (isDirectory && ancestors.has(real)) return { kind: 'skip', path: workspacePath, reason: SKIP.cycle };
+      if (isDirectory && ancestors.has(real)) return this.#skip(workspacePath, SKIP.cycle);
     } else if (!isFile && !isDirectory) {
-      return { kind: 'skip', path: workspacePath, reason: SKIP.special };
+      return this.#skip(workspacePath, SKIP.special);
     }
     if (isVersionControl(name)) {
-      if (!isDirectory) return { kind: 'skip', path: workspacePath, reason: isFile ? SKIP.gitFile : SKIP.versionControl };
-      if (!context.includeGit) return { kind: 'skip', path: workspacePath, reason: SKIP.versionControl };
+      if (!isDirectory) return this.#skip(workspacePath, isFile ? SKIP.gitFile : SKIP.versionControl);
+      if (!context.includeGit) return this.#skip(workspacePath, SKIP.versionControl);
       this.hostRoots.add(workspacePath);
     }
     if (isDirectory) {
-      if (!fitsLimits(workspacePath, this.workspace.limits)) return { kind: 'skip', path: workspacePath, reason: SKIP.limits };
-      return { kind: 'directory', path: workspacePath, relative: childRelative, real };
+      if (!fitsLimits(workspacePath, this.workspace.limits)) return this.#skip(workspacePath, SKIP.limits);
+      item.path = workspacePath;
+      item.relative = childRelative;
+      item.real = real;
+      return 'directory';
     }
-    if (!isFile) return { kind: 'skip', path: workspacePath, reason: SKIP.special };
+    if (!isFile) return this.#skip(workspacePath, SKIP.special);
     if (context.isIncluded !== undefined && !context.isIncluded(childRelative)) return undefined;
-    if (!fitsLimits(workspacePath, this.workspace.limits)) return { kind: 'skip', path: workspacePath, reason: SKIP.limits };
+    if (!fitsLimits(workspacePath, this.workspace.limits)) return this.#skip(workspacePath, SKIP.limits);
     if (size === undefined && context.maxBytes !== undefined) {
       // Sizes are only needed up front for a budget; otherwise the copy learns them from the open file.
       try {
         size = lstatSync(hostPath).size;
       } catch {
-        return { kind: 'skip', path: workspacePath, reason: SKIP.unreadable };
+        return this.#skip(workspacePath, SKIP.unreadable);
       }
     }
-    return { kind: 'file', path: workspacePath, relative: childRelative, real, size: size ?? 0 };
+    item.path = workspacePath;
+    item.real = real;
+    item.size = size ?? 0;
+    return 'file';
   }
 
   #budget(context: SourceContext, size: number, path: NormalizedPath): void {
@@ -356,11 +393,11 @@ export class Planner {
     const parents = new Set<NormalizedPath>();
     // Entries come in walk order, a directory's together: its path is cut out once for them.
     let parent: NormalizedPath | undefined;
-    for (const path of this.entries.keys()) {
-      if (parent !== undefined && isChildOf(path, parent)) continue;
+    this.entries.forEach((_entry, path) => {
+      if (parent !== undefined && isChildOf(path, parent)) return;
       parent = parentPath(path);
       parents.add(parent);
-    }
+    });
     const leaves: NormalizedPath[] = [];
     this.entries.forEach((entry, path) => {
       if (entry.kind === 'directory' && !parents.has(path)) leaves.push(path);
@@ -375,10 +412,20 @@ export class Planner {
  * order the copy takes them in (see `walked`).
  */
 function sortedForWalk(children: Dirent[]): Dirent[] {
-  const keyed = children.map((child) => ({ key: child.isDirectory() ? `${child.name}/` : child.name, child }));
-  keyed.sort((a, b) => compare(a.key, b.key));
-  return keyed.map(({ child }) => child);
+  return children.sort(walkOrder);
 }
+
+/** `compare` of the walk's keys (a directory's name and a slash), without building them. */
+function walkOrder(a: Dirent, b: Dirent): number {
+  const x = a.name;
+  const y = b.name;
+  // Only when one name begins the other can the slash decide; a name holds no slash, so never a tie.
+  if (x.length < y.length && y.startsWith(x) && a.isDirectory()) return SLASH - y.charCodeAt(x.length);
+  if (y.length < x.length && x.startsWith(y) && b.isDirectory()) return x.charCodeAt(y.length) - SLASH;
+  return compare(x, y);
+}
+
+const SLASH = 0x2f;
 
 export function compare(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;

@@ -20,7 +20,8 @@ export class CreatedPaths {
     // Siblings come together: their parent is looked up once.
     let lastParent: NormalizedPath | undefined;
     let lastUnder = false;
-    for (const path of planned) {
+    for (let index = 0; index < planned.length; index += 1) {
+      const path = planned[index] as NormalizedPath;
       const parent = parentPath(path);
       if (parent !== lastParent) {
         lastParent = parent;

@@ -33,6 +33,45 @@ export interface ResolvedPath<N> {
  */
 export function resolveLinks<N>(tree: LinkTree<N>, path: NormalizedPath, followFinal: boolean): ResolvedPath<N> {
   if (path === '') return { path, node: tree.root };
+  return walkPlain(tree, path, followFinal) ?? walkFollowing(tree, path, followFinal);
+}
+
+/**
+ * The usual case, a path of plain names (no empty, `.` or `..` segment) with no link to follow on it: then
+ * it leads to itself, found without splitting it into arrays. Undefined when `walkFollowing` must decide.
+ */
+function walkPlain<N>(tree: LinkTree<N>, path: NormalizedPath, followFinal: boolean): ResolvedPath<N> | undefined {
+  if (!isPlain(path)) return undefined;
+  let node = tree.root;
+  for (let from = 0; ;) {
+    const slash = path.indexOf('/', from);
+    const last = slash === -1;
+    const child = tree.child(node, last ? path.slice(from) : path.slice(from, slash));
+    // Missing: the rest stays as written, and it is plain.
+    if (child === undefined) return { path, node: undefined };
+    const kind = tree.kind(child);
+    if (last) return kind === 'symlink' && followFinal ? undefined : { path, node: child };
+    if (kind !== 'directory') return undefined;
+    node = child;
+    from = slash + 1;
+  }
+}
+
+/** Whether every segment of `path` is a plain name: not empty, not `.` or `..`. */
+function isPlain(path: string): boolean {
+  let segmentStart = 0;
+  for (let index = 0; index <= path.length; index += 1) {
+    if (index < path.length && path.charCodeAt(index) !== SLASH) continue;
+    const length = index - segmentStart;
+    if (length === 0 || (length <= 2 && path.startsWith(length === 1 ? '.' : '..', segmentStart))) return false;
+    segmentStart = index + 1;
+  }
+  return true;
+}
+
+const SLASH = 0x2f;
+
+function walkFollowing<N>(tree: LinkTree<N>, path: NormalizedPath, followFinal: boolean): ResolvedPath<N> {
   const queue = path.split('/');
   const names: string[] = [];
   const nodes: N[] = [tree.root];

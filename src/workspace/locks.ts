@@ -28,21 +28,26 @@ export class KeyedMutex {
     const current = new Promise<void>((resolve) => {
       release = resolve;
     });
-    const held: [string, Promise<void>][] = [];
+    // The tails queued, in the order of `keys` (a bulk write holds hundreds of keys: no pair per key).
+    const tails: Promise<void>[] = [];
     const before: Promise<void>[] = [];
     for (const key of keys) {
       const previous = this.#tails.get(key);
       const tail = previous === undefined ? current : previous.then(() => current);
       if (previous !== undefined) before.push(previous);
       this.#tails.set(key, tail);
-      held.push([key, tail]);
+      tails.push(tail);
     }
     await Promise.all(before);
     try {
       return await task();
     } finally {
       release();
-      for (const [key, tail] of held) if (this.#tails.get(key) === tail) this.#tails.delete(key);
+      let index = 0;
+      for (const key of keys) {
+        if (this.#tails.get(key) === tails[index]) this.#tails.delete(key);
+        index += 1;
+      }
     }
   }
 }

@@ -60,8 +60,8 @@ const BY_EXTENSION: Record<string, string> = {
 };
 
 export function guessMimeType(path: string): string {
-  const name = path.slice(path.lastIndexOf('/') + 1);
-  const dot = name.lastIndexOf('.');
-  if (dot <= 0) return 'application/octet-stream';
-  return BY_EXTENSION[name.slice(dot + 1).toLowerCase()] ?? 'application/octet-stream';
+  // Every write of a file asks: only the extension is cut out of the path.
+  const dot = path.lastIndexOf('.');
+  if (dot <= path.lastIndexOf('/') + 1) return 'application/octet-stream';
+  return BY_EXTENSION[path.slice(dot + 1).toLowerCase()] ?? 'application/octet-stream';
 }

@@ -30,7 +30,10 @@ export async function checkBulkEntries(
   let files = 0;
   let bytes = 0;
   // Shaped, their bytes copied, before the first await: once writeFiles returns its promise the caller's buffers are its own again.
-  for (const shaped of Array.from(entries as readonly unknown[], (entry) => shapeOf(entry))) {
+  const shapedEntries: Shaped[] = [];
+  for (let index = 0; index < entries.length; index += 1) shapedEntries.push(shapeOf(entries[index]));
+  for (let index = 0; index < shapedEntries.length; index += 1) {
+    const shaped = shapedEntries[index] as Shaped;
     const admitted = admit(shaped.path, shaped.kind === 'directory' ? 'directory' : 'file');
     const path = typeof admitted === 'string' ? admitted : await admitted;
     const reserved = reservedReason(driver, path);

@@ -101,7 +101,9 @@ export class MemoryDriver implements BackendDriver {
    */
   async writeFiles(entries: readonly DriverBulkEntry[]): Promise<void> {
     const now = Date.now();
-    const changes: EntryChange[] = [];
+    const changes: BulkChange[] = [];
+    // One function for the batch, each change a small object naming its entry: no closure per file.
+    const apply = (entry: DriverBulkEntry, existing: TreeNode | undefined): TreeNode | undefined => this.#bulkNode(entry, existing, now);
     let direct = true;
     let checkedParent: NormalizedPath | undefined;
     for (const entry of entries) {
@@ -112,7 +114,7 @@ export class MemoryDriver implements BackendDriver {
         checkedParent = parentPath(path);
         direct = this.#leadsToItself(checkedParent);
       }
-      changes.push({ path, update: this.#bulkUpdate(entry, now) });
+      changes.push(new BulkChange(entry, apply));
     }
     if (!direct) {
       for (const entry of entries) await this.#writeOne(entry, now);
@@ -122,7 +124,8 @@ export class MemoryDriver implements BackendDriver {
       this.tree = updateEntries(this.tree, changes, now);
     } catch {
       // One by one: the entries before the first that fails stay written, and its error is the one thrown.
-      for (const { path, update } of changes) this.tree = updateEntry(this.tree, splitPath(path), update, true, now);
+      for (const change of changes)
+        this.tree = updateEntry(this.tree, splitPath(change.path), (existing) => change.update(existing), true, now);
     }
   }
 
@@ -135,11 +138,11 @@ export class MemoryDriver implements BackendDriver {
     this.tree = updateEntry(this.tree, splitPath(real), linkUpdate(entry.path, entry.target, now), true, now);
   }
 
-  #bulkUpdate(entry: DriverBulkEntry, now: number): EntryUpdate {
+  #bulkNode(entry: DriverBulkEntry, existing: TreeNode | undefined, now: number): TreeNode | undefined {
     if (entry.kind === 'file')
-      return this.#fileUpdate(entry.path, entry.path, entry.content, { mode: 'overwrite', executable: entry.executable }, now);
-    if (entry.kind === 'directory') return directoryUpdate(entry.path, now);
-    return linkUpdate(entry.path, entry.target, now);
+      return this.#fileNode(existing, entry.path, entry.path, entry.content, entry.executable ? OVERWRITE_EXECUTABLE : OVERWRITE, now);
+    if (entry.kind === 'directory') return directoryUpdate(entry.path, now)(existing);
+    return linkUpdate(entry.path, entry.target, now)(existing);
   }
 
   /** Whether no link lies on `path` (nothing to resolve), answered without throwing. */
@@ -153,31 +156,40 @@ export class MemoryDriver implements BackendDriver {
 
   /** What a write does at `real` (where `path` leads): a new file, or the existing one with these bytes. */
   #fileUpdate(path: NormalizedPath, real: NormalizedPath, incoming: Uint8Array, request: DriverWriteOptions, now: number): EntryUpdate {
+    return (existing) => this.#fileNode(existing, path, real, incoming, request, now);
+  }
+
+  #fileNode(
+    existing: TreeNode | undefined,
+    path: NormalizedPath,
+    real: NormalizedPath,
+    incoming: Uint8Array,
+    request: DriverWriteOptions,
+    now: number,
+  ): TreeNode {
     // `incoming` is the shared layer's copy, nobody else's: kept as it is.
-    return (existing) => {
-      if (existing?.type === 'directory') throw new IsADirectoryError(displayPath(path));
-      if (existing?.type === 'symlink') throw new FileExistsError(displayPath(path));
-      if (existing === undefined) {
-        const mimeType = request.mimeType ?? guessMimeType(real);
-        const executable = request.executable === true;
-        return { type: 'file', content: incoming, createdAt: now, modifiedAt: now, version: ++this.#clock, mimeType, executable };
-      }
-      if (request.mode === 'create')
-        throw new FileExistsError(displayPath(path), `already exists: ${displayPath(path)} (mode 'create' never replaces a file)`);
-      let bytes = incoming;
-      if (request.mode === 'append') {
-        bytes = new Uint8Array(existing.content.byteLength + incoming.byteLength);
-        bytes.set(existing.content, 0);
-        bytes.set(incoming, existing.content.byteLength);
-      }
-      return {
-        ...existing,
-        content: bytes,
-        modifiedAt: now,
-        version: ++this.#clock,
-        mimeType: request.mimeType ?? existing.mimeType,
-        executable: request.executable ?? existing.executable,
-      };
+    if (existing?.type === 'directory') throw new IsADirectoryError(displayPath(path));
+    if (existing?.type === 'symlink') throw new FileExistsError(displayPath(path));
+    if (existing === undefined) {
+      const mimeType = request.mimeType ?? guessMimeType(real);
+      const executable = request.executable === true;
+      return { type: 'file', content: incoming, createdAt: now, modifiedAt: now, version: ++this.#clock, mimeType, executable };
+    }
+    if (request.mode === 'create')
+      throw new FileExistsError(displayPath(path), `already exists: ${displayPath(path)} (mode 'create' never replaces a file)`);
+    let bytes = incoming;
+    if (request.mode === 'append') {
+      bytes = new Uint8Array(existing.content.byteLength + incoming.byteLength);
+      bytes.set(existing.content, 0);
+      bytes.set(incoming, existing.content.byteLength);
+    }
+    return {
+      ...existing,
+      content: bytes,
+      modifiedAt: now,
+      version: ++this.#clock,
+      mimeType: request.mimeType ?? existing.mimeType,
+      executable: request.executable ?? existing.executable,
     };
   }
 
@@ -339,8 +351,10 @@ export class MemoryDriver implements BackendDriver {
   #resolveInDirectory(path: NormalizedPath, followFinal: boolean): ResolvedPath<TreeNode> | undefined {
     const slash = path.lastIndexOf('/');
     if (slash === -1) return undefined;
-    const parent = path.slice(0, slash);
-    if (this.#directoryTree !== this.tree || this.#directoryPath !== parent) {
+    const known = this.#directoryPath;
+    // The remembered parent compared in place: no parent cut out of every path.
+    if (this.#directoryTree !== this.tree || known === undefined || known.length !== slash || !path.startsWith(known)) {
+      const parent = path.slice(0, slash);
       let reached: ResolvedPath<TreeNode>;
       try {
         reached = resolveLinks(this.#links, parent, true);
@@ -393,6 +407,25 @@ export class MemoryDriver implements BackendDriver {
     return node;
   }
 }
+
+/** One entry of a bulk write as the tree applies it (see `updateEntries`). */
+class BulkChange implements EntryChange {
+  readonly path: NormalizedPath;
+  constructor(
+    private readonly entry: DriverBulkEntry,
+    private readonly apply: (entry: DriverBulkEntry, existing: TreeNode | undefined) => TreeNode | undefined,
+  ) {
+    this.path = entry.path;
+  }
+
+  update(existing: TreeNode | undefined): TreeNode | undefined {
+    return this.apply(this.entry, existing);
+  }
+}
+
+/** A bulk file's request (one object for all of them, not one per file). */
+const OVERWRITE: DriverWriteOptions = Object.freeze({ mode: 'overwrite', executable: false });
+const OVERWRITE_EXECUTABLE: DriverWriteOptions = Object.freeze({ mode: 'overwrite', executable: true });
 
 const childOf = (directory: TreeNode, name: string): TreeNode | undefined =>
   directory.type === 'directory' ? directory.children.get(name) : undefined;
