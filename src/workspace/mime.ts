@@ -63,5 +63,7 @@ export function guessMimeType(path: string): string {
   // Every write of a file asks: only the extension is cut out of the path.
   const dot = path.lastIndexOf('.');
   if (dot <= path.lastIndexOf('/') + 1) return 'application/octet-stream';
-  return BY_EXTENSION[path.slice(dot + 1).toLowerCase()] ?? 'application/octet-stream';
+  const extension = path.slice(dot + 1).toLowerCase();
+  // Own keys only: `x.constructor` must not find Object.prototype's.
+  return Object.hasOwn(BY_EXTENSION, extension) ? (BY_EXTENSION[extension] as string) : 'application/octet-stream';
 }

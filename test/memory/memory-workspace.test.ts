@@ -42,6 +42,14 @@ describe('memory workspace metadata', () => {
     expect((await ws.stat('data')).mimeType).toBe('application/json');
   });
 
+  it('guesses no MIME type from an extension that names an Object property', async () => {
+    const ws = createWorkspace(memoryDriver());
+    for (const name of ['x.constructor', 'x.toString', 'x.__proto__', 'x.hasOwnProperty']) {
+      await ws.write(name, '');
+      expect((await ws.stat(name)).mimeType).toBe('application/octet-stream');
+    }
+  });
+
   it('makes a copied file a new file and keeps the original untouched', async () => {
     const ws = createWorkspace(memoryDriver());
     await ws.write('a.txt', 'a');
