@@ -5,40 +5,38 @@ import { hostFileReader } from './read-pool.js';
 /** Files per read job, and the bytes after which a job stops early (the rest is asked for again). */
 export const JOB_FILES = 128;
 const JOB_BYTES = 4 * 1024 * 1024;
-/**
- * Jobs asked for beyond the one being taken (two for each reader): what bounds the bytes read and not yet
- * taken, about `(JOBS_AHEAD + 1) * JOB_BYTES` plus one file.
- */
-export const JOBS_AHEAD = 4;
 /** Fewer files than this are read on the calling thread (a second thread is not worth its messages). */
 const THREADED_FROM = 2 * JOB_FILES;
 /**
- * While the list still grows (the plan is being walked) nothing is taken, so the window is counted in
- * bytes: jobs are asked for until this many bytes are read and not taken, at most `GROWING_UNANSWERED` unanswered.
+ * The window: jobs are asked for while the bytes read and not yet taken stay under this many, at most
+ * {@link UNANSWERED_MOST} of them unanswered. It is counted in bytes, not jobs: a job slow to answer (one
+ * large file) then holds up nobody but the caller, the other reader going on with the jobs after it.
  */
-export const GROWING_BYTES = 64 * 1024 * 1024;
-/** Jobs asked for and not yet answered while the list grows: the answers are only seen when the walk yields. */
-const GROWING_UNANSWERED = 2 * JOBS_AHEAD;
+export const WINDOW_BYTES = 64 * 1024 * 1024;
+/** Jobs asked for and not yet answered (two for each reader, and as many queued behind them). */
+export const UNANSWERED_MOST = 8;
 
 interface Job {
   start: number;
   end: number;
-  batch: Promise<ReadBatch>;
+  /** Undefined until asked for: the rest of a job that stopped for its bytes waits for room in the window. */
+  batch?: Promise<ReadBatch>;
   /** The bytes its batch holds, once answered. */
   bytes: number;
 }
 
 /**
  * The planned files' outcomes, in order, read ahead of the caller: a large run is read on the reader
- * thread (`read-pool.ts`), a few jobs at a time, so that its system calls overlap what the caller does with
- * the files before; a small one on the calling thread. Besides the job being taken, at most `JOBS_AHEAD`
- * jobs (each at most `JOB_FILES` files, stopping once past `JOB_BYTES`) are asked for, so the bytes held
- * stay bounded whatever the size of the tree.
+ * threads (`read-pool.ts`), a few jobs at a time, so that its system calls overlap what the caller does with
+ * the files before; a small one on the calling thread. Jobs (each at most `JOB_FILES` files, stopping once
+ * past `JOB_BYTES`) are asked for while the window has room, so the bytes held stay bounded whatever the
+ * size of the tree: `WINDOW_BYTES` read and not taken, plus what `UNANSWERED_MOST` unanswered jobs bring.
+ * A job is asked for when one is taken and when one is answered, so readers never wait for the caller while
+ * there is room.
  *
- * A list still `growing` (the walk appends to it, calling `grew`) is read ahead before anything is taken,
- * whole jobs only, and only once it is large enough for the threads: up to `GROWING_BYTES` read and not
- * taken (plus what `GROWING_UNANSWERED` unanswered jobs bring). `complete` says the list is final; `abandon` stops
- * all asking (what was read is dropped).
+ * A list still `growing` (the walk appends to it, calling `grew`) is read ahead the same way, in whole jobs
+ * only, once it is large enough for the threads. `complete` says the list is final; `abandon` stops all
+ * asking (what was read is dropped).
  */
 export class ReadAhead {
   readonly #paths: readonly string[];
@@ -71,11 +69,7 @@ export class ReadAhead {
 
   /** `paths` grew: asks for the whole jobs the window has room for. */
   grew(): void {
-    if (!this.#growing || this.#abandoned || this.#paths.length < THREADED_FROM) return;
-    while (this.#unanswered < GROWING_UNANSWERED && this.#heldBytes < GROWING_BYTES && this.#asked + JOB_FILES <= this.#paths.length) {
-      this.#jobs.push(this.#ask(this.#asked, this.#asked + JOB_FILES));
-      this.#asked += JOB_FILES;
-    }
+    if (this.#growing) this.#fill();
   }
 
   /** `paths` is final. */
@@ -104,28 +98,39 @@ export class ReadAhead {
   async #advance(): Promise<void> {
     this.#fill();
     const job = this.#jobs.shift() as Job;
-    const batch = await job.batch;
+    const batch = await (job.batch ?? this.#ask(job));
     this.#heldBytes -= job.bytes;
-    // Stopped early for its bytes: the rest of its files come next, before the jobs asked for after it.
-    if (batch.count < job.end - job.start) this.#jobs.unshift(this.#ask(job.start + batch.count, job.end));
     this.#current = batch;
     this.#taken = 0;
     this.#fill();
   }
 
+  /** Asks for what the window has room for: first the rest of jobs that stopped for their bytes, in order, then new jobs. */
   #fill(): void {
-    while (!this.#abandoned && this.#jobs.length < JOBS_AHEAD && this.#asked < this.#paths.length) {
-      const end = Math.min(this.#asked + JOB_FILES, this.#paths.length);
-      this.#jobs.push(this.#ask(this.#asked, end));
-      this.#asked = end;
+    if (this.#abandoned || (this.#growing && this.#paths.length < THREADED_FROM)) return;
+    const room = (): boolean => this.#unanswered < UNANSWERED_MOST && this.#heldBytes < WINDOW_BYTES;
+    for (const job of this.#jobs) {
+      if (!room()) return;
+      if (job.batch === undefined) void this.#ask(job);
+    }
+    while (room() && this.#asked < this.#paths.length) {
+      const end = this.#asked + JOB_FILES;
+      if (this.#growing && end > this.#paths.length) return; // whole jobs only while the list grows
+      const job: Job = { start: this.#asked, end: Math.min(end, this.#paths.length), bytes: 0 };
+      this.#asked = job.end;
+      this.#jobs.push(job);
+      void this.#ask(job);
     }
   }
 
-  #ask(start: number, end: number): Job {
-    const paths = this.#paths.slice(start, end);
-    const request = { ...this.#job, paths };
+  /**
+   * Asks a reader for `job`. A job that stopped for its bytes leaves the rest of its files to a job right
+   * after it, asked for when the window has room.
+   */
+  #ask(job: Job): Promise<ReadBatch> {
+    const request = { ...this.#job, paths: this.#paths.slice(job.start, job.end) };
     const batch = this.#read !== undefined ? this.#read(request) : this.#readDefault(request);
-    const job: Job = { start, end, batch, bytes: 0 };
+    job.batch = batch;
     this.#unanswered += 1;
     // Also what keeps a job nobody takes any more (abandoned, or the copy failed) from an unhandled rejection.
     batch.then(
@@ -134,13 +139,18 @@ export class ReadAhead {
         if (this.#abandoned) return;
         job.bytes = batchBytes(answered);
         this.#heldBytes += job.bytes;
-        this.grew();
+        if (answered.count < job.end - job.start) {
+          // Before the jobs asked for after it; first of all when the caller already waits for this one.
+          const rest: Job = { start: job.start + answered.count, end: job.end, bytes: 0 };
+          this.#jobs.splice(this.#jobs.indexOf(job) + 1, 0, rest);
+        }
+        this.#fill();
       },
       () => {
         this.#unanswered -= 1;
       },
     );
-    return job;
+    return batch;
   }
 
   #readDefault(request: ReadJob): Promise<ReadBatch> {

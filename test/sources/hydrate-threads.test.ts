@@ -8,8 +8,8 @@ import { hydrate } from '../../src/sources/index.js';
 import { AllowedRoots } from '../../src/host-files/allow-list.js';
 import { LimitExceededError } from '../../src/workspace/errors.js';
 import { compare, Planner } from '../../src/sources/plan.js';
-import { GROWING_BYTES, JOB_FILES, JOBS_AHEAD, ReadAhead } from '../../src/sources/read-ahead.js';
-import { outcomeOf, readHostFiles, type ReadBatch, type ReadJob, type ReadOutcome } from '../../src/sources/read-files.js';
+import { JOB_FILES, ReadAhead, UNANSWERED_MOST, WINDOW_BYTES } from '../../src/sources/read-ahead.js';
+import { batchBytes, outcomeOf, readHostFiles, type ReadBatch, type ReadJob, type ReadOutcome } from '../../src/sources/read-files.js';
 import { HostFileReader } from '../../src/sources/read-pool.js';
 import { contentsOf, tempDirs } from '../../src/testing/harness.js';
 import { createWorkspace } from '../../src/workspace/create-workspace.js';
@@ -185,8 +185,8 @@ describe('ReadAhead', () => {
       reads.grew();
       await new Promise((resolve) => setImmediate(resolve));
     }
-    // Whole jobs only, and no more once GROWING_BYTES are held.
-    expect(asked).toBe(Math.ceil(GROWING_BYTES / jobBytes) * JOB_FILES);
+    // Whole jobs only, and no more once WINDOW_BYTES are held.
+    expect(asked).toBe(Math.ceil(WINDOW_BYTES / jobBytes) * JOB_FILES);
     reads.complete();
     for (let taken = 0; taken < count; taken += 1) {
       const outcome = await reads.next();
@@ -196,9 +196,44 @@ describe('ReadAhead', () => {
     expect(asked).toBe(count);
   });
 
-  it('keeps at most its window of jobs asked for ahead of the file taken, and gives every outcome in order', async () => {
+  it('keeps the bytes read and not taken within its window, and gives every outcome in order', async () => {
     const project = dirs();
-    const count = 5 * JOB_FILES * JOBS_AHEAD + 17;
+    // Sparse files of a job's bytes each: a job answers one, and the window holds WINDOW_BYTES of them.
+    const size = 4 * 1024 * 1024;
+    const count = Math.ceil(WINDOW_BYTES / size) + 2 * UNANSWERED_MOST;
+    const paths: string[] = [];
+    for (let i = 0; i < count; i += 1) {
+      const path = join(project, `f${String(i).padStart(5, '0')}`);
+      writeFileSync(path, `${i}.`);
+      fs.truncateSync(path, size);
+      paths.push(path);
+    }
+    let read = 0;
+    const reasons = { unreadable: 'unreadable', special: 'special' };
+    const reads = new ReadAhead(paths, { roots: [project], maxFileBytes: 1 << 30, pinDirectories: false, reasons }, async (job) => {
+      const batch = readHostFiles(fs, job);
+      read += batchBytes(batch);
+      return batch;
+    });
+    let taken = 0;
+    const first = await reads.next();
+    if (!('bytes' in first)) throw new Error(`not read: ${first.skip}`);
+    taken += first.bytes.byteLength;
+    for (let tick = 0; tick < 50; tick += 1) await new Promise((resolve) => setImmediate(resolve));
+    // Filled up to its window while nothing more was taken, and no further than a job past it.
+    expect(read - taken).toBeGreaterThanOrEqual(WINDOW_BYTES);
+    expect(read - taken).toBeLessThanOrEqual(WINDOW_BYTES + size);
+    for (let index = 1; index < count; index += 1) {
+      const outcome = await reads.next();
+      if (!('bytes' in outcome)) throw new Error(`not read: ${outcome.skip}`);
+      expect(Buffer.from(outcome.bytes.subarray(0, 8)).toString().split('.')[0]).toBe(String(index));
+    }
+    expect(read).toBe(count * size);
+  });
+
+  it('goes on reading the jobs after one slow to answer (a large file) while the caller waits for it', async () => {
+    const project = dirs();
+    const count = 20 * JOB_FILES;
     const paths: string[] = [];
     for (let i = 0; i < count; i += 1) {
       const path = join(project, `f${String(i).padStart(5, '0')}`);
@@ -206,21 +241,24 @@ describe('ReadAhead', () => {
       paths.push(path);
     }
     let asked = 0;
-    let mostAhead = 0;
+    let answerFirst: (() => void) | undefined;
     const reasons = { unreadable: 'unreadable', special: 'special' };
-    const reads = new ReadAhead(paths, { roots: [project], maxFileBytes: 1 << 20, pinDirectories: false, reasons }, async (job) => {
+    const reads = new ReadAhead(paths, { roots: [project], maxFileBytes: 1 << 20, pinDirectories: false, reasons }, (job) => {
       asked += job.paths.length;
-      return readHostFiles(fs, job);
+      const batch = readHostFiles(fs, job);
+      if (job.paths[0] !== paths[0]) return Promise.resolve(batch);
+      return new Promise((resolve) => (answerFirst = () => resolve(batch)));
     });
-    for (let taken = 0; taken < count; taken += 1) {
-      const outcome = await reads.next();
-      if (!('bytes' in outcome)) throw new Error(`not read: ${outcome.skip}`);
-      expect(Buffer.from(outcome.bytes).toString()).toBe(String(taken));
-      mostAhead = Math.max(mostAhead, asked - taken);
-    }
+    const first = reads.next();
+    for (let tick = 0; tick < 50; tick += 1) await new Promise((resolve) => setImmediate(resolve));
+    // Every later job was asked for and answered meanwhile: only the first is unanswered, and the files are tiny.
     expect(asked).toBe(count);
-    expect(mostAhead).toBeGreaterThan(JOB_FILES);
-    expect(mostAhead).toBeLessThanOrEqual((JOBS_AHEAD + 1) * JOB_FILES);
+    answerFirst?.();
+    const outcomes = [await first];
+    for (let index = 1; index < count; index += 1) outcomes.push(await reads.next());
+    expect(outcomes.map((outcome) => ('bytes' in outcome ? Buffer.from(outcome.bytes).toString() : outcome.skip))).toEqual(
+      paths.map((_, index) => String(index)),
+    );
   });
 });
 
