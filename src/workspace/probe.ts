@@ -44,11 +44,12 @@ export class DriverProbe {
     for await (const batch of walkBatches(this.#driver.walk(base), descend)) {
       // Indexed, not `for...of`: this loop runs inside a generator V8 does not optimise, where each step of
       // an array iterator allocates a result object (one per entry of a 100k-file grep).
-      const entries: SearchEntry[] = [];
+      // Sized up front: one entry for each of the batch's, where growing it by `push` reallocated it as it went.
+      const entries = new Array<SearchEntry>(batch.length);
       for (let index = 0; index < batch.length; index += 1) {
         const { path, kind: entryKind } = batch[index] as DriverWalkEntry;
         const isLink = entryKind === 'symlink';
-        entries.push({ path, isFile: entryKind === 'file' || (isLink && (await this.linkIsFile(path))), isLink });
+        entries[index] = { path, isFile: entryKind === 'file' || (isLink && (await this.linkIsFile(path))), isLink };
       }
       yield entries;
     }
