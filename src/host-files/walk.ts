@@ -133,12 +133,14 @@ class Walk {
       } catch {
         return;
       }
+      // Joined once per directory: `${logical}/${name}` built an intermediate string per entry.
+      const prefix = logical === '' ? '' : `${logical}/`;
       for (const dirent of dirents) {
         const name = dirent.name;
         if (!isVisibleName(name)) continue;
         const kind = direntKind(dirent, pin);
         if (kind === undefined) continue;
-        const path = logical === '' ? name : `${logical}/${name}`;
+        const path = prefix === '' ? name : prefix + name;
         entries.push({ path, kind });
         if (kind !== 'directory' || this.#descend?.(path) === false) continue;
         const child: PendingDirectory = { logical: path, real: real === '' ? name : `${real}/${name}` };

@@ -43,7 +43,7 @@ export function linesJob(request: ScanRequest): ScanJob {
 }
 
 /**
- * One batch through the pool, its matches named by `paths` (the batch's files' workspace paths, in order);
+ * One batch through the pool, its matches named by `entries` (the batch's files, in order);
  * files the worker handed back undecoded are decoded here with the tools' codec (the text `read_file` shows:
  * BOM stripped, UTF-16 or the detected legacy encoding; binaries stay skipped) and matched in a second job.
  * The worker stopped at `maxMatches` after every file it handed back, so merging both in file order and
@@ -52,30 +52,28 @@ export function linesJob(request: ScanRequest): ScanJob {
 export async function matchBatch(
   job: ScanJob,
   files: MatchFile[],
-  paths: readonly NormalizedPath[],
+  entries: readonly SearchEntry[],
   signal: AbortSignal,
   transfer: ArrayBuffer[],
 ): Promise<LineMatch[]> {
   const first = await matchPool.matchLines({ ...job, files }, signal, transfer);
   const decoded: MatchFile[] = [];
-  const decodedPaths: NormalizedPath[] = [];
   const ranks: number[] = [];
   for (const { index, bytes } of first.undecoded) {
     const text = decodeText(bytes)?.text;
     if (text === undefined) continue;
     decoded.push({ text });
-    decodedPaths.push(paths[index] as NormalizedPath);
     ranks.push(index);
   }
-  const named = (matches: readonly FileMatch[], names: readonly NormalizedPath[]): LineMatch[] =>
+  const named = (matches: readonly FileMatch[], names: readonly SearchEntry[]): LineMatch[] =>
     matches.map(({ file, lineNumber, lineContent, matchStart, matchEnd }) => ({
-      path: names[file] as NormalizedPath,
+      path: (names[file] as SearchEntry).path,
       lineNumber,
       lineContent,
       matchStart,
       matchEnd,
     }));
-  if (decoded.length === 0) return named(first.matches, paths);
+  if (decoded.length === 0) return named(first.matches, entries);
   const second = await matchPool.matchLines({ ...job, files: decoded }, signal);
   const merged = [
     ...first.matches.map((match) => ({ rank: match.file, match })),
@@ -83,7 +81,7 @@ export async function matchBatch(
   ].sort((a, b) => a.rank - b.rank || a.match.lineNumber - b.match.lineNumber);
   return named(
     merged.slice(0, job.maxMatches).map(({ match }) => match),
-    paths,
+    entries,
   );
 }
 
@@ -94,8 +92,8 @@ export async function matchBatch(
  */
 export class Batch {
   readonly files: MatchFile[] = [];
-  /** The workspace path of each file, in order. */
-  readonly paths: NormalizedPath[] = [];
+  /** The entry of each file, in order (its workspace path names the file's matches). */
+  readonly entries: SearchEntry[] = [];
   readonly #read: { index: number; bytes: Uint8Array }[] = [];
   readonly #pins = new Map<NormalizedPath, SearchDirectoryPin | undefined>();
   /** The directory of the last file added and its pin: files come a directory at a time. */
@@ -123,14 +121,14 @@ export class Batch {
     const pin = same ? this.#lastPin : this.#pin(source, slash === -1 ? '' : path.slice(0, slash));
     if (pin === undefined) return false;
     this.files.push(slash === -1 ? `${pin.path}/${path}` : pin.path + path.slice(slash));
-    this.paths.push(path);
+    this.entries.push(file);
     return true;
   }
 
-  addBytes(path: NormalizedPath, bytes: Uint8Array): void {
+  addBytes(file: SearchEntry, bytes: Uint8Array): void {
     this.#read.push({ index: this.files.length, bytes });
     this.files.push(bytes);
-    this.paths.push(path);
+    this.entries.push(file);
     this.#bytes += bytes.byteLength;
   }
 

@@ -18,8 +18,6 @@ export class ScanAhead {
   readonly #signal: AbortSignal;
   readonly #inFlight: Promise<void>[] = [];
   #batch = new Batch();
-  /** The entries of the batch being filled, in its order. */
-  #entries: SearchEntry[] = [];
   /** Files taken that the answer may need: some matched, or not matched to the end (cut at `maxMatches`). */
   readonly #kept: SearchEntry[] = [];
   #found = 0;
@@ -40,7 +38,6 @@ export class ScanAhead {
    */
   take(entry: SearchEntry): boolean {
     if (this.#found >= this.#job.maxMatches || !this.#batch.addPinned(this.#source, entry)) return false;
-    this.#entries.push(entry);
     if (this.#batch.full) this.#send();
     return true;
   }
@@ -57,10 +54,10 @@ export class ScanAhead {
    */
   async finish(found: SearchEntry[]): Promise<SearchEntry[]> {
     // The last batch goes too, so the workers match it alongside those in flight rather than after them.
-    if (this.#entries.length > 0 && this.#found < this.#job.maxMatches) this.#send();
+    if (this.#batch.entries.length > 0 && this.#found < this.#job.maxMatches) this.#send();
     this.#batch.release();
     await Promise.all(this.#inFlight.splice(0));
-    for (const entry of this.#entries) found.push(entry);
+    for (const entry of this.#batch.entries) found.push(entry);
     for (const entry of this.#kept) found.push(entry);
     return found;
   }
@@ -73,11 +70,10 @@ export class ScanAhead {
 
   #send(): void {
     const sent = this.#batch;
-    const entries = this.#entries;
+    const entries = sent.entries;
     this.#sent += entries.length;
     this.#batch = new Batch(aheadBatchFiles(this.#sent));
-    this.#entries = [];
-    const running = matchBatch(this.#job, sent.files, sent.paths, this.#signal, sent.pack())
+    const running = matchBatch(this.#job, sent.files, entries, this.#signal, sent.pack())
       .then((matches) => this.#keep(entries, matches))
       .finally(() => sent.release());
     running.catch(() => undefined); // awaited by `busy`'s caller or `finish`, unless the walk fails first

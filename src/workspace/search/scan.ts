@@ -34,7 +34,7 @@ export async function scanFiles(
     const sent = batch;
     batch = new Batch();
     const packed = sent.pack();
-    const running = matchBatch(job, sent.files, sent.paths, deadline.signal, packed).finally(() => sent.release());
+    const running = matchBatch(job, sent.files, sent.entries, deadline.signal, packed).finally(() => sent.release());
     // Settled later in order, or dropped once enough matches are known: never an unhandled rejection.
     running.catch(() => undefined);
     inFlight.push(running);
@@ -61,7 +61,7 @@ export async function scanFiles(
       } else if (!batch.addPinned(source, file)) {
         const bytes = await readSearchable(source, file.path);
         if (bytes === undefined || (needle !== undefined && !mayHoldNeedle(bytes, needle, isUtf8))) continue;
-        batch.addBytes(file.path, bytes);
+        batch.addBytes(file, bytes);
       }
       if (matched === undefined && !batch.full) continue;
       send();

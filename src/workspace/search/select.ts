@@ -46,7 +46,9 @@ export async function selectFiles(
 
   const descend = skipsDotDirectories(relativePattern, dot) ? notDotDirectory : undefined;
   for await (const batch of source.walk(walkStart(base, relativePattern), descend)) {
-    for (const entry of batch) {
+    // Indexed, not `for...of`: an array iterator in this long-running async function allocates a result per entry.
+    for (let index = 0; index < batch.length; index += 1) {
+      const entry = batch[index] as SearchEntry;
       deadline.step('walk', displayPath(entry.path));
       if (!entry.isFile) continue;
       const tested = entry.path === base ? baseName(base) : relativeTo(entry.path, base);
