@@ -1,6 +1,8 @@
-import { lstatSync, readdirSync, readlinkSync, realpathSync, statSync, type Dirent, type Stats } from 'node:fs';
+import { lstatSync, readdirSync, realpathSync, statSync, type Dirent, type Stats } from 'node:fs';
 import { basename } from 'node:path';
 import picomatch from 'picomatch';
+import { compare, sortedForWalk } from './copy-order.js';
+import { linkInSource } from './source-links.js';
 import {
   FileNotFoundError,
   InvalidArgumentError,
@@ -404,61 +406,6 @@ export class Planner {
     });
     return leaves.sort(compare);
   }
-}
-
-/**
- * A directory's entries in walk order: a directory (not a link to one) sorts as its name and a slash, as
- * its entries' paths do, so the walk plans a source's files in the order of their workspace paths — the
- * order the copy takes them in (see `walked`).
- */
-function sortedForWalk(children: Dirent[]): Dirent[] {
-  return children.sort(walkOrder);
-}
-
-/** `compare` of the walk's keys (a directory's name and a slash), without building them. */
-function walkOrder(a: Dirent, b: Dirent): number {
-  const x = a.name;
-  const y = b.name;
-  // Only when one name begins the other can the slash decide; a name holds no slash, so never a tie.
-  if (x.length < y.length && y.startsWith(x) && a.isDirectory()) return SLASH - y.charCodeAt(x.length);
-  if (y.length < x.length && x.startsWith(y) && b.isDirectory()) return x.charCodeAt(y.length) - SLASH;
-  return compare(x, y);
-}
-
-const SLASH = 0x2f;
-
-export function compare(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
-
-/**
- * The target text of the link at `hostPath` (in directory `relative` of the source whose real directory is
- * `root`) when it stays inside the source, else `undefined` (the link then follows the rule for links
- * leaving a source). It stays inside when it is relative, its `..` never climb above the source read
- * from the link's directory, and, when the host resolves it, what it reaches lies inside the source (a
- * link on the way may lead elsewhere). A dangling link or a loop is data: it is copied as it is.
- */
-function linkInSource(root: string, relative: string, hostPath: string): string | undefined {
-  let target: string;
-  try {
-    target = new TextDecoder('utf-8', { fatal: true }).decode(readlinkSync(hostPath, { encoding: 'buffer' }));
-  } catch {
-    return undefined;
-  }
-  if (target === '' || target.startsWith('/')) return undefined;
-  let depth = relative === '' ? 0 : relative.split('/').length;
-  for (const segment of target.split('/')) {
-    if (segment === '' || segment === '.') continue;
-    depth += segment === '..' ? -1 : 1;
-    if (depth < 0) return undefined;
-  }
-  let real: string;
-  try {
-    real = realpathSync.native(hostPath);
-  } catch {
-    return target;
-  }
-  return real === root || real.startsWith(`${root}/`) ? target : undefined;
 }
 
 function statOrUndefined(path: string): Stats | undefined {

@@ -6,21 +6,15 @@ import type {
   DriverListEntry,
   DriverStat,
   DriverWalkEntry,
-  Snapshotter,
-  SnapshotTree,
 } from '../../workspace/driver.js';
 import { copyBytes } from '../../workspace/bytes.js';
-import { memorySnapshotTree } from './snapshot-tree.js';
 import { FileExistsError, FileNotFoundError, IsADirectoryError, NotADirectoryError } from '../../workspace/errors.js';
 import { resolveLinks, type LinkTree, type ResolvedPath } from '../../workspace/links.js';
 import { guessMimeType } from '../../workspace/mime.js';
 import { displayPath, isChildOf, joinPath, parentPath, splitPath, type NormalizedPath } from '../../workspace/paths.js';
-import { HeldSnapshots } from '../../snapshots/held.js';
-import { sortDiff } from '../../snapshots/record.js';
-import type { DiffEntry, RestoreResult, SnapshotOptions, WorkspaceSnapshot } from '../../workspace/types.js';
 import type { DriverWriteOptions } from '../../workspace/driver.js';
+import { MemorySnapshotter } from './snapshotter.js';
 import {
-  diffTrees,
   emptyDirectory,
   updateEntries,
   updateEntry,
@@ -431,59 +425,6 @@ const childOf = (directory: TreeNode, name: string): TreeNode | undefined =>
   directory.type === 'directory' ? directory.children.get(name) : undefined;
 const kindOf = (node: TreeNode): DriverEntryKind => node.type;
 const targetOf = (node: TreeNode): string => (node.type === 'symlink' ? node.target : '');
-
-/**
- * Memory snapshots are O(1) in time and memory: a snapshot keeps a reference to the current root, and a
- * later write copies only the directories (and hash-trie nodes) on the path to the changed entry. Refs name
- * the instance, so a record taken elsewhere can never restore here.
- */
-export class MemorySnapshotter implements Snapshotter {
-  readonly #driver: MemoryDriver;
-  readonly #held = new HeldSnapshots<DirectoryNode>('memory');
-
-  constructor(driver: MemoryDriver) {
-    this.#driver = driver;
-  }
-
-  /** Holds every snapshot `parent` holds (a fork's history); later snapshots of either stay apart. */
-  inherit(parent: MemorySnapshotter): void {
-    this.#held.inherit(parent.#held);
-  }
-
-  async snapshot(options: SnapshotOptions): Promise<WorkspaceSnapshot> {
-    return this.#held.take(this.#driver.tree, options);
-  }
-
-  async restore(snapshot: WorkspaceSnapshot): Promise<RestoreResult> {
-    this.#driver.tree = this.#treeOf(snapshot);
-    return { skipped: [] };
-  }
-
-  async diff(from: WorkspaceSnapshot, to?: WorkspaceSnapshot): Promise<DiffEntry[]> {
-    const before = this.#treeOf(from);
-    const after = to === undefined ? this.#driver.tree : this.#treeOf(to);
-    const entries: DiffEntry[] = [];
-    diffTrees(before, after, (path, status) => entries.push({ path, status }));
-    return sortDiff(entries);
-  }
-
-  async open(snapshot?: WorkspaceSnapshot): Promise<SnapshotTree> {
-    return memorySnapshotTree(snapshot === undefined ? this.#driver.tree : this.#treeOf(snapshot));
-  }
-
-  async release(snapshots: readonly WorkspaceSnapshot[]): Promise<void> {
-    this.#held.release(snapshots);
-  }
-
-  /** The workspace's old records restore nothing afterwards. */
-  async dispose(): Promise<void> {
-    this.#held.clear();
-  }
-
-  #treeOf(record: WorkspaceSnapshot): DirectoryNode {
-    return this.#held.get(record);
-  }
-}
 
 /** What `mkdir` does at `path`: an existing directory is kept, a file or link there is `EEXIST`. */
 function directoryUpdate(path: NormalizedPath, now: number): EntryUpdate {
