@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import type { BatchedWalk, DriverWalkEntry, SearchDirectoryPin } from '../workspace/driver.js';
+import type { BatchedWalk, DriverWalkEntry } from '../workspace/driver.js';
 import { FileNotFoundError, NotADirectoryError } from '../workspace/errors.js';
 import type { NormalizedPath } from '../workspace/paths.js';
 import { isVisibleName } from './names.js';
@@ -49,8 +49,6 @@ async function* walkSlices(
   try {
     for (;;) {
       yield walk.slice();
-      // The caller has taken every entry of the slice: the search took what it needed of its pins.
-      walk.releaseListed();
       if (walk.done) return;
       await nextTurn();
     }
@@ -65,9 +63,6 @@ const SLICE_MS = 4;
 /** Subdirectory descriptors held open ahead of their listing; past it they are pinned by path when their turn comes. */
 const PINS_AHEAD = 256;
 
-/** Directories a slice lists at most: each keeps its descriptor open until the caller asks for the next slice. */
-const LISTED_PER_SLICE = 256;
-
 interface PendingDirectory {
   logical: string;
   real: string;
@@ -81,8 +76,6 @@ class Walk {
   readonly #queue: (PendingDirectory | undefined)[];
   #head = 0;
   #pinsAhead = 0;
-  /** The directories of the last slice, their pins offered to the search (see {@link offeredPins}). */
-  readonly #listed: { logical: string; pin: SharedPin }[] = [];
 
   constructor(sandbox: Sandbox, start: PendingDirectory, descend: ((directory: string) => boolean) | undefined) {
     this.#sandbox = sandbox;
@@ -108,7 +101,7 @@ class Walk {
         this.#queue.splice(0, this.#head);
         this.#head = 0;
       }
-    } while (!this.done && this.#listed.length < LISTED_PER_SLICE && performance.now() - started < SLICE_MS);
+    } while (!this.done && performance.now() - started < SLICE_MS);
     return entries;
   }
 
@@ -155,39 +148,12 @@ class Walk {
         this.#queue.push(child);
       }
     } finally {
-      this.#offer(logical, pin);
-    }
-  }
-
-  /**
-   * Keeps a listed directory's pin open until the caller asks for the next slice, offered to the search
-   * under the path its entries were reported under (unless another walk offers that path already).
-   */
-  #offer(logical: string, pin: PinnedDir): void {
-    const offered = listedPins(this.#sandbox);
-    if (!PIN_DIRECTORIES || offered.has(logical)) {
       pin.release();
-      return;
     }
-    const shared = new SharedPin(pin);
-    offered.set(logical, shared);
-    this.#listed.push({ logical, pin: shared });
   }
 
-  /** Withdraws the last slice's pins; each closes once no search batch holds it either. */
-  releaseListed(): void {
-    if (this.#listed.length === 0) return;
-    const offered = listedPins(this.#sandbox);
-    for (const { logical, pin } of this.#listed) {
-      if (offered.get(logical) === pin) offered.delete(logical);
-      pin.drop();
-    }
-    this.#listed.length = 0;
-  }
-
-  /** Closes the pins of the directories not listed yet (release is idempotent), and withdraws the listed ones. */
+  /** Closes the pins of the directories not listed yet (release is idempotent). */
   release(): void {
-    this.releaseListed();
     for (let rest = this.#head; rest < this.#queue.length; rest += 1) this.#queue[rest]?.pin?.release();
     this.#head = this.#queue.length;
   }
@@ -210,16 +176,13 @@ export function direntKind(dirent: fs.Dirent, pin: PinnedDir): DriverWalkEntry['
 
 /**
  * Pins a directory the walk listed so search workers can read its files by name (the sandbox check paid
- * once per directory, not per file): the walk's own pin while the walk waits on the slice that listed it
- * (see {@link offeredPins}), else its path as the walk spelled it first (the common case: no link on
+ * once per directory, not per file): its path as the walk spelled it first (the common case: no link on
  * the way), else its real path. `pinDirectory` proves the pinned directory is that real directory inside
  * the root. Undefined where directories cannot be pinned by descriptor (then files are read one by one,
  * each resolved and verified), or when the directory is gone or no longer one.
  */
-export function pinSearchDirectory(sandbox: Sandbox, path: NormalizedPath): SearchDirectoryPin | undefined {
+export function pinSearchDirectory(sandbox: Sandbox, path: NormalizedPath): PinnedDir | undefined {
   if (!PIN_DIRECTORIES) return undefined;
-  const listed = listedPins(sandbox).get(path)?.share();
-  if (listed !== undefined) return listed;
   try {
     return pinDirectory(sandbox, path, path);
   } catch {
@@ -229,54 +192,5 @@ export function pinSearchDirectory(sandbox: Sandbox, path: NormalizedPath): Sear
     return pinDirectory(sandbox, sandbox.resolveSync(path, true).rel, path);
   } catch {
     return undefined;
-  }
-}
-
-/**
- * The pins of the directories walks listed in their last slice, by the path their entries were reported
- * under. A search takes the files of a slice while the walk waits for it to ask for the next one, and reads
- * them through the very descriptor the walk listed them with: pinning each directory again by its path cost
- * three more system calls (open, the `/proc` check, close) per directory, a large share on a tree of many
- * small directories. The pin is as strong as one by path: opened through its verified parent without
- * following a link (or by path and verified), and it is the directory whose entries were reported.
- */
-const offeredPins = new WeakMap<Sandbox, Map<string, SharedPin>>();
-
-function listedPins(sandbox: Sandbox): Map<string, SharedPin> {
-  let offered = offeredPins.get(sandbox);
-  if (offered === undefined) {
-    offered = new Map();
-    offeredPins.set(sandbox, offered);
-  }
-  return offered;
-}
-
-/** A pin held by the walk and by the search batches that took it: its descriptor closes, once, when the last lets go. */
-class SharedPin {
-  readonly #pin: PinnedDir;
-  #holders = 1;
-
-  constructor(pin: PinnedDir) {
-    this.#pin = pin;
-  }
-
-  /** Another holder's handle (released once, whatever it is called), or undefined once the pin is closed. */
-  share(): SearchDirectoryPin | undefined {
-    if (this.#holders === 0) return undefined;
-    this.#holders += 1;
-    let held = true;
-    return {
-      path: this.#pin.path,
-      release: () => {
-        if (!held) return;
-        held = false;
-        this.drop();
-      },
-    };
-  }
-
-  drop(): void {
-    this.#holders -= 1;
-    if (this.#holders === 0) this.#pin.release();
   }
 }

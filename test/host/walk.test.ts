@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Sandbox } from '../../src/host-files/sandbox.js';
-import { walkTree } from '../../src/host-files/walk.js';
+import { pinSearchDirectory, walkTree } from '../../src/host-files/walk.js';
 import { walkBatches, type DriverWalkEntry } from '../../src/workspace/driver.js';
 import { scratch } from './support.js';
 
@@ -64,6 +64,29 @@ describe.skipIf(!fs.existsSync('/proc/self/fd'))('host walk', () => {
       for await (const _ of walkTree(new Sandbox(root), '')) if ((seen += 1) >= stopAfter) break;
       await new Promise((resolve) => setTimeout(resolve, 100)); // listings still under way settle and close
       expect(openUnder(root), `stopped after ${stopAfter}`).toEqual([]);
+    }
+  });
+
+  it('pins for a search the directory a path names when asked, never one a paused walk listed and the host moved out', async () => {
+    const base = dir();
+    const root = join(base, 'root');
+    const outside = join(base, 'outside');
+    fs.mkdirSync(join(root, 'd'), { recursive: true });
+    fs.writeFileSync(join(root, 'd', 'f'), 'inside, listed');
+    const sandbox = new Sandbox(root);
+    const walk = walkTree(sandbox, '').batches()[Symbol.asyncIterator]();
+    const first = await walk.next(); // the walk waits here: its caller has not asked for more
+    expect((first.value as DriverWalkEntry[]).map((entry) => entry.path)).toContain('d/f');
+    fs.renameSync(join(root, 'd'), outside);
+    fs.writeFileSync(join(outside, 'f'), 'outside the root');
+    fs.mkdirSync(join(root, 'd'));
+    fs.writeFileSync(join(root, 'd', 'f'), 'inside, now');
+    const pin = pinSearchDirectory(sandbox, 'd');
+    try {
+      expect(fs.readFileSync(`${pin?.path}/f`, 'utf8')).toBe('inside, now');
+    } finally {
+      pin?.release();
+      await walk.return?.(undefined);
     }
   });
 

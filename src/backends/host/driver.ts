@@ -9,7 +9,6 @@ import type {
   DriverStat,
   DriverWalkEntry,
   DriverWriteOptions,
-  SearchDirectoryPin,
   Snapshotter,
 } from '../../workspace/driver.js';
 import {
@@ -368,7 +367,7 @@ export class HostDriver implements BackendDriver {
     return walkTree(this.#sandbox, base);
   }
 
-  pinSearchDirectory(path: NormalizedPath): SearchDirectoryPin | undefined {
+  pinSearchDirectory(path: NormalizedPath): PinnedDir | undefined {
     return pinSearchDirectory(this.#sandbox, path);
   }
 

@@ -5,13 +5,12 @@ import type {
   DriverStat,
   DriverWalkEntry,
   DriverWriteOptions,
-  SearchDirectoryPin,
 } from '../../workspace/driver.js';
 import { FileExistsError, FileNotFoundError, InvalidArgumentError, IsADirectoryError, NotADirectoryError } from '../../workspace/errors.js';
 import { guessMimeType } from '../../workspace/mime.js';
 import { displayPath, joinPath, splitPath, type NormalizedPath } from '../../workspace/paths.js';
 import { PersistentMap } from '../../snapshots/persistent-map.js';
-import { hostError, type Resolved } from '../../host-files/sandbox.js';
+import { hostError, type PinnedDir, type Resolved } from '../../host-files/sandbox.js';
 import { statFromHost } from '../../host-files/stat.js';
 import { lowerExecutable, type LowerEntry, type LowerLayer } from './lower.js';
 import { OverlaySnapshotter } from './snapshots.js';
@@ -157,7 +156,7 @@ export class OverlayDriver implements BackendDriver {
   }
 
   /** A lower directory the upper layer holds nothing of is searched at disk speed by the search workers. */
-  pinSearchDirectory(path: NormalizedPath): SearchDirectoryPin | undefined {
+  pinSearchDirectory(path: NormalizedPath): PinnedDir | undefined {
     // The common case first: nothing of the upper layer on the way, and no link (the pin proves it).
     const first = splitPath(path)[0];
     const untouched = first === undefined ? this.upper.children.size === 0 : !this.upper.children.has(first);

@@ -1,5 +1,5 @@
 import * as fs from 'node:fs';
-import type { DriverEntryKind, DriverListEntry, DriverWalkEntry, SearchDirectoryPin } from '../../workspace/driver.js';
+import type { DriverEntryKind, DriverListEntry, DriverWalkEntry } from '../../workspace/driver.js';
 import { ConflictError, FileNotFoundError, InvalidArgumentError, IsADirectoryError } from '../../workspace/errors.js';
 import { baseName, displayPath, parentPath, splitPath, type NormalizedPath } from '../../workspace/paths.js';
 import { listPinned } from '../../host-files/list.js';
@@ -140,7 +140,7 @@ export class LowerLayer {
   }
 
   /** Pins a lower directory for the search workers, unless it holds a file the session read (whose reads are checked). */
-  pin(rel: NormalizedPath): SearchDirectoryPin | undefined {
+  pin(rel: NormalizedPath): PinnedDir | undefined {
     return this.#seenDirectories.has(rel) ? undefined : pinSearchDirectory(this.sandbox, rel);
   }
 
