@@ -8,9 +8,9 @@ import type { SearchEntry, SearchSource } from './source.js';
  * a pinned directory are sent in walk order, at most {@link IN_FLIGHT} batches at once (the walk waits for
  * a worker: it runs at their pace), in batches that grow as the walk goes (see `aheadBatchFiles`); the
  * files a batch matched completely keep their matches in their entry (`SearchEntry.matched`) for the sorted
- * scan, which matches only the rest. A file matched completely without a match is dropped (nothing of it goes into the answer), so the scan neither sorts nor visits
- * most of a tree. Once `maxMatches` are known nothing more is taken: past that the sorted scan matches only
- * what the answer needs.
+ * scan, which matches only the rest. A file matched completely without a match is dropped (nothing of it
+ * goes into the answer), so the scan neither sorts nor visits most of a tree. Once `maxMatches` are known
+ * nothing more is taken: past that the sorted scan matches only what the answer needs.
  */
 export class ScanAhead {
   readonly #source: SearchSource;
