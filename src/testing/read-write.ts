@@ -166,6 +166,17 @@ export function readAndWrite(harness: ComplianceHarness): void {
       });
     });
 
+    it('guesses a MIME type only from known extensions, never from an Object property name', async () => {
+      const ws = await create();
+      for (const name of ['x.constructor', 'x.toString', 'x.__proto__']) {
+        await ws.write(name, '');
+        const { mimeType } = await ws.stat(name);
+        if (mimeType !== undefined) expect(mimeType, name).toBe('application/octet-stream');
+      }
+      const { mimeType } = await ws.stat((await ws.write('notes.md', '# hi')).path);
+      if (mimeType !== undefined) expect(mimeType).toBe('text/markdown');
+    });
+
     it('overwrites by default', async () => {
       const ws = await create();
       await ws.write('a.txt', 'first, longer');
